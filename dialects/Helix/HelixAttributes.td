@@ -1,0 +1,217 @@
+//===- HelixAttributes.td - helix attributes ---------------*- tablegen -*-===//
+
+#ifndef HELIX_ATTRIBUTES_TD
+#define HELIX_ATTRIBUTES_TD
+
+include "HelixDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+class Helix_BoolParameter<string desc>
+    : AttrOrTypeParameter<"bool", desc> {
+  let parser = "::mlir::helix::parseBoolParameter($_parser)";
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+  let defaultValue = "false";
+}
+
+// A double, stored as an APFloat (hashable, compared bitwise).
+class Helix_F64Parameter<string desc, string default>
+    : APFloatParameter<desc> {
+  let parser = "::mlir::helix::parseF64Parameter($_parser)";
+  let printer = "$_printer.printFloat($_self)";
+  let defaultValue = "::llvm::APFloat(double(" # default # "))";
+}
+
+class Helix_I64Parameter<string desc, string default = "">
+    : AttrOrTypeParameter<"int64_t", desc> {
+  let defaultValue = default;
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Helix_AttentionKind : I32EnumAttr<"AttentionKind", "attention variant", [
+    I32EnumAttrCase<"mha", 0>, I32EnumAttrCase<"gqa", 1>,
+    I32EnumAttrCase<"mqa", 2>, I32EnumAttrCase<"mla", 3>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::helix";
+}
+
+def Helix_ScoringFunc : I32EnumAttr<"ScoringFunc", "MoE router scoring", [
+    I32EnumAttrCase<"softmax", 0>, I32EnumAttrCase<"sigmoid", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::helix";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class Helix_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Helix_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Helix_AttentionConfigAttr : Helix_Attr<"AttentionConfig", "attn"> {
+  let summary = "Dimensions and features of one layer's attention";
+  let description = [{
+    Describes the attention of one layer. `kind` is `mha`, `gqa`, `mqa` or
+    `mla`. For MLA (DeepSeek's latent attention, absorbed form) `kv_heads` is
+    1: one latent of `kv_lora_rank + rope_dim` values per token per layer,
+    shared by all query heads; `head_dim` is the q/k head size
+    (qk_nope + qk_rope) and `v_head_dim` the value head size.
+    `window` is the sliding-window size in tokens (0: full attention).
+
+    ```mlir
+    #helix.attn<kind = gqa, heads = 128, kv_heads = 8, head_dim = 128, v_head_dim = 128>
+    #helix.attn<kind = mla, heads = 128, kv_heads = 1, head_dim = 192,
+                v_head_dim = 128, q_lora_rank = 1536, kv_lora_rank = 512, rope_dim = 64>
+    #helix.attn<kind = gqa, heads = 64, kv_heads = 8, head_dim = 64, v_head_dim = 64,
+                qkv_bias = true, out_bias = true, sinks = true, window = 128>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Helix_AttentionKind>:$kind,
+    "int64_t":$heads,
+    "int64_t":$kv_heads,
+    "int64_t":$head_dim,
+    "int64_t":$v_head_dim,
+    Helix_I64Parameter<"MLA q LoRA rank (0: none)", "0">:$q_lora_rank,
+    Helix_I64Parameter<"MLA KV latent rank", "0">:$kv_lora_rank,
+    Helix_I64Parameter<"MLA decoupled RoPE dims", "0">:$rope_dim,
+    Helix_BoolParameter<"bias on q/k/v">:$qkv_bias,
+    Helix_BoolParameter<"bias on the output projection">:$out_bias,
+    Helix_BoolParameter<"RMSNorm on q and k per head">:$qk_norm,
+    Helix_BoolParameter<"learned attention sinks">:$sinks,
+    Helix_I64Parameter<"sliding window (0: full)", "0">:$window
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isMLA() const { return getKind() == AttentionKind::mla; }
+    /// Values cached per token per layer, all KV heads together.
+    int64_t getKVValuesPerToken() const;
+    /// Width of the attention output (heads x v_head_dim).
+    int64_t getOutputDim() const { return getHeads() * getVHeadDim(); }
+  }];
+}
+
+def Helix_RopeAttr : Helix_Attr<"Rope", "rope"> {
+  let summary = "Rotary position embedding and its scaling";
+  let description = [{
+    RoPE base and the scaled variants Hugging Face configs use (`scaling` is
+    "" for none, or "linear", "dynamic", "yarn", "llama3", "longrope").
+
+    ```mlir
+    #helix.rope<theta = 5.000000e+05, scaling = "llama3", factor = 8.000000e+00,
+                original_max_position = 8192, low_freq_factor = 1.000000e+00,
+                high_freq_factor = 4.000000e+00>
+    ```
+  }];
+  let parameters = (ins
+    Helix_F64Parameter<"base", "10000.0">:$theta,
+    StringRefParameter<"scaling type", "\"\"">:$scaling,
+    Helix_F64Parameter<"scaling factor", "1.0">:$factor,
+    Helix_I64Parameter<"original max positions", "0">:$original_max_position,
+    Helix_F64Parameter<"llama3 low freq factor", "0.0">:$low_freq_factor,
+    Helix_F64Parameter<"llama3 high freq factor", "0.0">:$high_freq_factor,
+    Helix_F64Parameter<"yarn beta_fast", "0.0">:$beta_fast,
+    Helix_F64Parameter<"yarn beta_slow", "0.0">:$beta_slow,
+    Helix_F64Parameter<"yarn mscale", "0.0">:$mscale,
+    Helix_F64Parameter<"yarn mscale_all_dim", "0.0">:$mscale_all_dim
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Helix_MoEConfigAttr : Helix_Attr<"MoEConfig", "moe"> {
+  let summary = "Mixture-of-experts configuration of one layer";
+  let description = [{
+    Routed experts with top-k routing, optional grouped top-k (DeepSeek's
+    `n_group` / `topk_group`), shared experts, routed scaling and
+    `norm_topk_prob`.
+
+    ```mlir
+    #helix.moe<experts = 256, top_k = 8, expert_intermediate = 2048,
+               shared_experts = 1, shared_intermediate = 2048, n_group = 8,
+               topk_group = 4, routed_scaling = 2.500000e+00,
+               norm_topk_prob = true, scoring = sigmoid>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$experts,
+    "int64_t":$top_k,
+    "int64_t":$expert_intermediate,
+    Helix_I64Parameter<"shared experts", "0">:$shared_experts,
+    Helix_I64Parameter<"intermediate size per shared expert", "0">:$shared_intermediate,
+    Helix_I64Parameter<"expert groups", "1">:$n_group,
+    Helix_I64Parameter<"groups kept per token", "1">:$topk_group,
+    Helix_F64Parameter<"routed scaling factor", "1.0">:$routed_scaling,
+    Helix_BoolParameter<"renormalise the top-k weights">:$norm_topk_prob,
+    DefaultValuedParameter<"ScoringFunc", "ScoringFunc::softmax",
+                           "router scoring">:$scoring,
+    StringRefParameter<"activation", "\"silu\"">:$activation,
+    Helix_BoolParameter<"experts have biases">:$expert_bias
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Helix_LayoutAttr : Helix_Attr<"Layout", "layout"> {
+  let summary = "Sharding layout of one op over a device grid";
+  let description = [{
+    The Helix layout of one layer over `gpus` devices: attention as
+    `kvp` x `tpa` (KV parallelism over the sequence x tensor parallelism over
+    KV heads), the FFN as `tpf` x `ep`, and `pp` pipeline stages. Within one
+    pipeline stage, attention and FFN reuse the same GPUs, so
+    `kvp * tpa * pp == gpus` and `tpf * ep * pp == gpus`.
+
+    ```mlir
+    #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 32, ep = 1, pp = 1>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$gpus,
+    Helix_I64Parameter<"KV parallel width", "1">:$kvp,
+    Helix_I64Parameter<"attention TP width", "1">:$tpa,
+    Helix_I64Parameter<"FFN TP width", "1">:$tpf,
+    Helix_I64Parameter<"expert parallel width", "1">:$ep,
+    Helix_I64Parameter<"pipeline stages", "1">:$pp
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Helix_ModelAttr : Helix_Attr<"Model", "model"> {
+  let summary = "Model-level facts of an imported model";
+  let description = [{
+    Carried on the decode-step function as `helix.model`: where the model came
+    from and the facts that are not per-op.
+
+    ```mlir
+    #helix.model<name = "DeepSeek-R1", model_type = "deepseek_v3", hidden = 7168,
+                 vocab = 129280, layers = 61, checkpoint_dtype = "bfloat16",
+                 quant_method = "fp8", max_position = 163840>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"model name">:$name,
+    StringRefParameter<"Hugging Face model_type">:$model_type,
+    "int64_t":$hidden,
+    "int64_t":$vocab,
+    "int64_t":$layers,
+    StringRefParameter<"checkpoint dtype", "\"bfloat16\"">:$checkpoint_dtype,
+    StringRefParameter<"checkpoint quantization", "\"\"">:$quant_method,
+    Helix_I64Parameter<"max position embeddings", "0">:$max_position,
+    Helix_BoolParameter<"embedding and LM head share weights">:$tied_embeddings
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // HELIX_ATTRIBUTES_TD

@@ -1,0 +1,52 @@
+//===- HelixDialect.td - The helix dialect -----------------*- tablegen -*-===//
+
+#ifndef HELIX_DIALECT_TD
+#define HELIX_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Helix_Dialect : Dialect {
+  let name = "helix";
+  let cppNamespace = "::mlir::helix";
+  let summary = "Model IR for sharded LLM decoding";
+  let description = [{
+    The helix dialect describes one decode step of a decoder-only transformer
+    at the granularity where sharding layouts change: token embedding,
+    RMSNorm, the QKV projection, decode attention over a KV cache, linear
+    projections, dense gated FFNs, mixture-of-experts blocks, residual adds
+    and the LM head. Model dimensions live in typed attributes; layout
+    attributes (KVP, TPA, TPF, EP, PP over a device grid) are attached by the
+    planner.
+
+    The batch dimension is dynamic (`?`): it is a workload choice, fixed by
+    planning. Weights are not SSA values: each op names the Hugging Face
+    tensors it reads through a `prefix` (e.g. `"model.layers.3.mlp"`), and its
+    dimension attributes define their shapes, so that a partitioning pass can
+    name the slices each rank loads.
+
+    Example (one Llama layer, abbreviated):
+
+    ```mlir
+    %n = helix.rms_norm %h {eps = 1.0e-05 : f64, weight = "model.layers.0.input_layernorm.weight"}
+        : tensor<?x4096xbf16>
+    %q, %k, %v = helix.qkv_proj %n, %pos {config = #helix.attn<kind = gqa,
+        heads = 32, kv_heads = 8, head_dim = 128, v_head_dim = 128>,
+        layer = 0 : i64, prefix = "model.layers.0.self_attn"}
+        : (tensor<?x4096xbf16>, tensor<?xi64>)
+        -> (tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>)
+    %o = helix.attention %q, %k, %v, %cache {config = #helix.attn<...>, layer = 0 : i64}
+        : (...) -> tensor<?x4096xbf16>
+    ```
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+    void registerTypes();
+  }];
+}
+
+class Helix_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Helix_Dialect, mnemonic, traits>;
+
+#endif // HELIX_DIALECT_TD

@@ -1,0 +1,25 @@
+//===- HelixAttributes.h - helix attributes and types -----------*- C++ -*-===//
+
+#ifndef HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
+#define HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Types.h"
+
+#include "helix/Dialect/Helix/HelixEnums.h.inc"
+
+namespace mlir::helix {
+/// Parsers/printers of the scalar parameters used by the attribute structs.
+FailureOr<bool> parseBoolParameter(AsmParser &parser);
+FailureOr<llvm::APFloat> parseF64Parameter(AsmParser &parser);
+} // namespace mlir::helix
+
+#define GET_ATTRDEF_CLASSES
+#include "helix/Dialect/Helix/HelixAttributes.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "helix/Dialect/Helix/HelixTypes.h.inc"
+
+#endif // HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H

@@ -1,0 +1,18 @@
+//===- HelixOps.h - helix operations ----------------------------*- C++ -*-===//
+
+#ifndef HELIX_DIALECT_HELIX_HELIXOPS_H
+#define HELIX_DIALECT_HELIX_HELIXOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "helix/Dialect/Helix/HelixAttributes.h"
+#include "helix/Dialect/Helix/HelixDialect.h"
+
+#define GET_OP_CLASSES
+#include "helix/Dialect/Helix/HelixOps.h.inc"
+
+#endif // HELIX_DIALECT_HELIX_HELIXOPS_H

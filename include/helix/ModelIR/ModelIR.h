@@ -1,0 +1,49 @@
+//===- ModelIR.h - ModelSpec <-> helix model IR -----------------*- C++ -*-===//
+//
+// Builds the model IR of one decode step from a ModelSpec, and recovers the
+// ModelSpec from model IR (so that passes such as the layout search can run
+// the cost model on IR a user hands them).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_MODELIR_MODELIR_H
+#define HELIX_MODELIR_MODELIR_H
+
+#include "helix/Model/ModelSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+class MLIRContext;
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
+
+namespace helix {
+
+/// Name of the decode-step function the importer creates.
+inline constexpr const char *kDecodeStepFunc = "decode_step";
+/// Name of the function attribute carrying the #helix.model attribute.
+inline constexpr const char *kModelAttrName = "helix.model";
+
+/// Builds a module holding `func.func @decode_step` for `spec`: embedding,
+/// every layer (norm, QKV projection, attention, output projection, residual,
+/// norm, FFN or MoE, residual), final norm and LM head. The batch dimension is
+/// dynamic. Does not verify the result.
+mlir::OwningOpRef<mlir::ModuleOp> buildModelIR(mlir::MLIRContext &context,
+                                               const ModelSpec &spec);
+
+/// Recovers the ModelSpec of the decode-step function `func`. Emits a
+/// diagnostic on `func` and fails if it is not helix model IR.
+mlir::FailureOr<ModelSpec> extractModelSpec(mlir::func::FuncOp func);
+
+/// Finds the decode-step function in `module`: @decode_step, or the only
+/// function carrying `helix.model`.
+mlir::func::FuncOp findDecodeStep(mlir::ModuleOp module);
+
+} // namespace helix
+
+#endif // HELIX_MODELIR_MODELIR_H

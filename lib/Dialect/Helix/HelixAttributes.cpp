@@ -1,0 +1,228 @@
+//===- HelixAttributes.cpp - helix attributes -----------------------------===//
+
+#include "helix/Dialect/Helix/HelixAttributes.h"
+#include "helix/Dialect/Helix/HelixDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::helix;
+
+#include "helix/Dialect/Helix/HelixEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "helix/Dialect/Helix/HelixAttributes.cpp.inc"
+
+void HelixDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "helix/Dialect/Helix/HelixAttributes.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar parameters
+//===----------------------------------------------------------------------===//
+
+FailureOr<bool> mlir::helix::parseBoolParameter(AsmParser &parser) {
+  if (succeeded(parser.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(parser.parseOptionalKeyword("false")))
+    return false;
+  return parser.emitError(parser.getCurrentLocation(),
+                          "expected 'true' or 'false'");
+}
+
+FailureOr<llvm::APFloat> mlir::helix::parseF64Parameter(AsmParser &parser) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  return llvm::APFloat(value);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionConfigAttr
+//===----------------------------------------------------------------------===//
+
+static LogicalResult requirePositive(function_ref<InFlightDiagnostic()> emitError,
+                                     StringRef name, int64_t value) {
+  if (value > 0)
+    return success();
+  return emitError() << "'" << name << "' must be positive, got " << value;
+}
+
+static LogicalResult requireNonNegative(
+    function_ref<InFlightDiagnostic()> emitError, StringRef name,
+    int64_t value) {
+  if (value >= 0)
+    return success();
+  return emitError() << "'" << name << "' must not be negative, got " << value;
+}
+
+LogicalResult AttentionConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, AttentionKind kind,
+    int64_t heads, int64_t kvHeads, int64_t headDim, int64_t vHeadDim,
+    int64_t qLoraRank, int64_t kvLoraRank, int64_t ropeDim, bool qkvBias,
+    bool outBias, bool qkNorm, bool sinks, int64_t window) {
+  if (failed(requirePositive(emitError, "heads", heads)) ||
+      failed(requirePositive(emitError, "kv_heads", kvHeads)) ||
+      failed(requirePositive(emitError, "head_dim", headDim)) ||
+      failed(requirePositive(emitError, "v_head_dim", vHeadDim)) ||
+      failed(requireNonNegative(emitError, "q_lora_rank", qLoraRank)) ||
+      failed(requireNonNegative(emitError, "kv_lora_rank", kvLoraRank)) ||
+      failed(requireNonNegative(emitError, "rope_dim", ropeDim)) ||
+      failed(requireNonNegative(emitError, "window", window)))
+    return failure();
+  if (heads % kvHeads != 0)
+    return emitError() << "query heads (" << heads
+                       << ") must be a multiple of kv_heads (" << kvHeads
+                       << ")";
+  switch (kind) {
+  case AttentionKind::mha:
+    if (kvHeads != heads)
+      return emitError() << "mha needs kv_heads == heads, got kv_heads = "
+                         << kvHeads << " and heads = " << heads;
+    break;
+  case AttentionKind::mqa:
+    if (kvHeads != 1)
+      return emitError() << "mqa needs kv_heads == 1, got " << kvHeads;
+    break;
+  case AttentionKind::gqa:
+    break;
+  case AttentionKind::mla:
+    if (kvHeads != 1)
+      return emitError() << "mla has one latent KV head shared by all query "
+                            "heads: kv_heads must be 1, got "
+                         << kvHeads;
+    if (kvLoraRank <= 0)
+      return emitError() << "mla needs a positive kv_lora_rank";
+    if (ropeDim <= 0 || ropeDim >= headDim)
+      return emitError() << "mla needs 0 < rope_dim < head_dim, got rope_dim = "
+                         << ropeDim << " and head_dim = " << headDim;
+    if (qkNorm || sinks)
+      return emitError() << "qk_norm and sinks are not defined for mla";
+    return success();
+  }
+  if (qLoraRank != 0 || kvLoraRank != 0 || ropeDim != 0)
+    return emitError() << "q_lora_rank, kv_lora_rank and rope_dim are only "
+                          "valid for mla";
+  return success();
+}
+
+int64_t AttentionConfigAttr::getKVValuesPerToken() const {
+  if (isMLA())
+    return getKvLoraRank() + getRopeDim();
+  return getKvHeads() * (getHeadDim() + getVHeadDim());
+}
+
+//===----------------------------------------------------------------------===//
+// RopeAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               APFloat theta, StringRef scaling, APFloat factor,
+                               int64_t originalMaxPosition, APFloat, APFloat,
+                               APFloat, APFloat, APFloat, APFloat) {
+  if (!(theta.convertToDouble() > 0))
+    return emitError() << "rope 'theta' must be positive, got "
+                       << theta.convertToDouble();
+  if (!(factor.convertToDouble() > 0))
+    return emitError() << "rope 'factor' must be positive, got "
+                       << factor.convertToDouble();
+  if (originalMaxPosition < 0)
+    return emitError() << "'original_max_position' must not be negative";
+  bool known = llvm::StringSwitch<bool>(scaling)
+                   .Cases({"", "linear", "dynamic", "yarn", "llama3",
+                           "longrope"},
+                          true)
+                   .Default(false);
+  if (!known)
+    return emitError() << "unknown rope scaling '" << scaling
+                       << "': expected one of linear, dynamic, yarn, llama3, "
+                          "longrope";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MoEConfigAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult MoEConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t experts, int64_t topK,
+    int64_t expertIntermediate, int64_t sharedExperts,
+    int64_t sharedIntermediate, int64_t nGroup, int64_t topkGroup,
+    APFloat routedScaling, bool, ScoringFunc, StringRef, bool) {
+  if (failed(requirePositive(emitError, "experts", experts)) ||
+      failed(requirePositive(emitError, "top_k", topK)) ||
+      failed(requirePositive(emitError, "expert_intermediate",
+                             expertIntermediate)) ||
+      failed(requireNonNegative(emitError, "shared_experts", sharedExperts)) ||
+      failed(requirePositive(emitError, "n_group", nGroup)) ||
+      failed(requirePositive(emitError, "topk_group", topkGroup)))
+    return failure();
+  if (topK > experts)
+    return emitError() << "top_k (" << topK
+                       << ") exceeds the number of experts (" << experts
+                       << ")";
+  if (sharedExperts > 0 && sharedIntermediate <= 0)
+    return emitError() << "shared experts need a positive "
+                          "'shared_intermediate'";
+  if (experts % nGroup != 0)
+    return emitError() << "n_group (" << nGroup
+                       << ") must divide the number of experts (" << experts
+                       << ")";
+  if (topkGroup > nGroup)
+    return emitError() << "topk_group (" << topkGroup
+                       << ") exceeds n_group (" << nGroup << ")";
+  if (topK > topkGroup * (experts / nGroup))
+    return emitError() << "top_k (" << topK << ") exceeds the "
+                       << topkGroup * (experts / nGroup)
+                       << " experts in the topk_group selected groups";
+  if (!(routedScaling.convertToDouble() > 0))
+    return emitError() << "'routed_scaling' must be positive";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t gpus, int64_t kvp, int64_t tpa,
+                                 int64_t tpf, int64_t ep, int64_t pp) {
+  if (failed(requirePositive(emitError, "gpus", gpus)) ||
+      failed(requirePositive(emitError, "kvp", kvp)) ||
+      failed(requirePositive(emitError, "tpa", tpa)) ||
+      failed(requirePositive(emitError, "tpf", tpf)) ||
+      failed(requirePositive(emitError, "ep", ep)) ||
+      failed(requirePositive(emitError, "pp", pp)))
+    return failure();
+  if (kvp * tpa * pp != gpus)
+    return emitError() << "attention layout kvp x tpa x pp = " << kvp << " x "
+                       << tpa << " x " << pp << " = " << kvp * tpa * pp
+                       << " does not match the grid of " << gpus << " GPUs";
+  if (tpf * ep * pp != gpus)
+    return emitError() << "FFN layout tpf x ep x pp = " << tpf << " x " << ep
+                       << " x " << pp << " = " << tpf * ep * pp
+                       << " does not match the grid of " << gpus << " GPUs";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ModelAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                StringRef, StringRef, int64_t hidden,
+                                int64_t vocab, int64_t layers, StringRef,
+                                StringRef, int64_t maxPosition, bool) {
+  if (failed(requirePositive(emitError, "hidden", hidden)) ||
+      failed(requirePositive(emitError, "vocab", vocab)) ||
+      failed(requirePositive(emitError, "layers", layers)) ||
+      failed(requireNonNegative(emitError, "max_position", maxPosition)))
+    return failure();
+  return success();
+}

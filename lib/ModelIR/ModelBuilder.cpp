@@ -1,0 +1,210 @@
+//===- ModelBuilder.cpp - ModelSpec to helix model IR ---------------------===//
+
+#include "helix/Dialect/Helix/HelixOps.h"
+#include "helix/ModelIR/ModelIR.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::helix;
+
+namespace {
+
+/// Element type of activations and caches: the checkpoint's dtype.
+Type checkpointElementType(MLIRContext *ctx, llvm::StringRef dtype) {
+  if (dtype == "float32")
+    return Float32Type::get(ctx);
+  if (dtype == "float16")
+    return Float16Type::get(ctx);
+  return BFloat16Type::get(ctx);
+}
+
+AttentionKind toAttrKind(::helix::AttentionKind kind) {
+  switch (kind) {
+  case ::helix::AttentionKind::MHA:
+    return AttentionKind::mha;
+  case ::helix::AttentionKind::GQA:
+    return AttentionKind::gqa;
+  case ::helix::AttentionKind::MQA:
+    return AttentionKind::mqa;
+  case ::helix::AttentionKind::MLA:
+    return AttentionKind::mla;
+  }
+  llvm_unreachable("unknown attention kind");
+}
+
+APFloat f64(double v) { return APFloat(v); }
+
+/// Emits the ops of one decode step, layer by layer.
+class ModelIRBuilder {
+public:
+  ModelIRBuilder(MLIRContext *ctx, const ::helix::ModelSpec &spec)
+      : ctx(ctx), spec(spec), b(ctx), loc(UnknownLoc::get(ctx)),
+        elem(checkpointElementType(ctx, spec.checkpointDType)) {}
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  RankedTensorType act(int64_t features) const {
+    return RankedTensorType::get({ShapedType::kDynamic, features}, elem);
+  }
+  RankedTensorType heads(int64_t n, int64_t dim) const {
+    return RankedTensorType::get({ShapedType::kDynamic, n, dim}, elem);
+  }
+  AttentionConfigAttr attentionConfig(const ::helix::AttentionSpec &a) const;
+  RopeAttr rope(const ::helix::RopeSpec &r) const;
+  MoEConfigAttr moeConfig(const ::helix::MoESpec &m) const;
+  KVCacheType cacheType(const ::helix::AttentionSpec &a) const;
+  std::string layerPrefix(int64_t index) const {
+    return "model.layers." + std::to_string(index);
+  }
+  Value rmsNorm(Value x, const std::string &weight) {
+    return RMSNormOp::create(b, loc, x.getType(), x,
+                             b.getF64FloatAttr(spec.rmsNormEps),
+                             b.getStringAttr(weight));
+  }
+  Value layer(const ::helix::LayerSpec &layer, Value h, Value positions,
+              Value cache);
+
+  MLIRContext *ctx;
+  const ::helix::ModelSpec &spec;
+  OpBuilder b;
+  Location loc;
+  Type elem;
+};
+
+AttentionConfigAttr
+ModelIRBuilder::attentionConfig(const ::helix::AttentionSpec &a) const {
+  bool mla = a.kind == ::helix::AttentionKind::MLA;
+  return AttentionConfigAttr::get(
+      ctx, toAttrKind(a.kind), a.numHeads, a.numKVHeads, a.headDim,
+      a.vHeadDim, mla ? a.qLoraRank : 0, mla ? a.kvLoraRank : 0,
+      mla ? a.qkRopeHeadDim : 0, a.qkvBias, a.outBias, a.qkNorm, a.sinks,
+      a.slidingWindow);
+}
+
+RopeAttr ModelIRBuilder::rope(const ::helix::RopeSpec &r) const {
+  return RopeAttr::get(ctx, f64(r.theta), r.scalingType, f64(r.factor),
+                       r.originalMaxPosition, f64(r.lowFreqFactor),
+                       f64(r.highFreqFactor), f64(r.betaFast), f64(r.betaSlow),
+                       f64(r.mscale), f64(r.mscaleAllDim));
+}
+
+MoEConfigAttr ModelIRBuilder::moeConfig(const ::helix::MoESpec &m) const {
+  ScoringFunc scoring =
+      m.scoringFunc == "sigmoid" ? ScoringFunc::sigmoid : ScoringFunc::softmax;
+  return MoEConfigAttr::get(ctx, m.numExperts, m.topK, m.expertIntermediate,
+                            m.numSharedExperts, m.sharedIntermediate, m.nGroup,
+                            m.topkGroup, f64(m.routedScalingFactor),
+                            m.normTopkProb, scoring, m.activation,
+                            m.expertBias);
+}
+
+KVCacheType ModelIRBuilder::cacheType(const ::helix::AttentionSpec &a) const {
+  if (a.kind == ::helix::AttentionKind::MLA)
+    return KVCacheType::get(ctx, 1, a.kvLoraRank + a.qkRopeHeadDim,
+                            a.kvLoraRank, elem, /*latent=*/true,
+                            a.slidingWindow);
+  return KVCacheType::get(ctx, a.numKVHeads, a.headDim, a.vHeadDim, elem,
+                          /*latent=*/false, a.slidingWindow);
+}
+
+Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h, Value positions,
+                     Value cache) {
+  const ::helix::AttentionSpec &a = l.attention;
+  std::string prefix = layerPrefix(l.index);
+  std::string attnPrefix = prefix + ".self_attn";
+  auto config = attentionConfig(a);
+  auto layerIdx = b.getI64IntegerAttr(l.index);
+
+  Value n = rmsNorm(h, prefix + ".input_layernorm.weight");
+  SmallVector<Type> qkvTypes;
+  if (config.isMLA()) {
+    int64_t latent = a.kvLoraRank + a.qkRopeHeadDim;
+    qkvTypes = {heads(a.numHeads, latent), heads(1, latent)};
+  } else {
+    qkvTypes = {heads(a.numHeads, a.headDim), heads(a.numKVHeads, a.headDim),
+                heads(a.numKVHeads, a.vHeadDim)};
+  }
+  auto qkv = QKVProjOp::create(
+      b, loc, qkvTypes[0], qkvTypes[1],
+      config.isMLA() ? Type() : qkvTypes[2], n, positions, config,
+      rope(a.rope), layerIdx, b.getStringAttr(attnPrefix), LayoutAttr());
+  Value o = AttentionOp::create(b, loc, act(config.getOutputDim()),
+                                qkv.getQ(), qkv.getK(), qkv.getV(), cache,
+                                config, layerIdx, b.getStringAttr(attnPrefix),
+                                LayoutAttr());
+  Value proj = LinearOp::create(
+      b, loc, act(spec.hiddenSize), o,
+      b.getStringAttr(attnPrefix + ".o_proj.weight"),
+      a.outBias ? b.getStringAttr(attnPrefix + ".o_proj.bias") : StringAttr(),
+      LayoutAttr());
+  Value r = AddOp::create(b, loc, h, proj);
+
+  Value n2 = rmsNorm(r, prefix + ".post_attention_layernorm.weight");
+  Value f;
+  if (l.isMoE) {
+    std::string moePrefix = prefix + (spec.modelType == "mixtral"
+                                          ? ".block_sparse_moe"
+                                          : ".mlp");
+    f = MoEOp::create(b, loc, n2.getType(), n2, moeConfig(l.moe), layerIdx,
+                      b.getStringAttr(moePrefix), LayoutAttr());
+  } else {
+    f = FFNOp::create(b, loc, n2.getType(), n2,
+                      b.getI64IntegerAttr(l.ffn.intermediate),
+                      b.getStringAttr(l.ffn.activation),
+                      l.ffn.bias ? b.getUnitAttr() : UnitAttr(), layerIdx,
+                      b.getStringAttr(prefix + ".mlp"), LayoutAttr());
+  }
+  return AddOp::create(b, loc, r, f);
+}
+
+OwningOpRef<ModuleOp> ModelIRBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+
+  auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
+  SmallVector<Type> argTypes = {ids, ids};
+  for (const ::helix::LayerSpec &l : spec.layers)
+    argTypes.push_back(cacheType(l.attention));
+  auto logits = RankedTensorType::get({ShapedType::kDynamic, spec.vocabSize},
+                                      b.getF32Type());
+  auto func = func::FuncOp::create(b, loc, ::helix::kDecodeStepFunc,
+                                   b.getFunctionType(argTypes, {logits}));
+  func->setAttr(::helix::kModelAttrName,
+                ModelAttr::get(ctx, spec.name, spec.modelType,
+                               spec.hiddenSize, spec.vocabSize,
+                               spec.numLayers(), spec.checkpointDType,
+                               spec.quantMethod, spec.maxPositionEmbeddings,
+                               spec.tieWordEmbeddings));
+  func.setArgAttr(0, "helix.name", b.getStringAttr("tokens"));
+  func.setArgAttr(1, "helix.name", b.getStringAttr("positions"));
+  Block *body = func.addEntryBlock();
+  b.setInsertionPointToStart(body);
+
+  Value h = EmbedOp::create(b, loc, act(spec.hiddenSize), body->getArgument(0),
+                            b.getI64IntegerAttr(spec.vocabSize),
+                            b.getStringAttr("model.embed_tokens.weight"));
+  for (auto [i, l] : llvm::enumerate(spec.layers))
+    h = layer(l, h, body->getArgument(1), body->getArgument(2 + i));
+  Value n = rmsNorm(h, "model.norm.weight");
+  Value out = LMHeadOp::create(
+      b, loc, logits, n,
+      b.getStringAttr(spec.tieWordEmbeddings ? "model.embed_tokens.weight"
+                                             : "lm_head.weight"),
+      LayoutAttr());
+  func::ReturnOp::create(b, loc, out);
+  return module;
+}
+
+} // namespace
+
+namespace helix {
+OwningOpRef<ModuleOp> buildModelIR(MLIRContext &context,
+                                   const ModelSpec &spec) {
+  context.loadDialect<HelixDialect, func::FuncDialect>();
+  return ModelIRBuilder(&context, spec).build();
+}
+} // namespace helix
