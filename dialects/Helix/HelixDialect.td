@@ -34,7 +34,8 @@ def Helix_Dialect : Dialect {
         layer = 0 : i64, prefix = "model.layers.0.self_attn"}
         : (tensor<?x4096xbf16>, tensor<?xi64>)
         -> (tensor<?x32x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>)
-    %o = helix.attention %q, %k, %v, %cache {config = #helix.attn<...>, layer = 0 : i64}
+    %o = helix.attention %q, %k, %v cache(%cache : !helix.kv_cache<...>)
+        {config = #helix.attn<...>, layer = 0 : i64, prefix = "..."}
         : (...) -> tensor<?x4096xbf16>
     ```
   }];

@@ -102,11 +102,12 @@ def Helix_AttentionOp : Helix_Op<"attention"> {
     and log-sum-exp that one all-to-all recombines.
 
     ```mlir
-    %o = helix.attention %q, %k, %v, %cache {config = #helix.attn<kind = gqa,
-        heads = 128, kv_heads = 8, head_dim = 128, v_head_dim = 128>,
-        layer = 0 : i64, prefix = "model.layers.0.self_attn"}
-        : (tensor<?x128x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>,
-           !helix.kv_cache<heads = 8, key_dim = 128, value_dim = 128, element = bf16>)
+    %o = helix.attention %q, %k, %v
+        cache(%cache : !helix.kv_cache<heads = 8, key_dim = 128, value_dim = 128, element = bf16>)
+        {config = #helix.attn<kind = gqa, heads = 128, kv_heads = 8,
+        head_dim = 128, v_head_dim = 128>, layer = 0 : i64,
+        prefix = "model.layers.0.self_attn"}
+        : (tensor<?x128x128xbf16>, tensor<?x8x128xbf16>, tensor<?x8x128xbf16>)
         -> tensor<?x16384xbf16>
     ```
   }];
@@ -119,8 +120,8 @@ def Helix_AttentionOp : Helix_Op<"attention"> {
                    StrAttr:$prefix, OptionalAttr<Helix_LayoutAttr>:$layout);
   let results = (outs Helix_Activation2D:$result);
   let assemblyFormat = [{
-    $q `,` $k (`,` $v^)? `,` $cache attr-dict `:` `(` type($q) `,` type($k)
-    (`,` type($v)^)? `,` qualified(type($cache)) `)` `->` type($result)
+    $q `,` $k (`,` $v^)? `cache` `(` $cache `:` qualified(type($cache)) `)`
+    attr-dict `:` `(` type($q) `,` type($k) (`,` type($v)^)? `)` `->` type($result)
   }];
   let hasVerifier = 1;
 }

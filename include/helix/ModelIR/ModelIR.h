@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir {
 class MLIRContext;
@@ -43,6 +44,12 @@ mlir::FailureOr<ModelSpec> extractModelSpec(mlir::func::FuncOp func);
 /// Finds the decode-step function in `module`: @decode_step, or the only
 /// function carrying `helix.model`.
 mlir::func::FuncOp findDecodeStep(mlir::ModuleOp module);
+
+/// Prints a readable summary of the model IR in `module`: the model, its
+/// parameter counts, the op counts, the layer pattern and the KV cache size
+/// per token. Fails (with a diagnostic) if it is not helix model IR.
+mlir::LogicalResult printModelSummary(mlir::ModuleOp module,
+                                      llvm::raw_ostream &os);
 
 } // namespace helix
 

@@ -1,0 +1,123 @@
+//===- ModelSummary.cpp - Readable summary of helix model IR --------------===//
+
+#include "helix/ModelIR/ModelIR.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+
+#include <map>
+#include <sstream>
+
+using namespace mlir;
+
+namespace helix {
+
+static std::string billions(int64_t n) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(n >= 10'000'000'000LL ? 1 : 2);
+  os << static_cast<double>(n) / 1e9 << " B";
+  return os.str();
+}
+
+static std::string attentionText(const AttentionSpec &a) {
+  std::ostringstream os;
+  os << stringifyAttentionKind(a.kind) << " " << a.numHeads << "q";
+  if (a.kind == AttentionKind::MLA)
+    os << " latent " << a.kvLoraRank << "+" << a.qkRopeHeadDim;
+  else
+    os << "/" << a.numKVHeads << "kv x " << a.headDim;
+  if (a.slidingWindow)
+    os << " window " << a.slidingWindow;
+  if (a.sinks)
+    os << " sinks";
+  if (a.qkNorm)
+    os << " qk-norm";
+  if (a.qkvBias)
+    os << " bias";
+  return os.str();
+}
+
+static std::string ffnText(const LayerSpec &l) {
+  std::ostringstream os;
+  if (!l.isMoE) {
+    os << "ffn " << l.ffn.intermediate;
+  } else {
+    const MoESpec &m = l.moe;
+    os << "moe " << m.numExperts << "x" << m.expertIntermediate << " top-"
+       << m.topK;
+    if (m.numSharedExperts)
+      os << " +" << m.numSharedExperts << " shared";
+    if (m.nGroup > 1)
+      os << " groups " << m.topkGroup << "/" << m.nGroup;
+  }
+  if (l.isMTP)
+    os << " (mtp)";
+  return os.str();
+}
+
+LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
+  func::FuncOp func = findDecodeStep(module);
+  if (!func)
+    return module.emitError() << "no helix decode-step function found";
+  FailureOr<ModelSpec> specOr = extractModelSpec(func);
+  if (failed(specOr))
+    return failure();
+  const ModelSpec &spec = *specOr;
+
+  std::map<std::string, int64_t> opCounts;
+  func.walk([&](Operation *op) {
+    if (op->getDialect() && op->getDialect()->getNamespace() == "helix")
+      ++opCounts[op->getName().getStringRef().str()];
+  });
+
+  os << "model       " << spec.name << " (" << spec.modelType
+     << "), checkpoint " << spec.checkpointDType;
+  if (!spec.quantMethod.empty())
+    os << " / " << spec.quantMethod;
+  os << "\n";
+  os << "dimensions  hidden " << spec.hiddenSize << ", vocab "
+     << spec.vocabSize << ", " << spec.numLayers() << " layers ("
+     << spec.numDenseLayers() << " dense FFN, " << spec.numMoELayers()
+     << " MoE)";
+  if (spec.tieWordEmbeddings)
+    os << ", tied embeddings";
+  os << "\n";
+  os << "parameters  " << billions(spec.parameterCount()) << " total, "
+     << billions(spec.activeParameterCount()) << " active per token\n";
+
+  int64_t kvPerToken = 0;
+  for (const LayerSpec &l : spec.layers)
+    kvPerToken += l.attention.kvValuesPerToken();
+  os << "kv cache    " << kvPerToken << " values per token (all layers), "
+     << llvm::format("%.1f", kvPerToken * 2 / 1024.0)
+     << " KiB per token at 16 bits\n";
+
+  os << "ops        ";
+  for (auto &[name, count] : opCounts)
+    os << " " << name << " " << count;
+  os << "\n";
+
+  // Runs of identical layers, e.g. "3-60  mla 128q latent 512+64 | moe ...".
+  os << "layers\n";
+  size_t i = 0;
+  while (i < spec.layers.size()) {
+    std::string text = attentionText(spec.layers[i].attention) + " | " +
+                       ffnText(spec.layers[i]);
+    size_t j = i + 1;
+    while (j < spec.layers.size() &&
+           attentionText(spec.layers[j].attention) + " | " +
+                   ffnText(spec.layers[j]) ==
+               text)
+      ++j;
+    std::string range = std::to_string(spec.layers[i].index);
+    if (j - i > 1)
+      range += "-" + std::to_string(spec.layers[j - 1].index);
+    os << "  " << llvm::left_justify(range, 8) << text << "\n";
+    i = j;
+  }
+  return success();
+}
+
+} // namespace helix

@@ -1,0 +1,3 @@
+//===- Passes.cpp - helix pass registration -------------------------------===//
+
+#include "helix/Transforms/Passes.h"
