@@ -173,10 +173,12 @@ OwningOpRef<ModuleOp> ModelIRBuilder::build() {
                                       b.getF32Type());
   auto func = func::FuncOp::create(b, loc, ::helix::kDecodeStepFunc,
                                    b.getFunctionType(argTypes, {logits}));
+  int64_t mainLayers = llvm::count_if(
+      spec.layers, [](const ::helix::LayerSpec &l) { return !l.isMTP; });
   func->setAttr(::helix::kModelAttrName,
                 ModelAttr::get(ctx, spec.name, spec.modelType,
                                spec.hiddenSize, spec.vocabSize,
-                               spec.numLayers(), spec.checkpointDType,
+                               mainLayers, spec.checkpointDType,
                                spec.quantMethod, spec.maxPositionEmbeddings,
                                spec.tieWordEmbeddings));
   func.setArgAttr(0, "helix.name", b.getStringAttr("tokens"));

@@ -13,11 +13,17 @@ using namespace mlir;
 
 namespace helix {
 
-static std::string billions(int64_t n) {
+/// Parameter counts as usually quoted: "671.0 B", "8.03 B", "1.23 M".
+static std::string paramCount(int64_t n) {
   std::ostringstream os;
   os.setf(std::ios::fixed);
-  os.precision(n >= 10'000'000'000LL ? 1 : 2);
-  os << static_cast<double>(n) / 1e9 << " B";
+  if (n >= 1'000'000'000LL) {
+    os.precision(n >= 10'000'000'000LL ? 1 : 2);
+    os << static_cast<double>(n) / 1e9 << " B";
+  } else {
+    os.precision(2);
+    os << static_cast<double>(n) / 1e6 << " M";
+  }
   return os.str();
 }
 
@@ -80,12 +86,17 @@ LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
   os << "dimensions  hidden " << spec.hiddenSize << ", vocab "
      << spec.vocabSize << ", " << spec.numLayers() << " layers ("
      << spec.numDenseLayers() << " dense FFN, " << spec.numMoELayers()
-     << " MoE)";
+     << " MoE";
+  int64_t mtp = llvm::count_if(spec.layers,
+                               [](const LayerSpec &l) { return l.isMTP; });
+  if (mtp)
+    os << ", " << mtp << " multi-token-prediction";
+  os << ")";
   if (spec.tieWordEmbeddings)
     os << ", tied embeddings";
   os << "\n";
-  os << "parameters  " << billions(spec.parameterCount()) << " total, "
-     << billions(spec.activeParameterCount()) << " active per token\n";
+  os << "parameters  " << paramCount(spec.parameterCount()) << " total, "
+     << paramCount(spec.activeParameterCount()) << " active per token\n";
 
   int64_t kvPerToken = 0;
   for (const LayerSpec &l : spec.layers)

@@ -1,0 +1,346 @@
+// RUN: helix-opt %s -split-input-file -verify-diagnostics
+
+// Every verifier diagnostic of the helix dialect has a case here.
+
+// expected-error@+1 {{'heads' must be positive, got 0}}
+func.func private @f() attributes {a = #helix.attn<kind = gqa, heads = 0, kv_heads = 2, head_dim = 16, v_head_dim = 16>}
+
+// -----
+
+// expected-error@+1 {{'window' must not be negative, got -1}}
+func.func private @f() attributes {a = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16, window = -1>}
+
+// -----
+
+// expected-error@+1 {{query heads (12) must be a multiple of kv_heads (5)}}
+func.func private @f() attributes {a = #helix.attn<kind = gqa, heads = 12, kv_heads = 5, head_dim = 16, v_head_dim = 16>}
+
+// -----
+
+// expected-error@+1 {{mha needs kv_heads == heads, got kv_heads = 2 and heads = 8}}
+func.func private @f() attributes {a = #helix.attn<kind = mha, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>}
+
+// -----
+
+// expected-error@+1 {{mqa needs kv_heads == 1, got 2}}
+func.func private @f() attributes {a = #helix.attn<kind = mqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>}
+
+// -----
+
+// expected-error@+1 {{mla has one latent KV head shared by all query heads: kv_heads must be 1, got 8}}
+func.func private @f() attributes {a = #helix.attn<kind = mla, heads = 8, kv_heads = 8, head_dim = 24, v_head_dim = 16, kv_lora_rank = 32, rope_dim = 8>}
+
+// -----
+
+// expected-error@+1 {{mla needs a positive kv_lora_rank}}
+func.func private @f() attributes {a = #helix.attn<kind = mla, heads = 8, kv_heads = 1, head_dim = 24, v_head_dim = 16, rope_dim = 8>}
+
+// -----
+
+// expected-error@+1 {{mla needs 0 < rope_dim < head_dim, got rope_dim = 24 and head_dim = 24}}
+func.func private @f() attributes {a = #helix.attn<kind = mla, heads = 8, kv_heads = 1, head_dim = 24, v_head_dim = 16, kv_lora_rank = 32, rope_dim = 24>}
+
+// -----
+
+// expected-error@+1 {{qk_norm and sinks are not defined for mla}}
+func.func private @f() attributes {a = #helix.attn<kind = mla, heads = 8, kv_heads = 1, head_dim = 24, v_head_dim = 16, kv_lora_rank = 32, rope_dim = 8, sinks = true>}
+
+// -----
+
+// expected-error@+1 {{q_lora_rank, kv_lora_rank and rope_dim are only valid for mla}}
+func.func private @f() attributes {a = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16, kv_lora_rank = 32>}
+
+// -----
+
+// expected-error@+1 {{rope 'theta' must be positive, got 0}}
+func.func private @f() attributes {a = #helix.rope<theta = 0.0>}
+
+// -----
+
+// expected-error@+1 {{rope 'factor' must be positive, got -2}}
+func.func private @f() attributes {a = #helix.rope<factor = -2.0>}
+
+// -----
+
+// expected-error@+1 {{'original_max_position' must not be negative}}
+func.func private @f() attributes {a = #helix.rope<original_max_position = -1>}
+
+// -----
+
+// expected-error@+1 {{unknown rope scaling 'ntk': expected one of linear, dynamic, yarn, llama3, longrope}}
+func.func private @f() attributes {a = #helix.rope<scaling = "ntk">}
+
+// -----
+
+// expected-error@+1 {{'experts' must be positive, got 0}}
+func.func private @f() attributes {a = #helix.moe<experts = 0, top_k = 1, expert_intermediate = 8>}
+
+// -----
+
+// expected-error@+1 {{top_k (9) exceeds the number of experts (8)}}
+func.func private @f() attributes {a = #helix.moe<experts = 8, top_k = 9, expert_intermediate = 8>}
+
+// -----
+
+// expected-error@+1 {{shared experts need a positive 'shared_intermediate'}}
+func.func private @f() attributes {a = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 8, shared_experts = 1>}
+
+// -----
+
+// expected-error@+1 {{n_group (4) must divide the number of experts (10)}}
+func.func private @f() attributes {a = #helix.moe<experts = 10, top_k = 2, expert_intermediate = 8, n_group = 4>}
+
+// -----
+
+// expected-error@+1 {{topk_group (5) exceeds n_group (4)}}
+func.func private @f() attributes {a = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 8, n_group = 4, topk_group = 5>}
+
+// -----
+
+// expected-error@+1 {{top_k (4) exceeds the 2 experts in the topk_group selected groups}}
+func.func private @f() attributes {a = #helix.moe<experts = 8, top_k = 4, expert_intermediate = 8, n_group = 4, topk_group = 1>}
+
+// -----
+
+// expected-error@+1 {{'routed_scaling' must be positive}}
+func.func private @f() attributes {a = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 8, routed_scaling = 0.0>}
+
+// -----
+
+// expected-error@+1 {{'gpus' must be positive, got 0}}
+func.func private @f() attributes {a = #helix.layout<gpus = 0>}
+
+// -----
+
+// expected-error@+1 {{attention layout kvp x tpa x pp = 4 x 4 x 1 = 16 does not match the grid of 32 GPUs}}
+func.func private @f() attributes {a = #helix.layout<gpus = 32, kvp = 4, tpa = 4, tpf = 32>}
+
+// -----
+
+// expected-error@+1 {{FFN layout tpf x ep x pp = 8 x 2 x 1 = 16 does not match the grid of 32 GPUs}}
+func.func private @f() attributes {a = #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 8, ep = 2>}
+
+// -----
+
+// expected-error@+1 {{'hidden' must be positive, got 0}}
+func.func private @f() attributes {a = #helix.model<name = "m", model_type = "llama", hidden = 0, vocab = 10, layers = 1>}
+
+// -----
+
+// expected-error@+1 {{'max_position' must not be negative, got -5}}
+func.func private @f() attributes {a = #helix.model<name = "m", model_type = "llama", hidden = 8, vocab = 10, layers = 1, max_position = -5>}
+
+// -----
+
+// expected-error@+1 {{kv_cache 'heads', 'key_dim' and 'value_dim' must be positive, got 0, 16, 16}}
+func.func private @f(%c: !helix.kv_cache<heads = 0, key_dim = 16, value_dim = 16, element = bf16>)
+
+// -----
+
+// expected-error@+1 {{kv_cache 'element' must be a float type, got 'i8'}}
+func.func private @f(%c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = i8>)
+
+// -----
+
+// expected-error@+1 {{a latent (MLA) kv_cache has one head, got 2}}
+func.func private @f(%c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16, latent = true>)
+
+// -----
+
+// expected-error@+1 {{a latent kv_cache's values are a prefix of its keys: value_dim (32) must not exceed key_dim (16)}}
+func.func private @f(%c: !helix.kv_cache<heads = 1, key_dim = 16, value_dim = 32, element = bf16, latent = true>)
+
+// -----
+
+// expected-error@+1 {{kv_cache 'window' must not be negative}}
+func.func private @f(%c: !helix.kv_cache<heads = 1, key_dim = 16, value_dim = 16, element = bf16, window = -2>)
+
+// -----
+
+// expected-error@+2 {{expected 'true' or 'false'}}
+// expected-error@+1 {{failed to parse Helix_KVCacheType parameter 'latent' which is to be a `bool`}}
+func.func private @f(%c: !helix.kv_cache<heads = 1, key_dim = 16, value_dim = 16, element = bf16, latent = 1>)
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{'vocab' must be positive}}
+  %h = helix.embed %pos {vocab = 0 : i64, weight = "e"} : tensor<?xi64> -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%pos: tensor<4xi64>) {
+  // expected-error@+1 {{result must have shape [4, 32], got [3, 32]}}
+  %h = helix.embed %pos {vocab = 10 : i64, weight = "e"} : tensor<4xi64> -> tensor<3x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{'eps' must be positive}}
+  %n = helix.rms_norm %x {eps = 0.0 : f64, weight = "n"} : tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x32xf32>, %pos: tensor<3xi64>) {
+  // expected-error@+1 {{positions must have one entry per batch row}}
+  %q, %k, %v = helix.qkv_proj %x, %pos {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a", rope = #helix.rope<>} : (tensor<4x32xf32>, tensor<3xi64>) -> (tensor<4x8x16xf32>, tensor<4x2x16xf32>, tensor<4x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{gqa attention needs q, k and v}}
+  %q, %k = helix.qkv_proj %x, %pos {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a", rope = #helix.rope<>} : (tensor<?x32xf32>, tensor<?xi64>) -> (tensor<?x8x16xf32>, tensor<?x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{mla has no separate values: expected q and the latent only}}
+  %q, %k, %v = helix.qkv_proj %x, %pos {config = #helix.attn<kind = mla, heads = 8, kv_heads = 1, head_dim = 24, v_head_dim = 16, kv_lora_rank = 32, rope_dim = 8>, layer = 0 : i64, prefix = "a", rope = #helix.rope<>} : (tensor<?x32xf32>, tensor<?xi64>) -> (tensor<?x8x40xf32>, tensor<?x1x40xf32>, tensor<?x1x40xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{latent must have shape [?, 1, 40], got [?, 1, 24]}}
+  %q, %k = helix.qkv_proj %x, %pos {config = #helix.attn<kind = mla, heads = 8, kv_heads = 1, head_dim = 24, v_head_dim = 16, kv_lora_rank = 32, rope_dim = 8>, layer = 0 : i64, prefix = "a", rope = #helix.rope<>} : (tensor<?x32xf32>, tensor<?xi64>) -> (tensor<?x8x40xf32>, tensor<?x1x24xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{q must have shape [?, 8, 16], got [?, 4, 16]}}
+  %q, %k, %v = helix.qkv_proj %x, %pos {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a", rope = #helix.rope<>} : (tensor<?x32xf32>, tensor<?xi64>) -> (tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{tpa (3) must divide the query heads (8)}}
+  %q, %k, %v = helix.qkv_proj %x, %pos {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a", rope = #helix.rope<>, layout = #helix.layout<gpus = 3, tpa = 3, tpf = 3>} : (tensor<?x32xf32>, tensor<?xi64>) -> (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{tpa (8) must divide the KV heads (6), or be a multiple of them when KV heads are duplicated}}
+  %q, %k, %v = helix.qkv_proj %x, %pos {config = #helix.attn<kind = gqa, heads = 24, kv_heads = 6, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a", rope = #helix.rope<>, layout = #helix.layout<gpus = 8, tpa = 8, tpf = 8>} : (tensor<?x32xf32>, tensor<?xi64>) -> (tensor<?x24x16xf32>, tensor<?x6x16xf32>, tensor<?x6x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{tpa (4) must divide the KV heads (6), or be a multiple of them when KV heads are duplicated}}
+  %q, %k, %v = helix.qkv_proj %x, %pos {config = #helix.attn<kind = gqa, heads = 24, kv_heads = 6, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a", rope = #helix.rope<>, layout = #helix.layout<gpus = 4, tpa = 4, tpf = 4>} : (tensor<?x32xf32>, tensor<?xi64>) -> (tensor<?x24x16xf32>, tensor<?x6x16xf32>, tensor<?x6x16xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 8, element = f32>) {
+  // expected-error@+1 {{does not match the attention config}}
+  %o = helix.attention %q, %k, %v cache(%c : !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 8, element = f32>) {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a"} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = f32, window = 64>) {
+  // expected-error@+1 {{KV cache window (64) differs from the attention window (0)}}
+  %o = helix.attention %q, %k, %v cache(%c : !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = f32, window = 64>) {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a"} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x8x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x16xf32>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = f32>) {
+  // expected-error@+1 {{result must have shape [?, 128], got [?, 64]}}
+  %o = helix.attention %q, %k, %v cache(%c : !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = f32>) {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a"} : (tensor<?x8x16xf32>, tensor<?x2x16xf32>, tensor<?x2x16xf32>) -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x8x16xf32>, %k: tensor<?x4x16xf32>, %v: tensor<?x2x16xf32>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = f32>) {
+  // expected-error@+1 {{k must have shape [?, 2, 16], got [?, 4, 16]}}
+  %o = helix.attention %q, %k, %v cache(%c : !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = f32>) {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, prefix = "a"} : (tensor<?x8x16xf32>, tensor<?x4x16xf32>, tensor<?x2x16xf32>) -> tensor<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x32xf32>) {
+  // expected-error@+1 {{input and result batch sizes differ}}
+  %y = helix.linear %x {weight = "w"} : tensor<4x32xf32> -> tensor<2x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{the 3 GPUs of a stage must divide the input features (32)}}
+  %y = helix.linear %x {weight = "w", layout = #helix.layout<gpus = 3, tpa = 3, tpf = 3>} : tensor<?x32xf32> -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{'intermediate' must be positive, got 0}}
+  %y = helix.ffn %x {intermediate = 0 : i64, layer = 0 : i64, prefix = "m"} : tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{a dense FFN has no experts: ep must be 1, got 2}}
+  %y = helix.ffn %x {intermediate = 64 : i64, layer = 0 : i64, prefix = "m", layout = #helix.layout<gpus = 4, kvp = 4, tpf = 2, ep = 2>} : tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{tpf (3) must divide the intermediate size (64)}}
+  %y = helix.ffn %x {intermediate = 64 : i64, layer = 0 : i64, prefix = "m", layout = #helix.layout<gpus = 3, kvp = 3, tpf = 3>} : tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{ep (3) must divide the number of experts (8)}}
+  %y = helix.moe %x {config = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 64>, layer = 0 : i64, prefix = "m", layout = #helix.layout<gpus = 3, kvp = 3, ep = 3>} : tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{tpf (3) must divide the expert intermediate size (64)}}
+  %y = helix.moe %x {config = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 64>, layer = 0 : i64, prefix = "m", layout = #helix.layout<gpus = 6, kvp = 6, tpf = 3, ep = 2>} : tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x32xf32>) {
+  // expected-error@+1 {{input and result batch sizes differ}}
+  %y = helix.lm_head %x {weight = "w"} : tensor<4x32xf32> -> tensor<2x10xf32>
+  return
+}
