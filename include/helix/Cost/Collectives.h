@@ -1,0 +1,30 @@
+//===- Collectives.h - Alpha-beta cost of collectives -----------*- C++ -*-===//
+//
+// t = alpha(op, n) + factor(op, n) * S / (link_bw(n) * bus_efficiency(op)),
+// with S and the bus-bandwidth factors as nccl-tests defines them
+// (doc/PERFORMANCE.md): all-reduce 2(n-1)/n; all-gather, reduce-scatter,
+// all-to-all (and MoE dispatch/combine) (n-1)/n; broadcast and p2p 1. S is
+// the all-reduce/broadcast buffer, the all-gather output (n x per-rank part),
+// the reduce-scatter input, the per-rank all-to-all send buffer. Groups that
+// fit in one NVLink domain run at NVLink speed, larger ones at scale-out speed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_COST_COLLECTIVES_H
+#define HELIX_COST_COLLECTIVES_H
+
+#include "helix/Cost/Hardware.h"
+
+namespace helix {
+
+/// nccl-tests bus-bandwidth factor of `kind` over `n` GPUs.
+double busBandwidthFactor(CollectiveKind kind, int64_t n);
+
+/// Time of one collective over `n` GPUs moving `bytes` (nccl-tests size S).
+/// Zero when n <= 1 (nothing to exchange) or bytes <= 0. P2P ignores n.
+double collectiveTime(const Hardware &hw, CollectiveKind kind, int64_t n,
+                      double bytes);
+
+} // namespace helix
+
+#endif // HELIX_COST_COLLECTIVES_H

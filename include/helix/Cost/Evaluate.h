@@ -1,0 +1,110 @@
+//===- Evaluate.h - Cost of one decode step under one config ----*- C++ -*-===//
+//
+// evaluate() prices one decode step of `batch` requests (one new token each)
+// for a model, hardware, workload and configuration: per-layer per-GPU bytes,
+// FLOPs and times, communication (and how much of it is exposed), memory per
+// GPU against HBM capacity, and where the token-to-token latency goes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_COST_EVALUATE_H
+#define HELIX_COST_EVALUATE_H
+
+#include "helix/Cost/Hardware.h"
+#include "helix/Cost/Layout.h"
+#include "helix/Cost/Roofline.h"
+#include "helix/Cost/Workload.h"
+#include "helix/Model/ModelSpec.h"
+
+#include <string>
+#include <vector>
+
+namespace helix {
+
+/// Attention block of one layer on one GPU: QKV (or MLA) projections, the
+/// attention kernel, the partial-output combine and the output projection.
+struct AttentionEvaluation {
+  double kvBytesPerGPU = 0;
+  double weightBytesPerGPU = 0; // QKV and output projections
+  double flopsPerGPU = 0;
+  double timeS = 0;
+  /// Roofline terms of the attention kernel alone (KV streaming vs math).
+  double coreComputeS = 0;
+  double coreMemoryS = 0;
+};
+
+/// Dense FFN or MoE block (router, routed and shared experts) on one GPU.
+struct FFNEvaluation {
+  double weightBytesPerGPU = 0;
+  double flopsPerGPU = 0;
+  double timeS = 0;
+  double activeExperts = 0; // MoE: expected distinct experts read per GPU
+};
+
+struct CommEvaluation {
+  double timeS = 0;    // all collectives of the layer
+  double exposedS = 0; // the part not hidden behind compute
+};
+
+struct LayerEvaluation {
+  int64_t index = 0;
+  int64_t stage = 0; // pipeline stage
+  AttentionEvaluation attention;
+  FFNEvaluation ffn;
+  CommEvaluation comm;
+  double timeS = 0; // attention + ffn + exposed communication
+};
+
+/// Work done once per step: embedding lookup and new-token broadcast, final
+/// norm, LM head and sampling, pipeline transfers.
+struct StepEvaluation {
+  double computeS = 0;
+  double commS = 0;
+  double exposedS = 0;
+};
+
+/// Resident memory of the fullest GPU.
+struct MemoryUse {
+  double weights = 0;
+  double kvCache = 0;
+  double activations = 0;
+  double total() const { return weights + kvCache + activations; }
+};
+
+struct Evaluation {
+  /// Non-empty when the configuration is invalid; nothing else is set then.
+  std::string error;
+  bool valid() const { return error.empty(); }
+
+  Config config;
+  int64_t gpus = 0;
+  int64_t batch = 0;
+  int64_t microBatch = 0;   // requests per pipeline micro-batch
+  int64_t microBatches = 1; // micro-batches in flight (tp-pp)
+  int64_t hopbSlices = 1;   // batch slices of the attention overlap
+  double ttlS = 0;          // token-to-token latency
+  double tokensPerSecPerUser = 0; // 1 / TTL
+  double tokensPerSecPerGPU = 0;  // batch / (TTL * GPUs)
+  double memoryPerGPUBytes = 0;
+  MemoryUse memory;
+  double hbmCapacityBytes = 0;
+  bool fits = false;
+  std::vector<LayerEvaluation> layers;
+  StepEvaluation step;
+  TimeBreakdown breakdown; // sums to ttlS
+};
+
+/// Checks a configuration against the model and hardware. Returns "" when it
+/// is valid, else one line saying what is wrong (GPU count, TPA not dividing
+/// KV heads, EP not dividing experts, unsupported math format, ...).
+std::string validateConfig(const ModelSpec &model, const Hardware &hw,
+                           const Workload &workload, const Config &config);
+
+/// Prices one decode step. Invalid configurations come back with `error` set;
+/// configurations that do not fit in HBM come back with fits == false.
+Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
+                    const Workload &workload, const Config &config);
+
+} // namespace helix
+
+#endif // HELIX_COST_EVALUATE_H

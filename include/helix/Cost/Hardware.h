@@ -1,0 +1,108 @@
+//===- Hardware.h - Per-GPU hardware figures for the cost model -*- C++ -*-===//
+//
+// What the cost model knows about a GPU and its interconnect. Built-in presets
+// live in data/hardware/*.json (embedded into the library at build time, so
+// the binary needs no data files) and every figure there carries its source.
+// All members are SI units: FLOP/s, bytes, bytes/s, seconds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_COST_HARDWARE_H
+#define HELIX_COST_HARDWARE_H
+
+#include "helix/Cost/Precision.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace helix {
+
+/// Collective operations the cost model prices.
+enum class CollectiveKind {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  Broadcast,
+  MoEDispatch,
+  MoECombine,
+  P2P,
+};
+constexpr int kNumCollectiveKinds = 8;
+
+/// JSON key of a collective ("all_reduce", "moe_dispatch", ...).
+const char *stringifyCollectiveKind(CollectiveKind kind);
+
+/// Latency and achieved bandwidth of one collective kind.
+struct CollectiveParams {
+  /// Measured small-message latency (alpha) by group size, sorted by size.
+  std::vector<std::pair<int64_t, double>> alphaS;
+  /// Achieved bus bandwidth as a fraction of the per-direction link peak.
+  double busEfficiency = 0.7;
+
+  /// Alpha for a group of `n` GPUs: interpolated linearly in log2(n) between
+  /// measured sizes, extended with the last measured slope beyond them (tree
+  /// and NVLS algorithms grow with log n), held constant below the first
+  /// point or when only one point is known.
+  double alpha(int64_t n) const;
+};
+
+struct Hardware {
+  std::string name;
+  std::string description;
+  /// Dense peak per format, indexed by DType; 0 means not supported.
+  double peakFlops[kNumDTypes] = {0, 0, 0};
+  double gemmEfficiency = 1.0;   // achieved fraction of peak FLOP/s
+  double kernelOverheadS = 0.0;  // fixed cost per kernel
+  double hbmCapacityBytes = 0.0; // per GPU
+  double hbmBandwidth = 0.0;     // bytes/s per GPU
+  double memoryEfficiency = 1.0; // memory-bound GEMV / elementwise kernels
+  double attentionMemoryEfficiency = 1.0; // decode attention KV streaming
+  double nvlinkBandwidth = 0.0;           // bytes/s per GPU per direction
+  int64_t nvlinkDomain = 1;               // GPUs in one NVLink domain
+  double scaleOutBandwidth = 0.0;         // bytes/s per GPU per direction
+  CollectiveParams collectives[kNumCollectiveKinds];
+  /// (field path, source) for every figure read from JSON.
+  std::vector<std::pair<std::string, std::string>> sources;
+
+  bool supports(DType dtype) const {
+    return peakFlops[static_cast<int>(dtype)] > 0;
+  }
+  double peak(DType dtype) const {
+    return peakFlops[static_cast<int>(dtype)];
+  }
+  const CollectiveParams &collective(CollectiveKind kind) const {
+    return collectives[static_cast<int>(kind)];
+  }
+  /// Per-direction link bandwidth a group of `n` GPUs runs at: NVLink inside
+  /// one domain, the scale-out NIC once the group spans domains.
+  double linkBandwidth(int64_t n) const {
+    return n <= nvlinkDomain ? nvlinkBandwidth : scaleOutBandwidth;
+  }
+};
+
+/// Name of the default preset ("gb200-nvl72").
+const char *defaultHardwareName();
+
+/// Names of the built-in presets, sorted.
+std::vector<std::string> listHardwarePresets();
+
+/// The JSON text of a built-in preset, or nullptr.
+const char *hardwarePresetJSON(const std::string &name);
+
+/// Loads a preset by name, or else a user JSON file by path. A user file may
+/// name a preset in "base" and override only some fields; otherwise every
+/// field is required. On failure returns false with one line naming the file
+/// (or preset) and the field.
+bool loadHardware(const std::string &nameOrPath, Hardware &hw,
+                  std::string &error);
+
+/// Parses hardware JSON text; `origin` names it in errors.
+bool parseHardwareJSON(const std::string &text, const std::string &origin,
+                       Hardware &hw, std::string &error);
+
+} // namespace helix
+
+#endif // HELIX_COST_HARDWARE_H

@@ -1,0 +1,96 @@
+//===- Layout.h - Sharding strategies and layouts ---------------*- C++ -*-===//
+//
+// A strategy says how attention and FFN are mapped onto the GPUs; a layout
+// gives the widths. With N GPUs per pipeline stage:
+//   helix          attention KVP x TPA = N (TPA | KV heads), output projection
+//                  TP = N, FFN TPF = N (dense) or TPF x EP = N (MoE); HOP-B on
+//   helix-no-hopb  the same with the attention all-to-all not overlapped
+//   tp             attention TP = N (KV duplicated when N > KV heads), FFN
+//                  TPF x EP = N
+//   tp-pp          tp inside each of `pp` pipeline stages
+//   ep             data-parallel attention (DP x TPA = N) + expert-parallel
+//                  MoE (EP = N); dense FFN layers run TP = N between an
+//                  all-gather and a reduce-scatter of the tokens
+//   kvp            Medha-style KVP x TPA = N attention with output projection
+//                  and FFN tied to the TPA group (TPF x EP = TPA), replicated
+//                  over KVP, communication not overlapped
+//   baseline       (search only) the best of tp, tp-pp, ep and kvp
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_COST_LAYOUT_H
+#define HELIX_COST_LAYOUT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace helix {
+
+enum class Strategy { Helix, HelixNoHopB, TP, TPPP, EP, KVP };
+
+/// "helix", "helix-no-hopb", "tp", "tp-pp", "ep", "kvp".
+const char *stringifyStrategy(Strategy strategy);
+
+/// Every strategy, in report order.
+const std::vector<Strategy> &allStrategies();
+
+/// True for tp, tp-pp, ep and kvp (the strategies "baseline" takes the best
+/// of).
+bool isBaselineStrategy(Strategy strategy);
+
+/// Parses one strategy name.
+bool parseStrategy(const std::string &text, Strategy &strategy,
+                   std::string &error);
+
+/// Parses a comma-separated list such as "helix,tp,tp-pp,ep,kvp".
+/// "baseline" expands to tp,tp-pp,ep,kvp and "all" to every strategy;
+/// duplicates are dropped, report order is kept.
+bool parseStrategyList(const std::string &text,
+                       std::vector<Strategy> &strategies, std::string &error);
+
+/// Widths of one layout. GPUs = pp x kvp x tpa x dp.
+struct Layout {
+  int64_t kvp = 1; // KV (sequence) parallel width of attention
+  int64_t tpa = 1; // tensor-parallel width of attention (over heads)
+  int64_t tpf = 1; // tensor-parallel width of the FFN / of each expert
+  int64_t ep = 1;  // expert-parallel width
+  int64_t pp = 1;  // pipeline stages
+  int64_t dp = 1;  // data-parallel attention replicas (ep strategy)
+
+  int64_t gpusPerStage() const { return kvp * tpa * dp; }
+  int64_t gpus() const { return pp * gpusPerStage(); }
+  /// "kvp=4,tpa=8,tpf=32,ep=1" (",pp=" and ",dp=" only when not 1).
+  std::string str() const;
+  bool operator==(const Layout &o) const {
+    return kvp == o.kvp && tpa == o.tpa && tpf == o.tpf && ep == o.ep &&
+           pp == o.pp && dp == o.dp;
+  }
+};
+
+/// Parses "kvp=4,tpa=8,tpf=32,ep=1" (keys in any order; kvp, tpa, tpf, ep,
+/// pp, dp; omitted keys are 1). Errors name the offending item.
+bool parseLayout(const std::string &text, Layout &layout, std::string &error);
+
+/// One point of the search space.
+struct Config {
+  Strategy strategy = Strategy::Helix;
+  Layout layout;
+  int64_t batch = 1; // concurrent requests (one new token each per step)
+  /// Batch-wise overlap of the attention exchange with attention compute.
+  /// Ignored (off) for helix-no-hopb and kvp.
+  bool hopb = true;
+  /// GPUs the user asked for; 0 takes layout.gpus(). Validation reports a
+  /// mismatch.
+  int64_t gpus = 0;
+
+  /// Whether overlap is really applied under this strategy.
+  bool effectiveHopB() const {
+    return hopb && strategy != Strategy::HelixNoHopB &&
+           strategy != Strategy::KVP;
+  }
+};
+
+} // namespace helix
+
+#endif // HELIX_COST_LAYOUT_H

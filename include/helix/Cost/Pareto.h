@@ -1,0 +1,30 @@
+//===- Pareto.h - Throughput vs interactivity fronts ------------*- C++ -*-===//
+
+#ifndef HELIX_COST_PARETO_H
+#define HELIX_COST_PARETO_H
+
+#include "helix/Cost/Layout.h"
+
+#include <vector>
+
+namespace helix {
+
+/// One evaluated configuration that fits in memory.
+struct PlanPoint {
+  Strategy strategy = Strategy::Helix;
+  Config config;
+  int64_t gpus = 0;
+  double ttlS = 0;
+  double tokensPerSecPerUser = 0; // interactivity, 1 / TTL
+  double tokensPerSecPerGPU = 0;  // throughput, batch / (TTL * GPUs)
+  double memoryPerGPUBytes = 0;
+};
+
+/// The points no other point beats on both interactivity and throughput,
+/// sorted by decreasing tokens/s/user (increasing tokens/s/GPU). Of equal
+/// points the one with fewer GPUs, then smaller batch, is kept.
+std::vector<PlanPoint> paretoFront(std::vector<PlanPoint> points);
+
+} // namespace helix
+
+#endif // HELIX_COST_PARETO_H

@@ -1,0 +1,46 @@
+//===- Precision.h - Number formats of a decode workload --------*- C++ -*-===//
+//
+// Weights, KV cache and arithmetic each have their own format. FP4 is 0.5
+// bytes per value as in the Helix paper's formulas; with NVFP4 block scales
+// (16 values share one FP8 E4M3 scale) it is 4.5 bits = 0.5625 bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_COST_PRECISION_H
+#define HELIX_COST_PRECISION_H
+
+#include <string>
+
+namespace helix {
+
+enum class DType { FP4 = 0, FP8 = 1, BF16 = 2 };
+constexpr int kNumDTypes = 3;
+
+/// "fp4", "fp8" or "bf16".
+const char *stringifyDType(DType dtype);
+
+/// Parses "fp4" | "fp8" | "bf16" (case-insensitive; "nvfp4" is FP4).
+/// Returns false and sets `error` on anything else.
+bool parseDType(const std::string &text, DType &dtype, std::string &error);
+
+/// Formats of one workload. Activations and messages between GPUs use the
+/// arithmetic format.
+struct Precision {
+  DType weights = DType::FP4;
+  DType kvCache = DType::FP4;
+  DType compute = DType::FP4;
+  /// Count NVFP4 block scales: FP4 values take 0.5625 bytes instead of 0.5.
+  bool nvfp4BlockScales = false;
+
+  /// Bytes per value of `dtype` under this precision's FP4 convention.
+  double bytesPerValue(DType dtype) const;
+  double weightBytes() const { return bytesPerValue(weights); }
+  double kvBytes() const { return bytesPerValue(kvCache); }
+  double activationBytes() const { return bytesPerValue(compute); }
+  /// e.g. "fp4 weights, fp4 KV, fp4 math".
+  std::string describe() const;
+};
+
+} // namespace helix
+
+#endif // HELIX_COST_PRECISION_H

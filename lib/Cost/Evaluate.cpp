@@ -1,0 +1,167 @@
+//===- Evaluate.cpp - Validation and full evaluation of one config --------===//
+
+#include "helix/Cost/Evaluate.h"
+
+#include "Engine.h"
+
+namespace helix {
+
+static std::string str(int64_t v) { return std::to_string(v); }
+
+/// Checks the attention widths against one layer's heads.
+static std::string checkAttention(const Config &c, const AttentionSpec &a) {
+  const Layout &l = c.layout;
+  int64_t q = a.numHeads;
+  int64_t k = a.kind == AttentionKind::MLA ? 1 : a.numKVHeads;
+  if (q % l.tpa != 0)
+    return "tpa=" + str(l.tpa) + " does not divide the " + str(q) +
+           " query heads";
+  bool helix =
+      c.strategy == Strategy::Helix || c.strategy == Strategy::HelixNoHopB;
+  if (helix && k % l.tpa != 0)
+    return "helix needs tpa to divide the " + str(k) + " KV heads" +
+           (a.kind == AttentionKind::MLA ? " (MLA has one latent KV head)"
+                                         : "") +
+           " but tpa=" + str(l.tpa) + "; put the other GPUs in kvp";
+  if (k % l.tpa != 0 && l.tpa % k != 0)
+    return "tpa=" + str(l.tpa) + " neither divides nor is a multiple of the " +
+           str(k) + " KV heads";
+  return "";
+}
+
+/// Checks the FFN widths of the layout against the strategy.
+static std::string checkFFN(const Config &c, const ModelSpec &m) {
+  const Layout &l = c.layout;
+  int64_t g = l.gpusPerStage();
+  std::string grid = "tpf x ep = " + str(l.tpf) + " x " + str(l.ep);
+  bool moe = m.numMoELayers() > 0;
+  if (!moe && l.ep != 1)
+    return "ep=" + str(l.ep) + " but " + m.name + " has no experts";
+  switch (c.strategy) {
+  case Strategy::KVP:
+    if (l.tpf * l.ep != l.tpa)
+      return "kvp ties the FFN to the attention TP group: " + grid +
+             " must equal tpa=" + str(l.tpa);
+    break;
+  case Strategy::EP:
+    if (moe && (l.ep != g || l.tpf != 1))
+      return "ep spreads the experts over all " + str(g) +
+             " GPUs of the stage: need tpf=1, ep=" + str(g) + " (got " +
+             grid + ")";
+    if (!moe && l.tpf != g)
+      return "ep on a dense model runs the FFN TP over all " + str(g) +
+             " GPUs: need tpf=" + str(g) + " (got tpf=" + str(l.tpf) + ")";
+    break;
+  default:
+    if (l.tpf * l.ep != g)
+      return grid + " = " + str(l.tpf * l.ep) + " must equal the " + str(g) +
+             " GPUs of the attention layout (kvp x tpa" +
+             (l.pp > 1 ? " per stage)" : ")");
+  }
+  for (const LayerSpec &layer : m.layers)
+    if (layer.isMoE && layer.moe.numExperts % l.ep != 0)
+      return "ep=" + str(l.ep) + " does not divide the " +
+             str(layer.moe.numExperts) + " experts";
+  return "";
+}
+
+std::string validateConfig(const ModelSpec &model, const Hardware &hw,
+                           const Workload &workload, const Config &config) {
+  const Layout &l = config.layout;
+  const char *name = stringifyStrategy(config.strategy);
+  if (model.numLayers() == 0 || model.hiddenSize <= 0)
+    return "model '" + model.name + "' has no layers";
+  if (l.kvp < 1 || l.tpa < 1 || l.tpf < 1 || l.ep < 1 || l.pp < 1 || l.dp < 1)
+    return "layout widths must be at least 1 (" + l.str() + ")";
+  if (config.batch < 1)
+    return "batch must be at least 1";
+  if (workload.context < 1)
+    return "context must be at least 1 token";
+  if (config.gpus != 0 && config.gpus != l.gpus())
+    return "layout " + l.str() + " uses " + str(l.gpus()) + " GPUs (pp x kvp x " +
+           "tpa x dp), but " + str(config.gpus) + " were requested";
+  if (!hw.supports(workload.precision.compute))
+    return "hardware '" + hw.name + "' has no " +
+           stringifyDType(workload.precision.compute) +
+           " arithmetic; choose another compute format";
+  if (l.pp > 1 && config.strategy != Strategy::TPPP)
+    return std::string(name) + " has no pipeline stages (pp=" + str(l.pp) +
+           "); use tp-pp";
+  if (config.strategy == Strategy::TPPP && l.pp < 2)
+    return "tp-pp needs pp >= 2";
+  if (l.pp > model.numLayers())
+    return "pp=" + str(l.pp) + " exceeds the " + str(model.numLayers()) +
+           " layers";
+  bool kvpAllowed = config.strategy == Strategy::Helix ||
+                    config.strategy == Strategy::HelixNoHopB ||
+                    config.strategy == Strategy::KVP;
+  if (l.kvp > 1 && !kvpAllowed)
+    return std::string(name) + " does not shard the KV cache (kvp=" +
+           str(l.kvp) + "); use helix or kvp";
+  if (l.dp > 1 && config.strategy != Strategy::EP)
+    return std::string(name) + " has no data-parallel attention (dp=" +
+           str(l.dp) + "); use ep";
+  for (const LayerSpec &layer : model.layers) {
+    std::string err = checkAttention(config, layer.attention);
+    if (!err.empty())
+      return err;
+  }
+  return checkFFN(config, model);
+}
+
+Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
+                    const Workload &workload, const Config &config) {
+  Evaluation ev;
+  ev.config = config;
+  ev.error = validateConfig(model, hw, workload, config);
+  if (!ev.valid())
+    return ev;
+  detail::Prepared p;
+  detail::prepare(model, hw, workload, config, p);
+  std::vector<detail::LayerCost> perClass;
+  detail::Totals t = detail::computeTotals(p, config.batch, &perClass);
+
+  ev.gpus = config.layout.gpus();
+  ev.batch = config.batch;
+  ev.microBatch = t.microBatch;
+  ev.microBatches = t.microBatches;
+  ev.ttlS = t.ttlS;
+  ev.tokensPerSecPerUser = 1.0 / t.ttlS;
+  ev.tokensPerSecPerGPU = double(config.batch) / (t.ttlS * ev.gpus);
+  ev.memory = t.memory;
+  ev.memoryPerGPUBytes = t.memory.total();
+  ev.hbmCapacityBytes = hw.hbmCapacityBytes;
+  ev.fits = t.fits;
+  ev.breakdown = t.where;
+  ev.step.computeS = t.stepComputeS;
+  ev.step.commS = t.stepCommS;
+  ev.step.exposedS = t.stepExposedS;
+  for (const detail::LayerCost &c : perClass)
+    ev.hopbSlices = std::max(ev.hopbSlices, c.slices);
+
+  ev.layers.reserve(model.layers.size());
+  for (size_t i = 0; i < model.layers.size(); ++i) {
+    const detail::LayerCost &c = perClass[p.classOfLayer[i]];
+    LayerEvaluation le;
+    le.index = model.layers[i].index;
+    le.stage = p.stageOfLayer[i];
+    OpCost attn = c.attention();
+    le.attention.kvBytesPerGPU = attn.kvBytes;
+    le.attention.weightBytesPerGPU = attn.weightBytes;
+    le.attention.flopsPerGPU = attn.flops;
+    le.attention.timeS = attn.timeS;
+    le.attention.coreComputeS = c.core.computeS;
+    le.attention.coreMemoryS = c.core.memoryS;
+    le.ffn.weightBytesPerGPU = c.ffn.weightBytes;
+    le.ffn.flopsPerGPU = c.ffn.flops;
+    le.ffn.timeS = c.ffn.timeS;
+    le.ffn.activeExperts = c.activeExperts;
+    le.comm.timeS = c.commS;
+    le.comm.exposedS = c.exposedS;
+    le.timeS = c.timeS();
+    ev.layers.push_back(le);
+  }
+  return ev;
+}
+
+} // namespace helix

@@ -1,0 +1,329 @@
+//===- Hardware.cpp - Hardware presets and JSON loading -------------------===//
+
+#include "helix/Cost/Hardware.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace helix {
+
+namespace {
+struct Preset {
+  const char *name;
+  const char *json;
+};
+// Generated at build time from data/hardware/*.json.
+const Preset kPresets[] = {
+#include "HardwarePresets.inc"
+};
+} // namespace
+
+const char *stringifyCollectiveKind(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  case CollectiveKind::Broadcast:
+    return "broadcast";
+  case CollectiveKind::MoEDispatch:
+    return "moe_dispatch";
+  case CollectiveKind::MoECombine:
+    return "moe_combine";
+  case CollectiveKind::P2P:
+    return "p2p";
+  }
+  return "unknown";
+}
+
+double CollectiveParams::alpha(int64_t n) const {
+  if (alphaS.empty())
+    return 0.0;
+  if (alphaS.size() == 1 || n <= alphaS.front().first)
+    return alphaS.front().second;
+  size_t hi = 1;
+  while (hi + 1 < alphaS.size() && alphaS[hi].first < n)
+    ++hi;
+  const auto &a = alphaS[hi - 1];
+  const auto &b = alphaS[hi];
+  double slope = (b.second - a.second) /
+                 (std::log2(double(b.first)) - std::log2(double(a.first)));
+  return a.second + slope * (std::log2(double(n)) - std::log2(double(a.first)));
+}
+
+const char *defaultHardwareName() { return "gb200-nvl72"; }
+
+std::vector<std::string> listHardwarePresets() {
+  std::vector<std::string> names;
+  for (const Preset &p : kPresets)
+    names.push_back(p.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+const char *hardwarePresetJSON(const std::string &name) {
+  for (const Preset &p : kPresets)
+    if (name == p.name)
+      return p.json;
+  return nullptr;
+}
+
+namespace {
+using nlohmann::json;
+
+/// Reads {"value": ..., "source": "..."} figures; every error names the
+/// origin and the dotted field path. With `partial`, missing fields keep the
+/// value already in the Hardware (a user file with "base").
+class FigureReader {
+public:
+  FigureReader(const json &root, const std::string &origin, bool partial,
+               Hardware &hw, std::string &error)
+      : root(root), origin(origin), partial(partial), hw(hw), error(error) {}
+
+  /// Reads a figure scaled by `scale` into `out`. A null value is allowed
+  /// only with `nullMeansZero` (a format the GPU lacks).
+  bool figure(const std::string &path, double scale, double &out,
+              bool nullMeansZero = false, bool allowZero = false) {
+    const json *node = find(path);
+    if (!node)
+      return !failed() && (partial || fail(path, "is missing"));
+    if (!node->is_object() || !node->contains("value") ||
+        !node->contains("source"))
+      return fail(path, "must be an object {\"value\": ..., \"source\": ...}");
+    if (!checkSource(path, node->at("source")))
+      return false;
+    const json &v = node->at("value");
+    if (v.is_null() && nullMeansZero) {
+      out = 0.0;
+      return true;
+    }
+    if (!v.is_number())
+      return fail(path + ".value", "must be a number");
+    double d = v.get<double>();
+    if (!std::isfinite(d) || d < 0 || (d == 0 && !allowZero))
+      return fail(path + ".value",
+                  allowZero ? "must be non-negative" : "must be positive");
+    out = d * scale;
+    setSource(path, node->at("source").get<std::string>());
+    return true;
+  }
+
+  bool integer(const std::string &path, int64_t &out) {
+    double d = double(out);
+    if (!figure(path, 1.0, d))
+      return false;
+    if (d != std::floor(d))
+      return fail(path + ".value", "must be an integer");
+    out = int64_t(d);
+    return true;
+  }
+
+  /// "alpha_us": [{"gpus": n, "value": us, "source": ...}, ...]
+  bool alphaTable(const std::string &path, CollectiveParams &params) {
+    const json *node = find(path);
+    if (!node)
+      return !failed() && (partial || fail(path, "is missing"));
+    if (!node->is_array() || node->empty())
+      return fail(path, "must be a non-empty array of {\"gpus\", \"value\", "
+                        "\"source\"}");
+    std::vector<std::pair<int64_t, double>> points;
+    for (size_t i = 0; i < node->size(); ++i) {
+      std::string at = path + "[" + std::to_string(i) + "]";
+      const json &p = (*node)[i];
+      if (!p.is_object() || !p.contains("gpus") || !p.contains("value") ||
+          !p.contains("source"))
+        return fail(at, "must be an object {\"gpus\", \"value\", \"source\"}");
+      if (!p["gpus"].is_number_integer() || p["gpus"].get<int64_t>() < 1)
+        return fail(at + ".gpus", "must be a positive integer");
+      if (!p["value"].is_number() || p["value"].get<double>() < 0)
+        return fail(at + ".value", "must be a non-negative number");
+      if (!checkSource(at, p["source"]))
+        return false;
+      points.emplace_back(p["gpus"].get<int64_t>(),
+                          p["value"].get<double>() * 1e-6);
+      setSource(at, p["source"].get<std::string>());
+    }
+    std::sort(points.begin(), points.end());
+    for (size_t i = 1; i < points.size(); ++i)
+      if (points[i].first == points[i - 1].first)
+        return fail(path, "lists gpus=" + std::to_string(points[i].first) +
+                              " twice");
+    params.alphaS = std::move(points);
+    return true;
+  }
+
+  bool failed() const { return !error.empty(); }
+
+private:
+  const json *find(const std::string &path) {
+    const json *node = &root;
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t dot = path.find('.', start);
+      std::string key = path.substr(start, dot - start);
+      if (!node->is_object()) {
+        fail(path.substr(0, start ? start - 1 : 0), "must be an object");
+        return nullptr;
+      }
+      auto it = node->find(key);
+      if (it == node->end())
+        return nullptr;
+      node = &*it;
+      if (dot == std::string::npos)
+        break;
+      start = dot + 1;
+    }
+    return node;
+  }
+
+  void setSource(const std::string &path, const std::string &source) {
+    for (auto &entry : hw.sources)
+      if (entry.first == path) {
+        entry.second = source;
+        return;
+      }
+    hw.sources.emplace_back(path, source);
+  }
+
+  bool checkSource(const std::string &path, const json &source) {
+    if (!source.is_string() || source.get<std::string>().empty())
+      return fail(path + ".source", "must be a non-empty string");
+    return true;
+  }
+
+  bool fail(const std::string &path, const std::string &what) {
+    if (error.empty())
+      error = origin + ": field '" + path + "' " + what;
+    return false;
+  }
+
+  const json &root;
+  const std::string &origin;
+  bool partial;
+  Hardware &hw;
+  std::string &error;
+};
+
+bool readAll(const json &root, const std::string &origin, bool partial,
+             Hardware &hw, std::string &error) {
+  FigureReader r(root, origin, partial, hw, error);
+  static const char *dtypeKeys[kNumDTypes] = {"fp4", "fp8", "bf16"};
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (!r.figure(std::string("compute.peak_dense_pflops.") + dtypeKeys[i],
+                  1e15, hw.peakFlops[i], /*nullMeansZero=*/true))
+      return false;
+  double eff = hw.gemmEfficiency;
+  bool ok = r.figure("compute.gemm_efficiency", 1.0, eff) &&
+            r.figure("compute.kernel_overhead_us", 1e-6, hw.kernelOverheadS,
+                     /*nullMeansZero=*/false, /*allowZero=*/true) &&
+            r.figure("memory.hbm_capacity_gb", 1e9, hw.hbmCapacityBytes) &&
+            r.figure("memory.hbm_bandwidth_tb_per_s", 1e12, hw.hbmBandwidth) &&
+            r.figure("memory.memory_bound_efficiency", 1.0,
+                     hw.memoryEfficiency) &&
+            r.figure("memory.attention_memory_efficiency", 1.0,
+                     hw.attentionMemoryEfficiency) &&
+            r.figure("interconnect.nvlink_gb_per_s_per_direction", 1e9,
+                     hw.nvlinkBandwidth) &&
+            r.integer("interconnect.nvlink_domain_gpus", hw.nvlinkDomain) &&
+            r.figure("interconnect.scale_out_gb_per_s_per_direction", 1e9,
+                     hw.scaleOutBandwidth);
+  if (!ok)
+    return false;
+  hw.gemmEfficiency = eff;
+  for (int k = 0; k < kNumCollectiveKinds; ++k) {
+    std::string base = std::string("collectives.") +
+                       stringifyCollectiveKind(CollectiveKind(k));
+    CollectiveParams &c = hw.collectives[k];
+    if (!r.alphaTable(base + ".alpha_us", c) ||
+        !r.figure(base + ".bus_efficiency", 1.0, c.busEfficiency))
+      return false;
+  }
+  for (double e : {hw.gemmEfficiency, hw.memoryEfficiency,
+                   hw.attentionMemoryEfficiency})
+    if (e > 1.0) {
+      error = origin + ": an efficiency figure is above 1";
+      return false;
+    }
+  if (!hw.supports(DType::FP8) && !hw.supports(DType::BF16)) {
+    error = origin + ": field 'compute.peak_dense_pflops' needs fp8 or bf16";
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+bool parseHardwareJSON(const std::string &text, const std::string &origin,
+                       Hardware &hw, std::string &error) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error &e) {
+    error = origin + ": not valid JSON (byte " + std::to_string(e.byte) + ")";
+    return false;
+  }
+  if (!root.is_object()) {
+    error = origin + ": the top level must be a JSON object";
+    return false;
+  }
+  bool partial = false;
+  if (root.contains("base")) {
+    if (!root["base"].is_string()) {
+      error = origin + ": field 'base' must be a preset name";
+      return false;
+    }
+    std::string base = root["base"].get<std::string>();
+    const char *baseText = hardwarePresetJSON(base);
+    if (!baseText) {
+      error = origin + ": field 'base' names no preset ('" + base + "')";
+      return false;
+    }
+    if (!parseHardwareJSON(baseText, "preset " + base, hw, error))
+      return false;
+    partial = true;
+  } else {
+    hw = Hardware();
+  }
+  for (const char *key : {"name", "description"}) {
+    if (!root.contains(key)) {
+      if (partial || std::string(key) == "description")
+        continue;
+      error = origin + ": field '" + key + "' is missing";
+      return false;
+    }
+    if (!root[key].is_string()) {
+      error = origin + ": field '" + key + "' must be a string";
+      return false;
+    }
+    (std::string(key) == "name" ? hw.name : hw.description) =
+        root[key].get<std::string>();
+  }
+  return readAll(root, origin, partial, hw, error);
+}
+
+bool loadHardware(const std::string &nameOrPath, Hardware &hw,
+                  std::string &error) {
+  if (const char *text = hardwarePresetJSON(nameOrPath))
+    return parseHardwareJSON(text, "preset " + nameOrPath, hw, error);
+  std::ifstream in(nameOrPath);
+  if (!in) {
+    std::string names;
+    for (const std::string &n : listHardwarePresets())
+      names += (names.empty() ? "" : ", ") + n;
+    error = "unknown hardware '" + nameOrPath + "': not a preset (" + names +
+            ") and no such file";
+    return false;
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parseHardwareJSON(buf.str(), nameOrPath, hw, error);
+}
+
+} // namespace helix

@@ -1,0 +1,149 @@
+//===- Layout.cpp - Strategy names and layout strings ---------------------===//
+
+#include "helix/Cost/Layout.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace helix {
+
+const char *stringifyStrategy(Strategy strategy) {
+  switch (strategy) {
+  case Strategy::Helix:
+    return "helix";
+  case Strategy::HelixNoHopB:
+    return "helix-no-hopb";
+  case Strategy::TP:
+    return "tp";
+  case Strategy::TPPP:
+    return "tp-pp";
+  case Strategy::EP:
+    return "ep";
+  case Strategy::KVP:
+    return "kvp";
+  }
+  return "unknown";
+}
+
+const std::vector<Strategy> &allStrategies() {
+  static const std::vector<Strategy> all = {
+      Strategy::Helix, Strategy::HelixNoHopB, Strategy::TP,
+      Strategy::TPPP,  Strategy::EP,          Strategy::KVP};
+  return all;
+}
+
+bool isBaselineStrategy(Strategy s) {
+  return s == Strategy::TP || s == Strategy::TPPP || s == Strategy::EP ||
+         s == Strategy::KVP;
+}
+
+static std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+static std::vector<std::string> splitCommas(const std::string &text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    items.push_back(trim(text.substr(start, comma - start)));
+    if (comma == std::string::npos)
+      return items;
+    start = comma + 1;
+  }
+}
+
+bool parseStrategy(const std::string &text, Strategy &strategy,
+                   std::string &error) {
+  for (Strategy s : allStrategies())
+    if (text == stringifyStrategy(s)) {
+      strategy = s;
+      return true;
+    }
+  error = "unknown strategy '" + text +
+          "' (expected helix, helix-no-hopb, tp, tp-pp, ep, kvp, baseline "
+          "or all)";
+  return false;
+}
+
+bool parseStrategyList(const std::string &text,
+                       std::vector<Strategy> &strategies, std::string &error) {
+  std::vector<bool> wanted(allStrategies().size(), false);
+  for (const std::string &item : splitCommas(text)) {
+    if (item.empty()) {
+      error = "empty strategy name in '" + text + "'";
+      return false;
+    }
+    if (item == "all" || item == "baseline") {
+      for (size_t i = 0; i < allStrategies().size(); ++i)
+        if (item == "all" || isBaselineStrategy(allStrategies()[i]))
+          wanted[i] = true;
+      continue;
+    }
+    Strategy s;
+    if (!parseStrategy(item, s, error))
+      return false;
+    wanted[static_cast<size_t>(s)] = true;
+  }
+  strategies.clear();
+  for (size_t i = 0; i < allStrategies().size(); ++i)
+    if (wanted[i])
+      strategies.push_back(allStrategies()[i]);
+  return true;
+}
+
+std::string Layout::str() const {
+  std::string s = "kvp=" + std::to_string(kvp) + ",tpa=" + std::to_string(tpa) +
+                  ",tpf=" + std::to_string(tpf) + ",ep=" + std::to_string(ep);
+  if (pp != 1)
+    s += ",pp=" + std::to_string(pp);
+  if (dp != 1)
+    s += ",dp=" + std::to_string(dp);
+  return s;
+}
+
+bool parseLayout(const std::string &text, Layout &layout, std::string &error) {
+  Layout l;
+  std::vector<std::string> seen;
+  for (const std::string &item : splitCommas(text)) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      error = "layout item '" + item + "' is not key=value (in '" + text + "')";
+      return false;
+    }
+    std::string key = trim(item.substr(0, eq));
+    std::string value = trim(item.substr(eq + 1));
+    int64_t *field = key == "kvp"   ? &l.kvp
+                     : key == "tpa" ? &l.tpa
+                     : key == "tpf" ? &l.tpf
+                     : key == "ep"  ? &l.ep
+                     : key == "pp"  ? &l.pp
+                     : key == "dp"  ? &l.dp
+                                    : nullptr;
+    if (!field) {
+      error = "unknown layout key '" + key +
+              "' (expected kvp, tpa, tpf, ep, pp or dp)";
+      return false;
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      error = "layout key '" + key + "' given twice";
+      return false;
+    }
+    seen.push_back(key);
+    char *end = nullptr;
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v < 1) {
+      error = "layout value '" + key + "=" + value +
+              "' must be a positive integer";
+      return false;
+    }
+    *field = v;
+  }
+  layout = l;
+  return true;
+}
+
+} // namespace helix

@@ -1,0 +1,186 @@
+//===- Prepare.cpp - Per-GPU shapes of each class of layers ---------------===//
+
+#include "Engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace helix {
+namespace detail {
+
+Placement placementFor(const Config &config) {
+  const Layout &l = config.layout;
+  Placement p;
+  p.kvp = l.kvp;
+  p.tpa = l.tpa;
+  p.dp = l.dp;
+  p.stageGPUs = l.gpusPerStage();
+  p.tpf = l.tpf;
+  p.ep = l.ep;
+  p.overlap = config.effectiveHopB();
+  switch (config.strategy) {
+  case Strategy::Helix:
+  case Strategy::HelixNoHopB:
+    p.oprojWidth = p.stageGPUs;
+    p.ffnWidth = p.stageGPUs;
+    p.exchange = l.kvp > 1 ? Placement::Exchange::AllToAll
+                           : Placement::Exchange::None;
+    break;
+  case Strategy::TP:
+  case Strategy::TPPP:
+    p.oprojWidth = p.stageGPUs;
+    p.ffnWidth = p.stageGPUs;
+    break;
+  case Strategy::EP:
+    p.oprojWidth = l.tpa;
+    p.ffnWidth = p.stageGPUs;
+    p.tokensSplit = true;
+    break;
+  case Strategy::KVP:
+    p.oprojWidth = l.tpa;
+    p.ffnWidth = l.tpa;
+    p.exchange = l.kvp > 1 ? Placement::Exchange::AllGather
+                           : Placement::Exchange::None;
+    break;
+  }
+  // Shared experts are sharded over the GPUs that hold the same tokens.
+  p.sharedWidth = p.tokensSplit ? l.tpa : p.ffnWidth;
+  return p;
+}
+
+/// Layers whose cost cannot differ share a class.
+static bool sameCostShape(const LayerSpec &a, const LayerSpec &b) {
+  const AttentionSpec &x = a.attention, &y = b.attention;
+  bool attn = x.kind == y.kind && x.numHeads == y.numHeads &&
+              x.numKVHeads == y.numKVHeads && x.headDim == y.headDim &&
+              x.vHeadDim == y.vHeadDim && x.qLoraRank == y.qLoraRank &&
+              x.kvLoraRank == y.kvLoraRank &&
+              x.qkNopeHeadDim == y.qkNopeHeadDim &&
+              x.qkRopeHeadDim == y.qkRopeHeadDim && x.qkvBias == y.qkvBias &&
+              x.outBias == y.outBias && x.qkNorm == y.qkNorm &&
+              x.sinks == y.sinks && x.slidingWindow == y.slidingWindow;
+  if (!attn || a.isMoE != b.isMoE)
+    return false;
+  if (!a.isMoE)
+    return a.ffn.intermediate == b.ffn.intermediate && a.ffn.bias == b.ffn.bias;
+  const MoESpec &m = a.moe, &n = b.moe;
+  return m.numExperts == n.numExperts && m.topK == n.topK &&
+         m.expertIntermediate == n.expertIntermediate &&
+         m.numSharedExperts == n.numSharedExperts &&
+         m.sharedIntermediate == n.sharedIntermediate &&
+         m.expertBias == n.expertBias;
+}
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
+                          const Placement &pl, int64_t context) {
+  const AttentionSpec &a = layer.attention;
+  LayerShape s;
+  s.mla = a.kind == AttentionKind::MLA;
+  s.moe = layer.isMoE;
+
+  // Attention: each GPU holds the projections of its TPA share of heads.
+  int64_t kvHeads = s.mla ? 1 : std::max<int64_t>(1, a.numKVHeads);
+  int64_t localKV = ceilDiv(kvHeads, pl.tpa);
+  AttentionSpec shard = a;
+  shard.numHeads = a.numHeads / pl.tpa;
+  if (!s.mla)
+    shard.numKVHeads = localKV;
+  s.qkvParams = double(qkvParameterCount(shard, model.hiddenSize));
+  s.oprojParams =
+      double(outProjParameterCount(a, model.hiddenSize)) / pl.oprojWidth;
+  s.qHeads = double(shard.numHeads);
+  s.outHeadDim = double(a.vHeadDim);
+  if (s.mla) {
+    s.qkDim = double(a.kvLoraRank + a.qkRopeHeadDim);
+    s.vDim = double(a.kvLoraRank);
+    s.qkvOutWidth = s.qHeads * s.qkDim + s.qkDim;
+    s.qkvKernels = 5; // norm, q_a+kv_a, latent norms, q_b, W_UK + RoPE
+    s.coreKernels = 3; // attention split + combine, W_UV
+  } else {
+    s.qkDim = double(a.headDim);
+    s.vDim = double(a.vHeadDim);
+    s.qkvOutWidth = s.qHeads * a.headDim + localKV * (a.headDim + a.vHeadDim);
+    s.qkvKernels = 3; // norm, QKV GEMM, RoPE + KV append
+    s.coreKernels = 2; // flash-decoding split + combine
+  }
+  // KV: a GPU holds ceil(K / TPA) of the K heads (all of MLA's latent).
+  s.kvValuesPerToken =
+      double(a.kvValuesPerToken()) * double(localKV) / double(kvHeads);
+  int64_t window = a.slidingWindow > 0 ? std::min(a.slidingWindow, context)
+                                       : context;
+  s.tokensRead = double(window) / double(pl.kvp);
+  s.tokensStored = double(ceilDiv(window, pl.kvp));
+  // Per query head per context token: q.k then p.v.
+  s.coreFlopsPerRequest =
+      s.qHeads * s.tokensRead * (2.0 * s.qkDim + 2.0 * s.vDim);
+
+  // FFN.
+  if (!layer.isMoE) {
+    s.ffnParams =
+        double(ffnParameterCount(layer.ffn, model.hiddenSize)) / pl.ffnWidth;
+    s.ffnWidth = 2.0 * double(layer.ffn.intermediate) / pl.ffnWidth;
+    s.residentFFNParams = s.ffnParams;
+    return s;
+  }
+  const MoESpec &m = layer.moe;
+  s.numExperts = double(m.numExperts);
+  s.topK = double(m.topK);
+  s.localExperts = double(m.numExperts) / pl.ep;
+  s.expertParams = double(expertParameterCount(m, model.hiddenSize)) / pl.tpf;
+  s.expertWidth = 2.0 * double(m.expertIntermediate) / pl.tpf;
+  s.sharedParams = double(sharedExpertParameterCount(m, model.hiddenSize)) /
+                   pl.sharedWidth;
+  s.routerParams = double(routerParameterCount(m, model.hiddenSize));
+  s.residentFFNParams =
+      s.localExperts * s.expertParams + s.sharedParams + s.routerParams;
+  return s;
+}
+
+void prepare(const ModelSpec &model, const Hardware &hw,
+             const Workload &workload, const Config &config, Prepared &out) {
+  out = Prepared();
+  out.hw = &hw;
+  out.precision = workload.precision;
+  out.config = config;
+  out.place = placementFor(config);
+  out.pp = config.layout.pp;
+  out.hidden = double(model.hiddenSize);
+  out.vocab = double(model.vocabSize);
+  out.tiedEmbeddings = model.tieWordEmbeddings;
+
+  std::vector<int64_t> representative;
+  int64_t numLayers = model.numLayers();
+  out.classOfLayer.resize(numLayers);
+  for (int64_t i = 0; i < numLayers; ++i) {
+    const LayerSpec &layer = model.layers[i];
+    int64_t cls = -1;
+    for (size_t c = 0; c < representative.size(); ++c)
+      if (sameCostShape(model.layers[representative[c]], layer)) {
+        cls = int64_t(c);
+        break;
+      }
+    if (cls < 0) {
+      cls = int64_t(representative.size());
+      representative.push_back(i);
+      out.classes.push_back(
+          shapeOf(layer, model, out.place, workload.context));
+    }
+    out.classOfLayer[i] = cls;
+  }
+
+  // Contiguous stages: stage s holds layers [s*L/pp, (s+1)*L/pp).
+  out.stageCounts.assign(out.pp, std::vector<int64_t>(out.classes.size(), 0));
+  out.stageOfLayer.resize(numLayers);
+  for (int64_t i = 0; i < numLayers; ++i) {
+    int64_t stage = 0;
+    while (stage + 1 < out.pp && i >= ((stage + 1) * numLayers) / out.pp)
+      ++stage;
+    out.stageOfLayer[i] = stage;
+    ++out.stageCounts[stage][out.classOfLayer[i]];
+  }
+}
+
+} // namespace detail
+} // namespace helix

@@ -1,0 +1,274 @@
+//===- Search.cpp - Exhaustive search of sharding configurations ----------===//
+
+#include "helix/Cost/Search.h"
+
+#include "helix/Cost/Evaluate.h"
+
+#include "Engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace helix {
+
+std::vector<int64_t> defaultBatchSweep(int64_t maxBatch) {
+  std::vector<int64_t> batches;
+  for (int64_t b = 1; b <= std::min<int64_t>(16, maxBatch); ++b)
+    batches.push_back(b);
+  for (int k = 17; ; ++k) {
+    int64_t b = int64_t(std::llround(std::pow(2.0, k / 4.0)));
+    if (b > maxBatch)
+      break;
+    if (b > batches.back())
+      batches.push_back(b);
+  }
+  return batches;
+}
+
+const Frontier *PlanResult::frontier(const std::string &name) const {
+  auto it = frontiers.find(name);
+  return it == frontiers.end() ? nullptr : &it->second;
+}
+
+static std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> d;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0)
+      d.push_back(i);
+  return d;
+}
+
+std::vector<Layout> enumerateLayouts(const ModelSpec &model,
+                                     const Hardware &hw,
+                                     const Workload &workload,
+                                     Strategy strategy, int64_t gpus) {
+  bool moe = model.numMoELayers() > 0;
+  std::vector<Layout> candidates;
+  // FFN grids TPF x EP over `width` GPUs.
+  auto addGrids = [&](Layout l, int64_t width) {
+    for (int64_t ep : moe ? divisors(width) : std::vector<int64_t>{1}) {
+      l.ep = ep;
+      l.tpf = width / ep;
+      candidates.push_back(l);
+    }
+  };
+  for (int64_t tpa : divisors(gpus)) {
+    Layout l;
+    switch (strategy) {
+    case Strategy::Helix:
+    case Strategy::HelixNoHopB:
+    case Strategy::KVP:
+      l.tpa = tpa;
+      l.kvp = gpus / tpa;
+      addGrids(l, strategy == Strategy::KVP ? tpa : gpus);
+      break;
+    case Strategy::TP:
+      if (tpa == gpus) {
+        l.tpa = tpa;
+        addGrids(l, gpus);
+      }
+      break;
+    case Strategy::TPPP:
+      // Here tpa is the stage width; pp = gpus / tpa stages.
+      if (tpa < gpus) {
+        l.tpa = tpa;
+        l.pp = gpus / tpa;
+        addGrids(l, tpa);
+      }
+      break;
+    case Strategy::EP:
+      l.tpa = tpa;
+      l.dp = gpus / tpa;
+      l.ep = moe ? gpus : 1;
+      l.tpf = moe ? 1 : gpus;
+      candidates.push_back(l);
+      break;
+    }
+  }
+  std::vector<Layout> valid;
+  for (const Layout &l : candidates) {
+    Config c;
+    c.strategy = strategy;
+    c.layout = l;
+    if (validateConfig(model, hw, workload, c).empty())
+      valid.push_back(l);
+  }
+  return valid;
+}
+
+namespace {
+
+/// Searches one strategy; collects its fitting points and, under a budget,
+/// the largest batch per layout.
+class StrategySearch {
+public:
+  StrategySearch(const ModelSpec &model, const Hardware &hw,
+                 const Workload &workload, const SearchOptions &options,
+                 const std::vector<int64_t> &batches)
+      : model(model), hw(hw), workload(workload), options(options),
+        batches(batches) {}
+
+  void run(Strategy strategy, std::vector<PlanPoint> &points,
+           Frontier &frontier) {
+    std::vector<bool> overlaps;
+    if (strategy == Strategy::Helix)
+      overlaps = {true};
+    else if (strategy == Strategy::HelixNoHopB || strategy == Strategy::KVP)
+      overlaps = {false};
+    else
+      overlaps = {true, false};
+    for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g)
+      for (const Layout &l : enumerateLayouts(model, hw, workload, strategy, g))
+        for (bool hopb : overlaps) {
+          Config c;
+          c.strategy = strategy;
+          c.layout = l;
+          c.hopb = hopb;
+          searchLayout(c, points, frontier);
+        }
+  }
+
+private:
+  /// Prices `batch`; false when it does not fit.
+  bool price(detail::Prepared &p, int64_t batch, PlanPoint &out,
+             Frontier &frontier) {
+    detail::Totals t = detail::computeTotals(p, batch);
+    ++frontier.evaluated;
+    if (!t.fits)
+      return false;
+    ++frontier.feasible;
+    out.strategy = p.config.strategy;
+    out.config = p.config;
+    out.config.batch = batch;
+    out.gpus = p.config.layout.gpus();
+    out.ttlS = t.ttlS;
+    out.tokensPerSecPerUser = 1.0 / t.ttlS;
+    out.tokensPerSecPerGPU = double(batch) / (t.ttlS * out.gpus);
+    out.memoryPerGPUBytes = t.memory.total();
+    return true;
+  }
+
+  void searchLayout(const Config &c, std::vector<PlanPoint> &points,
+                    Frontier &frontier) {
+    detail::Prepared p;
+    detail::prepare(model, hw, workload, c, p);
+    const double budget = options.ttlMs * 1e-3;
+    int64_t metBudget = 0, missedBudget = 0;
+    PlanPoint point;
+    for (int64_t b : batches) {
+      if (!price(p, b, point, frontier)) {
+        missedBudget = b;
+        break; // memory only grows with the batch
+      }
+      points.push_back(point);
+      if (budget > 0 && point.ttlS <= budget)
+        metBudget = b;
+      else if (budget > 0 && !missedBudget)
+        missedBudget = b;
+    }
+    if (budget <= 0 || metBudget == 0)
+      return;
+    // TTL and memory grow with the batch: bisect between the last sweep
+    // batch that met the budget and the first that did not.
+    int64_t lo = metBudget;
+    int64_t hi = missedBudget ? missedBudget : options.maxBatch + 1;
+    while (hi - lo > 1) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (price(p, mid, point, frontier) && point.ttlS <= budget)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    price(p, lo, point, frontier);
+    if (lo != metBudget)
+      points.push_back(point);
+    BudgetChoice &bc = frontier.budget;
+    if (!bc.found || lo > bc.largestBatch.config.batch ||
+        (lo == bc.largestBatch.config.batch &&
+         point.tokensPerSecPerGPU > bc.largestBatch.tokensPerSecPerGPU)) {
+      bc.largestBatch = point;
+      bc.found = true;
+    }
+  }
+
+  const ModelSpec &model;
+  const Hardware &hw;
+  const Workload &workload;
+  const SearchOptions &options;
+  const std::vector<int64_t> &batches;
+};
+
+/// Fills the best configuration under the budget from the front.
+void chooseBest(Frontier &f, double budgetS) {
+  if (budgetS <= 0 || !f.budget.found)
+    return;
+  bool have = false;
+  for (const PlanPoint &p : f.points)
+    if (p.ttlS <= budgetS &&
+        (!have || p.tokensPerSecPerGPU > f.budget.best.tokensPerSecPerGPU)) {
+      f.budget.best = p;
+      have = true;
+    }
+}
+
+} // namespace
+
+PlanResult search(const ModelSpec &model, const Hardware &hw,
+                  const Workload &workload, const SearchOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  PlanResult r;
+  r.model = model.name;
+  r.hardware = hw.name;
+  r.workload = workload;
+  r.options = options;
+  std::vector<Strategy> strategies =
+      options.strategies.empty() ? allStrategies() : options.strategies;
+  std::vector<int64_t> batches = options.batches.empty()
+                                     ? defaultBatchSweep(options.maxBatch)
+                                     : options.batches;
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+
+  StrategySearch searcher(model, hw, workload, options, batches);
+  std::vector<PlanPoint> baselinePoints;
+  Frontier baseline;
+  baseline.name = "baseline";
+  bool anyBaseline = false;
+  for (Strategy s : strategies) {
+    Frontier f;
+    f.name = stringifyStrategy(s);
+    std::vector<PlanPoint> points;
+    searcher.run(s, points, f);
+    if (isBaselineStrategy(s)) {
+      anyBaseline = true;
+      baselinePoints.insert(baselinePoints.end(), points.begin(), points.end());
+      baseline.evaluated += f.evaluated;
+      baseline.feasible += f.feasible;
+      const BudgetChoice &bc = f.budget;
+      if (bc.found && (!baseline.budget.found ||
+                       bc.largestBatch.config.batch >
+                           baseline.budget.largestBatch.config.batch)) {
+        baseline.budget.largestBatch = bc.largestBatch;
+        baseline.budget.found = true;
+      }
+    }
+    r.configsEvaluated += f.evaluated;
+    f.points = paretoFront(std::move(points));
+    chooseBest(f, options.ttlMs * 1e-3);
+    r.order.push_back(f.name);
+    r.frontiers[f.name] = std::move(f);
+  }
+  if (anyBaseline) {
+    baseline.points = paretoFront(std::move(baselinePoints));
+    chooseBest(baseline, options.ttlMs * 1e-3);
+    r.order.push_back(baseline.name);
+    r.frontiers[baseline.name] = std::move(baseline);
+  }
+  r.searchSeconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return r;
+}
+
+} // namespace helix

@@ -1,0 +1,124 @@
+//===- Totals.cpp - Step latency, pipeline stages and memory per GPU ------===//
+//
+// Pipeline model (tp-pp; pp = 1 for every other strategy): the batch is cut
+// into M = min(pp, B) micro-batches of b = ceil(B / M) requests. A token of
+// one micro-batch passes every stage in turn, so a round takes at least the
+// sum of the stage times plus pp - 1 transfers; the busiest stage must also
+// serve all M micro-batches per round. TTL = max(sum, M * slowest stage);
+// throughput = B / TTL. With B < pp the pipeline is never full and most
+// stages idle, which shows as low tokens/s/GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Engine.h"
+
+#include <algorithm>
+
+namespace helix {
+namespace detail {
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Memory of the fullest GPU: weights and KV of its stage's layers, plus the
+/// live activations of one layer at the micro-batch.
+static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
+                          int64_t microBatches) {
+  const Placement &pl = p.place;
+  const double wb = p.precision.weightBytes();
+  const double kvb = p.precision.kvBytes();
+  const double act = p.precision.activationBytes();
+  const double h = p.hidden;
+  const double requests =
+      double(pl.tokensSplit ? ceilDiv(batch, pl.dp) : batch);
+  const double mb = double(micro);
+  const double g = double(pl.stageGPUs);
+  MemoryUse worst;
+  for (int64_t st = 0; st < p.pp; ++st) {
+    MemoryUse m;
+    double workspace = 0;
+    for (size_t c = 0; c < p.classes.size(); ++c) {
+      int64_t n = p.stageCounts[st][c];
+      if (n == 0)
+        continue;
+      const LayerShape &s = p.classes[c];
+      m.weights += n * (s.qkvParams + s.oprojParams + 2.0 * h +
+                        s.residentFFNParams) *
+                   wb;
+      m.kvCache +=
+          n * requests * s.kvValuesPerToken * s.tokensStored * kvb;
+      // fp32 partial outputs + LSE (send and receive buffers, or all KVP
+      // ranks' when gathered), QKV outputs, FFN or expert intermediates.
+      double copies = pl.exchange == Placement::Exchange::AllGather
+                          ? double(pl.kvp)
+                          : 2.0;
+      double ws = copies * mb * s.qHeads * (s.outHeadDim + 1.0) * 4.0 +
+                  mb * s.qkvOutWidth * act;
+      ws += s.moe ? mb * s.topK * (h + s.expertWidth) * act
+                  : mb * s.ffnWidth * act;
+      workspace = std::max(workspace, ws);
+    }
+    if (st == 0)
+      m.weights += p.vocab * h / g * wb; // embedding shard
+    if (st == p.pp - 1) {
+      if (!(p.tiedEmbeddings && p.pp == 1))
+        m.weights += p.vocab * h / g * wb; // LM head shard
+      m.weights += h * wb;                 // final norm
+      workspace = std::max(workspace, mb * p.vocab / g * 4.0);
+    }
+    // fp32 residual stream of every micro-batch in flight.
+    m.activations = workspace + microBatches * mb * h * 4.0;
+    if (m.total() > worst.total())
+      worst = m;
+  }
+  return worst;
+}
+
+Totals computeTotals(const Prepared &p, int64_t batch,
+                     std::vector<LayerCost> *perClass) {
+  Totals t;
+  t.microBatches = std::min<int64_t>(p.pp, batch);
+  t.microBatch = ceilDiv(batch, t.microBatches);
+
+  std::vector<LayerCost> local;
+  std::vector<LayerCost> &costs = perClass ? *perClass : local;
+  costs.clear();
+  costs.reserve(p.classes.size());
+  for (const LayerShape &s : p.classes)
+    costs.push_back(costLayer(p, s, t.microBatch));
+  StepCost step = costStep(p, t.microBatch);
+
+  double sum = 0, slowest = 0;
+  for (int64_t st = 0; st < p.pp; ++st) {
+    double stage = 0;
+    for (size_t c = 0; c < costs.size(); ++c) {
+      int64_t n = p.stageCounts[st][c];
+      if (n == 0)
+        continue;
+      stage += n * costs[c].timeS();
+      t.where += costs[c].where().scaled(double(n));
+    }
+    if (st == 0)
+      stage += step.first.timeS + step.firstCommS;
+    if (st == p.pp - 1)
+      stage += step.last.timeS + step.lastCommS;
+    sum += stage;
+    slowest = std::max(slowest, stage);
+  }
+  double p2p = double(p.pp - 1) * step.p2pS;
+  sum += p2p;
+  t.stepComputeS = step.first.timeS + step.last.timeS;
+  t.stepCommS = step.firstCommS + step.lastCommS + p2p;
+  t.stepExposedS = t.stepCommS;
+  t.where += step.first.where;
+  t.where += step.last.where;
+  t.where.exposedComm += t.stepExposedS;
+
+  t.ttlS = std::max(sum, double(t.microBatches) * slowest);
+  t.where.pipelineStall = t.ttlS - sum;
+  t.memory = memoryOf(p, batch, t.microBatch, t.microBatches);
+  t.fits = t.memory.total() <= p.hw->hbmCapacityBytes;
+  return t;
+}
+
+} // namespace detail
+} // namespace helix

@@ -1,0 +1,152 @@
+//===- EvaluateTest.cpp - Validation and the shape of an evaluation -------===//
+
+#include "helix/Cost/Evaluate.h"
+
+#include "PaperModels.h"
+
+#include "gtest/gtest.h"
+
+using namespace helix;
+
+namespace {
+
+class EvaluateTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(loadHardware("gb200-nvl72", hw, error)) << error;
+  }
+  std::string check(const ModelSpec &m, Strategy s, const char *layout,
+                    int64_t gpus = 0) {
+    Config c;
+    c.strategy = s;
+    std::string error;
+    EXPECT_TRUE(parseLayout(layout, c.layout, error)) << error;
+    c.gpus = gpus;
+    return validateConfig(m, hw, Workload(), c);
+  }
+  Hardware hw;
+  ModelSpec r1 = paper::deepSeekR1();
+  ModelSpec llama = paper::llama405B();
+};
+
+TEST_F(EvaluateTest, ValidLayouts) {
+  EXPECT_EQ(check(llama, Strategy::Helix, "kvp=8,tpa=8,tpf=64,ep=1"), "");
+  EXPECT_EQ(check(r1, Strategy::Helix, "kvp=64,tpa=1,tpf=4,ep=16"), "");
+  EXPECT_EQ(check(llama, Strategy::TP, "tpa=64,tpf=64"), "");
+  EXPECT_EQ(check(llama, Strategy::TPPP, "tpa=8,tpf=8,pp=4"), "");
+  EXPECT_EQ(check(r1, Strategy::EP, "tpa=1,dp=32,tpf=1,ep=32"), "");
+  EXPECT_EQ(check(llama, Strategy::EP, "tpa=8,dp=4,tpf=32"), "");
+  EXPECT_EQ(check(llama, Strategy::KVP, "kvp=4,tpa=16,tpf=16"), "");
+}
+
+TEST_F(EvaluateTest, ClearErrors) {
+  EXPECT_EQ(check(llama, Strategy::Helix, "kvp=4,tpa=8,tpf=32", 64),
+            "layout kvp=4,tpa=8,tpf=32,ep=1 uses 32 GPUs (pp x kvp x tpa x "
+            "dp), but 64 were requested");
+  EXPECT_EQ(check(llama, Strategy::Helix, "kvp=4,tpa=16,tpf=64"),
+            "helix needs tpa to divide the 8 KV heads but tpa=16; put the "
+            "other GPUs in kvp");
+  EXPECT_EQ(check(llama, Strategy::Helix, "kvp=4,tpa=8,tpf=16"),
+            "tpf x ep = 16 x 1 = 16 must equal the 32 GPUs of the attention "
+            "layout (kvp x tpa)");
+  EXPECT_EQ(check(r1, Strategy::Helix, "kvp=3,tpa=1,tpf=1,ep=3"),
+            "ep=3 does not divide the 256 experts");
+  EXPECT_EQ(check(llama, Strategy::TP, "tpa=8,tpf=4,ep=2"),
+            "ep=2 but Llama-3.1-405B has no experts");
+  EXPECT_EQ(check(llama, Strategy::TP, "tpa=3,tpf=3"),
+            "tpa=3 does not divide the 128 query heads");
+  EXPECT_EQ(check(llama, Strategy::TP, "kvp=2,tpa=8,tpf=16"),
+            "tp does not shard the KV cache (kvp=2); use helix or kvp");
+  EXPECT_EQ(check(llama, Strategy::TP, "tpa=8,tpf=8,pp=2"),
+            "tp has no pipeline stages (pp=2); use tp-pp");
+  EXPECT_EQ(check(llama, Strategy::KVP, "kvp=2,tpa=8,tpf=16"),
+            "kvp ties the FFN to the attention TP group: tpf x ep = 16 x 1 "
+            "must equal tpa=8");
+  EXPECT_EQ(check(r1, Strategy::EP, "tpa=1,dp=8,tpf=2,ep=4"),
+            "ep spreads the experts over all 8 GPUs of the stage: need tpf=1, "
+            "ep=8 (got tpf x ep = 2 x 4)");
+  EXPECT_EQ(check(llama, Strategy::TPPP, "tpa=1,tpf=1,pp=200"),
+            "pp=200 exceeds the 126 layers");
+  Config c;
+  c.batch = 0;
+  EXPECT_EQ(validateConfig(llama, hw, Workload(), c),
+            "batch must be at least 1");
+}
+
+TEST_F(EvaluateTest, InvalidConfigComesBackWithError) {
+  Config c;
+  c.strategy = Strategy::Helix;
+  c.layout.tpa = 16;
+  c.layout.tpf = 16;
+  Evaluation ev = evaluate(llama, hw, Workload(), c);
+  EXPECT_FALSE(ev.valid());
+  EXPECT_TRUE(ev.layers.empty());
+}
+
+TEST_F(EvaluateTest, TotalsAreConsistent) {
+  Config c;
+  c.strategy = Strategy::Helix;
+  std::string error;
+  ASSERT_TRUE(parseLayout("kvp=8,tpa=8,tpf=64", c.layout, error));
+  c.batch = 16;
+  Evaluation ev = evaluate(llama, hw, Workload(), c);
+  ASSERT_TRUE(ev.valid()) << ev.error;
+  EXPECT_EQ(ev.gpus, 64);
+  EXPECT_EQ(ev.layers.size(), 126u);
+  EXPECT_DOUBLE_EQ(ev.tokensPerSecPerUser, 1.0 / ev.ttlS);
+  EXPECT_DOUBLE_EQ(ev.tokensPerSecPerGPU, 16.0 / (ev.ttlS * 64));
+  // The breakdown accounts for every second of the TTL.
+  EXPECT_NEAR(ev.breakdown.total(), ev.ttlS, 1e-12);
+  double layers = 0;
+  for (const LayerEvaluation &l : ev.layers) {
+    layers += l.timeS;
+    EXPECT_NEAR(l.timeS, l.attention.timeS + l.ffn.timeS + l.comm.exposedS,
+                1e-15);
+    EXPECT_LE(l.comm.exposedS, l.comm.timeS + 1e-15);
+  }
+  EXPECT_NEAR(ev.ttlS, layers + ev.step.computeS + ev.step.exposedS, 1e-12);
+  EXPECT_TRUE(ev.fits);
+}
+
+TEST_F(EvaluateTest, HelixBeatsTPOnLongContextKV) {
+  // 1M tokens of Llama-405B KV: TP=64 duplicates the 8 KV heads 8 times,
+  // Helix KVP=8 x TPA=8 does not.
+  Config helix;
+  helix.strategy = Strategy::Helix;
+  helix.layout.kvp = 8;
+  helix.layout.tpa = 8;
+  helix.layout.tpf = 64;
+  helix.batch = 8;
+  Config tp = helix;
+  tp.strategy = Strategy::TP;
+  tp.layout.kvp = 1;
+  tp.layout.tpa = 64;
+  Evaluation h = evaluate(llama, hw, Workload(), helix);
+  Evaluation t = evaluate(llama, hw, Workload(), tp);
+  ASSERT_TRUE(h.valid() && t.valid());
+  EXPECT_DOUBLE_EQ(t.layers[0].attention.kvBytesPerGPU,
+                   8 * h.layers[0].attention.kvBytesPerGPU);
+  EXPECT_LT(h.ttlS, t.ttlS);
+  EXPECT_LT(h.memory.kvCache, t.memory.kvCache);
+}
+
+TEST_F(EvaluateTest, HelixAllToAllIsIndependentOfContext) {
+  Config c;
+  c.strategy = Strategy::HelixNoHopB;
+  c.layout.kvp = 8;
+  c.layout.tpa = 8;
+  c.layout.tpf = 64;
+  c.batch = 8;
+  Workload shortCtx, longCtx;
+  shortCtx.context = 4096;
+  longCtx.context = 4000000;
+  Evaluation a = evaluate(llama, hw, shortCtx, c);
+  Evaluation b = evaluate(llama, hw, longCtx, c);
+  ASSERT_TRUE(a.valid() && b.valid());
+  EXPECT_DOUBLE_EQ(a.layers[0].comm.timeS, b.layers[0].comm.timeS);
+  EXPECT_LT(a.layers[0].attention.kvBytesPerGPU,
+            b.layers[0].attention.kvBytesPerGPU);
+}
+
+} // namespace

@@ -1,0 +1,142 @@
+//===- SearchTest.cpp - Exhaustive search and Pareto fronts ---------------===//
+
+#include "helix/Cost/Evaluate.h"
+#include "helix/Cost/Search.h"
+
+#include "PaperModels.h"
+
+#include "gtest/gtest.h"
+
+using namespace helix;
+
+namespace {
+
+PlanPoint point(double user, double gpu, int64_t gpus = 1) {
+  PlanPoint p;
+  p.tokensPerSecPerUser = user;
+  p.tokensPerSecPerGPU = gpu;
+  p.ttlS = 1.0 / user;
+  p.gpus = gpus;
+  return p;
+}
+
+TEST(Pareto, KeepsOnlyUndominatedPoints) {
+  std::vector<PlanPoint> front = paretoFront(
+      {point(10, 1), point(5, 5), point(8, 2), point(4, 4), point(1, 9),
+       point(8, 2, 4), point(2, 9)});
+  ASSERT_EQ(front.size(), 4u);
+  EXPECT_EQ(front[0].tokensPerSecPerUser, 10);
+  EXPECT_EQ(front[1].tokensPerSecPerUser, 8);
+  EXPECT_EQ(front[1].gpus, 1); // equal points: fewer GPUs kept
+  EXPECT_EQ(front[2].tokensPerSecPerUser, 5);
+  EXPECT_EQ(front[3].tokensPerSecPerUser, 2);
+}
+
+TEST(Search, BatchSweep) {
+  std::vector<int64_t> b = defaultBatchSweep(1024);
+  EXPECT_EQ(b.front(), 1);
+  EXPECT_EQ(b.back(), 1024);
+  for (int64_t i = 1; i <= 16; ++i)
+    EXPECT_EQ(b[i - 1], i);
+  for (int64_t p = 32; p <= 1024; p *= 2)
+    EXPECT_NE(std::find(b.begin(), b.end(), p), b.end()) << p;
+  EXPECT_TRUE(std::is_sorted(b.begin(), b.end()));
+}
+
+TEST(Search, EnumeratesHelixLayouts) {
+  Hardware hw;
+  std::string error;
+  ASSERT_TRUE(loadHardware("gb200-nvl72", hw, error));
+  std::vector<Layout> ls = enumerateLayouts(paper::llama405B(), hw,
+                                            Workload(), Strategy::Helix, 64);
+  // TPA in {1, 2, 4, 8}, KVP = 64 / TPA, dense FFN TPF = 64.
+  ASSERT_EQ(ls.size(), 4u);
+  for (const Layout &l : ls) {
+    EXPECT_EQ(l.kvp * l.tpa, 64);
+    EXPECT_EQ(l.tpf, 64);
+  }
+  // DeepSeek-R1: TPA = 1 (one latent head), TPF x EP over 64 GPUs.
+  EXPECT_EQ(enumerateLayouts(paper::deepSeekR1(), hw, Workload(),
+                             Strategy::Helix, 64)
+                .size(),
+            7u);
+}
+
+class FullSearch : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    std::string error;
+    ASSERT_TRUE(loadHardware("gb200-nvl72", hw, error)) << error;
+    SearchOptions o;
+    o.ttlMs = 15;
+    result = search(paper::deepSeekR1(), hw, Workload(), o);
+  }
+  static Hardware hw;
+  static PlanResult result;
+};
+Hardware FullSearch::hw;
+PlanResult FullSearch::result;
+
+TEST_F(FullSearch, IsFastAndCoversEveryStrategy) {
+  // Target is well under a second (see helix-bench-search); leave slack for
+  // slow or instrumented builds.
+  EXPECT_LT(result.searchSeconds, 5.0);
+  EXPECT_GT(result.configsEvaluated, 10000u);
+  for (const char *name :
+       {"helix", "helix-no-hopb", "tp", "tp-pp", "ep", "kvp", "baseline"}) {
+    const Frontier *f = result.frontier(name);
+    ASSERT_NE(f, nullptr) << name;
+    EXPECT_FALSE(f->empty()) << name;
+  }
+}
+
+TEST_F(FullSearch, FrontsArePareto) {
+  for (const auto &entry : result.frontiers) {
+    const std::vector<PlanPoint> &pts = entry.second.points;
+    for (size_t i = 1; i < pts.size(); ++i) {
+      EXPECT_GT(pts[i].ttlS, pts[i - 1].ttlS) << entry.first;
+      EXPECT_GT(pts[i].tokensPerSecPerGPU, pts[i - 1].tokensPerSecPerGPU);
+    }
+  }
+  // Baseline is the front of its four strategies together.
+  const Frontier &base = *result.frontier("baseline");
+  for (const char *name : {"tp", "tp-pp", "ep", "kvp"})
+    for (const PlanPoint &p : result.frontier(name)->points)
+      for (const PlanPoint &b : base.points)
+        EXPECT_FALSE(p.tokensPerSecPerUser > b.tokensPerSecPerUser &&
+                     p.tokensPerSecPerGPU > b.tokensPerSecPerGPU);
+}
+
+TEST_F(FullSearch, BudgetChoicesAreExact) {
+  const double budget = 15e-3;
+  for (const char *name : {"helix", "baseline"}) {
+    const Frontier &f = *result.frontier(name);
+    ASSERT_TRUE(f.budget.found) << name;
+    EXPECT_LE(f.budget.best.ttlS, budget);
+    const PlanPoint &big = f.budget.largestBatch;
+    EXPECT_LE(big.ttlS, budget);
+    // One more request misses the budget or memory.
+    Config more = big.config;
+    more.batch += 1;
+    Evaluation ev = evaluate(paper::deepSeekR1(), hw, Workload(), more);
+    ASSERT_TRUE(ev.valid()) << ev.error;
+    EXPECT_TRUE(ev.ttlS > budget || !ev.fits) << name;
+    // No front point under the budget beats the best one.
+    for (const PlanPoint &p : f.points) {
+      if (p.ttlS <= budget) {
+        EXPECT_LE(p.tokensPerSecPerGPU, f.budget.best.tokensPerSecPerGPU);
+      }
+    }
+  }
+}
+
+TEST_F(FullSearch, HelixPushesTheFrontOut) {
+  const Frontier &helix = *result.frontier("helix");
+  const Frontier &base = *result.frontier("baseline");
+  EXPECT_GE(helix.fastest().tokensPerSecPerUser,
+            base.fastest().tokensPerSecPerUser);
+  EXPECT_GT(helix.budget.largestBatch.config.batch,
+            base.budget.largestBatch.config.batch);
+}
+
+} // namespace
