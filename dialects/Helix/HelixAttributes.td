@@ -167,12 +167,18 @@ def Helix_LayoutAttr : Helix_Attr<"Layout", "layout"> {
   let description = [{
     The Helix layout of one layer over `gpus` devices: attention as
     `kvp` x `tpa` (KV parallelism over the sequence x tensor parallelism over
-    KV heads), the FFN as `tpf` x `ep`, and `pp` pipeline stages. Within one
-    pipeline stage, attention and FFN reuse the same GPUs, so
-    `kvp * tpa * pp == gpus` and `tpf * ep * pp == gpus`.
+    KV heads), the FFN as `tpf` x `ep`, and `pp` pipeline stages. `dp` is
+    data-parallel attention (the `ep` baseline: each replica attends for its
+    share of the batch). Within one pipeline stage, attention and FFN reuse
+    the same GPUs, so `kvp * tpa * dp * pp == gpus`; the FFN grid
+    `tpf * ep * pp` equals `gpus` (Helix) or divides it, the FFN being
+    replicated over the remaining GPUs (the Medha-style `kvp` baseline ties
+    the FFN to the attention TP group).
 
     ```mlir
-    #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 32, ep = 1, pp = 1>
+    #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 32>
+    #helix.layout<gpus = 64, kvp = 64, tpf = 8, ep = 8>
+    #helix.layout<gpus = 8, dp = 8, ep = 8>
     ```
   }];
   let parameters = (ins
@@ -181,7 +187,8 @@ def Helix_LayoutAttr : Helix_Attr<"Layout", "layout"> {
     Helix_I64Parameter<"attention TP width", "1">:$tpa,
     Helix_I64Parameter<"FFN TP width", "1">:$tpf,
     Helix_I64Parameter<"expert parallel width", "1">:$ep,
-    Helix_I64Parameter<"pipeline stages", "1">:$pp
+    Helix_I64Parameter<"pipeline stages", "1">:$pp,
+    Helix_I64Parameter<"data-parallel attention replicas", "1">:$dp
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -209,6 +216,35 @@ def Helix_ModelAttr : Helix_Attr<"Model", "model"> {
     StringRefParameter<"checkpoint quantization", "\"\"">:$quant_method,
     Helix_I64Parameter<"max position embeddings", "0">:$max_position,
     Helix_BoolParameter<"embedding and LM head share weights">:$tied_embeddings
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
+  let summary = "The workload and sharding plan chosen for a decode step";
+  let description = [{
+    Carried on the decode-step function as `helix.plan` once a plan is
+    chosen (by `helix-search-layouts` or a user): the strategy, the GPUs,
+    the batch and context it was planned for, precision, whether HOP-B
+    overlaps the attention exchange, the hardware, and the cost model's
+    predicted token-to-token latency.
+
+    ```mlir
+    #helix.plan<strategy = "helix", hardware = "gb200-nvl72", gpus = 64,
+                batch = 32, context_length = 1048576, dtype = "fp4", hopb = true,
+                ttl_s = 1.250000e-02>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"strategy">:$strategy,
+    StringRefParameter<"hardware preset or file">:$hardware,
+    "int64_t":$gpus,
+    "int64_t":$batch,
+    "int64_t":$context_length,
+    StringRefParameter<"precision", "\"fp4\"">:$dtype,
+    Helix_BoolParameter<"HOP-B overlap">:$hopb,
+    Helix_F64Parameter<"predicted token-to-token latency (s)", "0.0">:$ttl_s
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -192,22 +192,27 @@ LogicalResult MoEConfigAttr::verify(
 
 LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  int64_t gpus, int64_t kvp, int64_t tpa,
-                                 int64_t tpf, int64_t ep, int64_t pp) {
+                                 int64_t tpf, int64_t ep, int64_t pp,
+                                 int64_t dp) {
   if (failed(requirePositive(emitError, "gpus", gpus)) ||
       failed(requirePositive(emitError, "kvp", kvp)) ||
       failed(requirePositive(emitError, "tpa", tpa)) ||
       failed(requirePositive(emitError, "tpf", tpf)) ||
       failed(requirePositive(emitError, "ep", ep)) ||
-      failed(requirePositive(emitError, "pp", pp)))
+      failed(requirePositive(emitError, "pp", pp)) ||
+      failed(requirePositive(emitError, "dp", dp)))
     return failure();
-  if (kvp * tpa * pp != gpus)
-    return emitError() << "attention layout kvp x tpa x pp = " << kvp << " x "
-                       << tpa << " x " << pp << " = " << kvp * tpa * pp
-                       << " does not match the grid of " << gpus << " GPUs";
-  if (tpf * ep * pp != gpus)
+  if (kvp * tpa * dp * pp != gpus)
+    return emitError() << "attention layout kvp x tpa x dp x pp = " << kvp
+                       << " x " << tpa << " x " << dp << " x " << pp << " = "
+                       << kvp * tpa * dp * pp << " does not match the grid of "
+                       << gpus << " GPUs";
+  // The FFN may be replicated (Medha-style KVP ties the FFN to the attention
+  // TP group and replicates it over the KVP ranks), never over-subscribed.
+  if (gpus % (tpf * ep * pp) != 0)
     return emitError() << "FFN layout tpf x ep x pp = " << tpf << " x " << ep
                        << " x " << pp << " = " << tpf * ep * pp
-                       << " does not match the grid of " << gpus << " GPUs";
+                       << " does not divide the grid of " << gpus << " GPUs";
   return success();
 }
 
@@ -224,5 +229,24 @@ LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       failed(requirePositive(emitError, "layers", layers)) ||
       failed(requireNonNegative(emitError, "max_position", maxPosition)))
     return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PlanAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               StringRef strategy, StringRef, int64_t gpus,
+                               int64_t batch, int64_t context, StringRef, bool,
+                               APFloat ttl) {
+  if (strategy.empty())
+    return emitError() << "plan 'strategy' must not be empty";
+  if (failed(requirePositive(emitError, "gpus", gpus)) ||
+      failed(requirePositive(emitError, "batch", batch)) ||
+      failed(requirePositive(emitError, "context_length", context)))
+    return failure();
+  if (ttl.isNegative())
+    return emitError() << "plan 'ttl_s' must not be negative";
   return success();
 }

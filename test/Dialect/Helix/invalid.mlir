@@ -112,13 +112,13 @@ func.func private @f() attributes {a = #helix.layout<gpus = 0>}
 
 // -----
 
-// expected-error@+1 {{attention layout kvp x tpa x pp = 4 x 4 x 1 = 16 does not match the grid of 32 GPUs}}
+// expected-error@+1 {{attention layout kvp x tpa x dp x pp = 4 x 4 x 1 x 1 = 16 does not match the grid of 32 GPUs}}
 func.func private @f() attributes {a = #helix.layout<gpus = 32, kvp = 4, tpa = 4, tpf = 32>}
 
 // -----
 
-// expected-error@+1 {{FFN layout tpf x ep x pp = 8 x 2 x 1 = 16 does not match the grid of 32 GPUs}}
-func.func private @f() attributes {a = #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 8, ep = 2>}
+// expected-error@+1 {{FFN layout tpf x ep x pp = 12 x 2 x 1 = 24 does not divide the grid of 32 GPUs}}
+func.func private @f() attributes {a = #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 12, ep = 2>}
 
 // -----
 
@@ -344,3 +344,23 @@ func.func @f(%x: tensor<4x32xf32>) {
   %y = helix.lm_head %x {weight = "w"} : tensor<4x32xf32> -> tensor<2x10xf32>
   return
 }
+
+// -----
+
+// expected-error@+1 {{'batch' must be positive, got 0}}
+func.func private @f() attributes {a = #helix.plan<strategy = "helix", hardware = "gb200-nvl72", gpus = 8, batch = 0, context_length = 1024>}
+
+// -----
+
+// expected-error@+1 {{plan 'strategy' must not be empty}}
+func.func private @f() attributes {a = #helix.plan<strategy = "", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>}
+
+// -----
+
+// expected-error@+1 {{plan 'ttl_s' must not be negative}}
+func.func private @f() attributes {a = #helix.plan<strategy = "tp", hardware = "h100", gpus = 8, batch = 1, context_length = 1024, ttl_s = -1.0>}
+
+// -----
+
+// expected-error@+1 {{'dp' must be positive, got 0}}
+func.func private @f() attributes {a = #helix.layout<gpus = 8, dp = 0>}

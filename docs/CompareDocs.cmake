@@ -1,0 +1,20 @@
+# Compares generated docs with the committed copies: PAIRS is a ;-list of
+# (generated, committed) paths.
+string(REPLACE "," ";" PAIRS "${PAIRS}")
+list(LENGTH PAIRS n)
+math(EXPR last "${n} - 1")
+set(stale)
+foreach(i RANGE 0 ${last} 2)
+  math(EXPR j "${i} + 1")
+  list(GET PAIRS ${i} generated)
+  list(GET PAIRS ${j} committed)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${generated} ${committed}
+                  RESULT_VARIABLE different)
+  if(different)
+    list(APPEND stale ${committed})
+  endif()
+endforeach()
+if(stale)
+  message(FATAL_ERROR "stale generated docs: ${stale}; run `ninja helix-update-docs`")
+endif()
+message(STATUS "generated docs are up to date")

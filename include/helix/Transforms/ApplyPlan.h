@@ -1,0 +1,36 @@
+//===- ApplyPlan.h - Annotate model IR with a chosen plan -------*- C++ -*-===//
+
+#ifndef HELIX_TRANSFORMS_APPLYPLAN_H
+#define HELIX_TRANSFORMS_APPLYPLAN_H
+
+#include "helix/Cost/Layout.h"
+#include "helix/Cost/Workload.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
+namespace helix {
+
+/// What is recorded on the IR about a chosen configuration.
+struct PlanRecord {
+  Config config;
+  std::string hardware;
+  Workload workload;
+  double ttlS = 0;
+};
+
+/// Sets `layout` on every layout-carrying helix op of the decode step `func`
+/// (attention ops and the output projection get the attention layout; MoE
+/// blocks get TPF x EP; dense FFNs get TPF = GPUs per stage, EP = 1, or the
+/// attention TP group for the Medha-style kvp strategy) and `helix.plan` on
+/// the function. Returns the number of ops annotated.
+int64_t applyPlan(mlir::func::FuncOp func, const PlanRecord &plan);
+
+} // namespace helix
+
+#endif // HELIX_TRANSFORMS_APPLYPLAN_H

@@ -1,0 +1,45 @@
+//===- ApplyPlan.cpp - Annotate model IR with a chosen plan ---------------===//
+
+#include "helix/Transforms/ApplyPlan.h"
+#include "helix/Dialect/Helix/HelixOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::helix;
+
+namespace helix {
+
+int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
+  MLIRContext *ctx = func.getContext();
+  const Layout &l = plan.config.layout;
+  int64_t gpus = l.gpus();
+  auto layoutAttr = [&](int64_t tpf, int64_t ep) {
+    return LayoutAttr::get(ctx, gpus, l.kvp, l.tpa, tpf, ep, l.pp, l.dp);
+  };
+  LayoutAttr main = layoutAttr(l.tpf, l.ep);
+  // A dense FFN has no experts: all of an expert-parallel grid's GPUs shard
+  // it (the kvp strategy keeps its FFN on the attention TP group).
+  LayoutAttr dense = plan.config.strategy == Strategy::KVP
+                         ? layoutAttr(l.tpf * l.ep, 1)
+                         : layoutAttr(gpus / l.pp, 1);
+
+  int64_t annotated = 0;
+  func.walk([&](Operation *op) {
+    LayoutAttr layout = isa<FFNOp>(op) ? dense : main;
+    if (isa<QKVProjOp, AttentionOp, LinearOp, FFNOp, MoEOp, LMHeadOp>(op)) {
+      op->setAttr("layout", layout);
+      ++annotated;
+    }
+  });
+  func->setAttr(
+      "helix.plan",
+      PlanAttr::get(ctx, stringifyStrategy(plan.config.strategy),
+                    plan.hardware, gpus, plan.config.batch,
+                    plan.workload.context,
+                    plan.workload.precision.describe(),
+                    plan.config.effectiveHopB(), APFloat(plan.ttlS)));
+  return annotated;
+}
+
+} // namespace helix

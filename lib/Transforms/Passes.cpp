@@ -1,3 +1,0 @@
-//===- Passes.cpp - helix pass registration -------------------------------===//
-
-#include "helix/Transforms/Passes.h"
