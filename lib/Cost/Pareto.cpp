@@ -15,7 +15,9 @@ std::vector<PlanPoint> paretoFront(std::vector<PlanPoint> points) {
                 return a.tokensPerSecPerGPU > b.tokensPerSecPerGPU;
               if (a.gpus != b.gpus)
                 return a.gpus < b.gpus;
-              return a.config.batch < b.config.batch;
+              if (a.config.batch != b.config.batch)
+                return a.config.batch < b.config.batch;
+              return a.config.effectiveHopB() && !b.config.effectiveHopB();
             });
   std::vector<PlanPoint> front;
   for (const PlanPoint &p : points)

@@ -22,7 +22,8 @@ struct PlanPoint {
 
 /// The points no other point beats on both interactivity and throughput,
 /// sorted by decreasing tokens/s/user (increasing tokens/s/GPU). Of equal
-/// points the one with fewer GPUs, then smaller batch, is kept.
+/// points the one with fewer GPUs, then smaller batch, then HOP-B on, is
+/// kept.
 std::vector<PlanPoint> paretoFront(std::vector<PlanPoint> points);
 
 } // namespace helix

@@ -1,0 +1,76 @@
+//===- BenchSearch.cpp - Speed of the exhaustive planner search -----------===//
+//
+// Runs the full search the paper describes for DeepSeek-R1 at 1M context on
+// GB200 NVL72 (FP4, 1..64 GPUs, every strategy, every batch, HOP-B on and
+// off, with a latency budget so the largest-batch bisection runs too) and
+// prints configurations evaluated per second.
+//
+//   helix-bench-search [--repeat N] [--model r1|llama405b] [--hw NAME]
+//
+//===----------------------------------------------------------------------===//
+
+#include "PaperModels.h"
+
+#include "helix/Cost/Search.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace helix;
+
+int main(int argc, char **argv) {
+  int repeat = 5;
+  std::string modelName = "r1", hwName = defaultHardwareName();
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--repeat"))
+      repeat = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--model"))
+      modelName = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--hw"))
+      hwName = argv[i + 1];
+  }
+  ModelSpec model =
+      modelName == "r1" ? paper::deepSeekR1() : paper::llama405B();
+  Hardware hw;
+  std::string error;
+  if (!loadHardware(hwName, hw, error)) {
+    std::fprintf(stderr, "helix-bench-search: %s\n", error.c_str());
+    return 1;
+  }
+  Workload workload; // 1M context, FP4 everywhere
+  SearchOptions options;
+  options.maxGPUs = 64;
+  options.ttlMs = 20.0;
+
+  std::vector<double> seconds;
+  PlanResult result;
+  for (int i = 0; i < repeat; ++i) {
+    result = search(model, hw, workload, options);
+    seconds.push_back(result.searchSeconds);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  double median = seconds[seconds.size() / 2];
+  std::printf("model %s, hardware %s, context %lld, GPUs 1..%lld, "
+              "strategies all, budget %.0f ms\n",
+              model.name.c_str(), hw.name.c_str(),
+              (long long)workload.context, (long long)options.maxGPUs,
+              options.ttlMs);
+  std::printf("configurations evaluated: %llu\n",
+              (unsigned long long)result.configsEvaluated);
+  std::printf("search time: median %.3f s, min %.3f s, max %.3f s over %d "
+              "runs\n",
+              median, seconds.front(), seconds.back(), repeat);
+  std::printf("configurations per second: %.3g\n",
+              result.configsEvaluated / median);
+  for (const std::string &name : result.order) {
+    const Frontier &f = result.frontiers.at(name);
+    std::printf("  %-14s evaluated %8llu  fit %8llu  front %3zu points\n",
+                name.c_str(), (unsigned long long)f.evaluated,
+                (unsigned long long)f.feasible, f.points.size());
+  }
+  return 0;
+}

@@ -1,0 +1,127 @@
+//===- PlanJSON.cpp - JSON reports of plans and costs ---------------------===//
+
+#include "helix/Plan/PlanJSON.h"
+
+#include "helix/Plan/Gains.h"
+
+#include <nlohmann/json.hpp>
+
+namespace helix {
+
+using ojson = nlohmann::ordered_json;
+
+static ojson layoutJSON(const Layout &l) {
+  return ojson{{"kvp", l.kvp}, {"tpa", l.tpa}, {"tpf", l.tpf},
+               {"ep", l.ep},   {"pp", l.pp},   {"dp", l.dp}};
+}
+
+static ojson pointJSON(const PlanPoint &p) {
+  return ojson{{"gpus", p.gpus},
+               {"batch", p.config.batch},
+               {"layout", layoutJSON(p.config.layout)},
+               {"hopb", p.config.effectiveHopB()},
+               {"ttl_s", p.ttlS},
+               {"tokens_per_sec_per_user", p.tokensPerSecPerUser},
+               {"tokens_per_sec_per_gpu", p.tokensPerSecPerGPU},
+               {"memory_per_gpu_bytes", p.memoryPerGPUBytes},
+               {"strategy", stringifyStrategy(p.strategy)}};
+}
+
+static ojson breakdownJSON(const TimeBreakdown &t) {
+  return ojson{{"kv_read_s", t.kvRead},
+               {"weight_read_s", t.weightRead},
+               {"compute_s", t.compute},
+               {"kernel_overhead_s", t.overhead},
+               {"exposed_comm_s", t.exposedComm},
+               {"pipeline_stall_s", t.pipelineStall}};
+}
+
+void writePlanJSON(std::ostream &os, const PlanResult &r) {
+  const Precision &p = r.workload.precision;
+  ojson j;
+  j["model"] = r.model;
+  j["hardware"] = r.hardware;
+  j["context"] = r.workload.context;
+  j["precision"] = {{"weights", stringifyDType(p.weights)},
+                    {"kv_cache", stringifyDType(p.kvCache)},
+                    {"compute", stringifyDType(p.compute)},
+                    {"nvfp4_block_scales", p.nvfp4BlockScales}};
+  j["ttl_budget_ms"] = r.options.ttlMs > 0 ? ojson(r.options.ttlMs) : ojson();
+  ojson fronts = ojson::object();
+  ojson budget = ojson::object();
+  for (const std::string &name : r.order) {
+    const Frontier &f = r.frontiers.at(name);
+    ojson list = ojson::array();
+    for (const PlanPoint &pt : f.points)
+      list.push_back(pointJSON(pt));
+    fronts[name] = std::move(list);
+    if (r.options.ttlMs > 0)
+      budget[name] = f.budget.found
+                         ? ojson{{"best", pointJSON(f.budget.best)},
+                                 {"largest_batch",
+                                  pointJSON(f.budget.largestBatch)}}
+                         : ojson();
+  }
+  j["frontiers"] = std::move(fronts);
+  if (r.options.ttlMs > 0)
+    j["budget"] = std::move(budget);
+  Gains g = computeGains(r);
+  if (g.interactivity > 0) {
+    j["gains"] = {{"interactivity", g.interactivity}};
+    if (g.haveBudget) {
+      j["gains"]["throughput_at_budget"] = g.throughput;
+      j["gains"]["batch_at_budget"] = g.batch;
+    }
+  }
+  j["configs_evaluated"] = r.configsEvaluated;
+  j["search_seconds"] = r.searchSeconds;
+  os << j.dump(2) << "\n";
+}
+
+void writeCostJSON(std::ostream &os, const Evaluation &ev) {
+  if (!ev.valid()) {
+    os << ojson{{"error", ev.error}}.dump(2) << "\n";
+    return;
+  }
+  ojson j;
+  j["gpus"] = ev.gpus;
+  j["batch"] = ev.batch;
+  j["ttl_s"] = ev.ttlS;
+  j["tokens_per_sec_per_user"] = ev.tokensPerSecPerUser;
+  j["tokens_per_sec_per_gpu"] = ev.tokensPerSecPerGPU;
+  j["memory_per_gpu_bytes"] = ev.memoryPerGPUBytes;
+  j["fits"] = ev.fits;
+  ojson layers = ojson::array();
+  for (const LayerEvaluation &l : ev.layers)
+    layers.push_back(
+        {{"index", l.index},
+         {"attention",
+          {{"kv_bytes_per_gpu", l.attention.kvBytesPerGPU},
+           {"weight_bytes_per_gpu", l.attention.weightBytesPerGPU},
+           {"flops_per_gpu", l.attention.flopsPerGPU},
+           {"time_s", l.attention.timeS}}},
+         {"ffn",
+          {{"weight_bytes_per_gpu", l.ffn.weightBytesPerGPU},
+           {"flops_per_gpu", l.ffn.flopsPerGPU},
+           {"time_s", l.ffn.timeS}}},
+         {"comm", {{"time_s", l.comm.timeS}, {"exposed_s", l.comm.exposedS}}},
+         {"stage", l.stage}});
+  j["layers"] = std::move(layers);
+  j["strategy"] = stringifyStrategy(ev.config.strategy);
+  j["layout"] = layoutJSON(ev.config.layout);
+  j["hopb"] = ev.config.effectiveHopB();
+  j["hopb_slices"] = ev.hopbSlices;
+  j["micro_batch"] = ev.microBatch;
+  j["micro_batches"] = ev.microBatches;
+  j["memory"] = {{"weights_bytes", ev.memory.weights},
+                 {"kv_cache_bytes", ev.memory.kvCache},
+                 {"activations_bytes", ev.memory.activations},
+                 {"hbm_capacity_bytes", ev.hbmCapacityBytes}};
+  j["breakdown"] = breakdownJSON(ev.breakdown);
+  j["step"] = {{"compute_s", ev.step.computeS},
+               {"comm_s", ev.step.commS},
+               {"exposed_s", ev.step.exposedS}};
+  os << j.dump(2) << "\n";
+}
+
+} // namespace helix
