@@ -170,9 +170,12 @@ private:
     if (budget <= 0 || metBudget == 0)
       return;
     // TTL and memory grow with the batch: bisect between the last sweep
-    // batch that met the budget and the first that did not.
+    // batch that met the budget and the first that did not. Explicit batch
+    // lists are taken as they are.
     int64_t lo = metBudget;
     int64_t hi = missedBudget ? missedBudget : options.maxBatch + 1;
+    if (!options.batches.empty())
+      hi = lo + 1;
     while (hi - lo > 1) {
       int64_t mid = lo + (hi - lo) / 2;
       if (price(p, mid, point, frontier) && point.ttlS <= budget)

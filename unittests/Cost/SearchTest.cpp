@@ -62,6 +62,25 @@ TEST(Search, EnumeratesHelixLayouts) {
             7u);
 }
 
+TEST(Search, ExplicitBatchesAreKeptUnderABudget) {
+  Hardware hw;
+  std::string error;
+  ASSERT_TRUE(loadHardware("gb200-nvl72", hw, error));
+  SearchOptions o;
+  o.maxGPUs = 16;
+  o.batches = {8};
+  o.ttlMs = 50;
+  o.strategies = {Strategy::Helix, Strategy::TP};
+  PlanResult r = search(paper::deepSeekR1(), hw, Workload(), o);
+  for (const auto &entry : r.frontiers) {
+    for (const PlanPoint &p : entry.second.points)
+      EXPECT_EQ(p.config.batch, 8) << entry.first;
+    if (entry.second.budget.found) {
+      EXPECT_EQ(entry.second.budget.largestBatch.config.batch, 8);
+    }
+  }
+}
+
 class FullSearch : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {

@@ -29,7 +29,9 @@ struct SearchOptions {
   std::vector<Strategy> strategies;
   /// Token-to-token latency budget in milliseconds; 0 means none.
   double ttlMs = 0;
-  /// Batch sizes to sweep; empty means defaultBatchSweep(maxBatch).
+  /// Batch sizes to sweep; empty means defaultBatchSweep(maxBatch). Under a
+  /// budget the default sweep is refined by bisection (the largest batch is
+  /// exact); an explicit list is used as given.
   std::vector<int64_t> batches;
   int64_t maxBatch = 65536;
 };
