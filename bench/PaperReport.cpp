@@ -6,7 +6,9 @@
 // ablation, the Figure 1 DRAM-read curves, a what-if without fixed latencies
 // and published reference points.
 //
-//   helix-paper-report [--hw NAME]
+//   helix-paper-report [--hw NAME] [--svg-dir DIR]
+//
+// With --svg-dir, also writes DIR/<model>-pareto.svg for both models.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +17,12 @@
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/Search.h"
 #include "helix/Plan/Gains.h"
+#include "helix/Plan/PlanSVG.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -95,6 +99,13 @@ public:
                 h.exposedShare * 100);
   }
 
+  /// Writes the Pareto chart of every strategy to `path`.
+  bool writeSVG(const std::string &path) const {
+    std::ofstream out(path);
+    writePlanSVG(out, all);
+    return bool(out);
+  }
+
   /// One row of the what-if table.
   void summaryRow() {
     BudgetGains b = budgets("tp,tp-pp,ep,kvp", "", false);
@@ -125,6 +136,9 @@ public:
     for (double f : {1.01, 1.05})
       budgets.push_back(b * f);
     std::sort(budgets.begin(), budgets.end());
+    budgets.erase(std::unique(budgets.begin(), budgets.end(),
+                              [](double a, double b) { return b < a * 1.002; }),
+                  budgets.end());
     if (print)
       std::printf("Baseline set: %s.\n\n| TTL budget | Helix tokens/s/GPU | "
                   "baseline tokens/s/GPU | throughput gain | Helix largest "
@@ -320,10 +334,13 @@ void referencePoints() {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string hwName = defaultHardwareName();
-  for (int i = 1; i + 1 < argc; i += 2)
+  std::string hwName = defaultHardwareName(), svgDir;
+  for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--hw"))
       hwName = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--svg-dir"))
+      svgDir = argv[i + 1];
+  }
   Hardware hw;
   std::string error;
   if (!loadHardware(hwName, hw, error)) {
@@ -341,6 +358,13 @@ int main(int argc, char **argv) {
   Report llama(paper::llama405B(), hw, "tp,tp-pp,kvp");
   r1.print();
   llama.print();
+  if (!svgDir.empty() &&
+      !(r1.writeSVG(svgDir + "/deepseek-r1-pareto.svg") &&
+        llama.writeSVG(svgDir + "/llama-405b-pareto.svg"))) {
+    std::fprintf(stderr, "helix-paper-report: cannot write to %s\n",
+                 svgDir.c_str());
+    return 1;
+  }
 
   std::printf("## Figure 1: DRAM read time per layer (Appendix A)\n\n"
               "Batch 8, Q=128, K=8, Hsz=128, H=16384, F=65536, FP4, "
