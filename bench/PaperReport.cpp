@@ -113,8 +113,7 @@ public:
     std::printf("| %s | %.2fx | %.2fx (at %.3f ms) | %.2fx (at %.3f ms) | "
                 "%.1f%% |\n",
                 model.name.c_str(), interactivity(*all.frontier("baseline")),
-                b.throughput, b.throughputAt, b.batch, b.batchAt,
-                h.max * 100);
+                b.throughput, b.throughputAt, b.batch, b.batchAt, h.max * 100);
   }
 
   double interactivity(const Frontier &base) const {
@@ -148,7 +147,8 @@ public:
     BudgetGains best;
     for (double ms : budgets) {
       PlanResult r = run(set, ms);
-      const Frontier &hf = *r.frontier(helixName), &bf = *r.frontier("baseline");
+      const Frontier &hf = *r.frontier(helixName),
+                     &bf = *r.frontier("baseline");
       if (!hf.budget.found)
         continue;
       if (!bf.budget.found) {
@@ -176,8 +176,7 @@ public:
       std::printf("\nWhere both meet the budget: up to **%.2fx** "
                   "tokens/s/GPU (at %.3f ms) and **%.2fx** batch (at %.3f "
                   "ms).\n\n",
-                  best.throughput, best.throughputAt, best.batch,
-                  best.batchAt);
+                  best.throughput, best.throughputAt, best.batch, best.batchAt);
     return best;
   }
 
@@ -261,8 +260,8 @@ private:
 void figure1(const Hardware &base) {
   Hardware hw = appendixA(base);
   ModelSpec model = paper::figure1Model(1);
-  auto row = [&](const std::string &label, Strategy s, int64_t kvp,
-                 int64_t tpa, int64_t tpf, int64_t context) {
+  auto row = [&](const std::string &label, Strategy s, int64_t kvp, int64_t tpa,
+                 int64_t tpf, int64_t context) {
     Config c;
     c.strategy = s;
     c.layout.kvp = kvp;
@@ -285,8 +284,7 @@ void figure1(const Hardware &base) {
   for (int64_t tp : {1, 2, 4, 8, 16, 32, 64})
     row(std::to_string(tp), Strategy::TP, 1, tp, tp, 1000000);
   std::printf("\nMiddle: TP = 8, S varies.\n\n| S%s", head);
-  for (int64_t s : {128000, 256000, 512000, 1000000, 2000000, 4000000,
-                    8000000})
+  for (int64_t s : {128000, 256000, 512000, 1000000, 2000000, 4000000, 8000000})
     row(std::to_string(s / 1000) + "K", Strategy::TP, 1, 8, 8, s);
   std::printf("\nRight: Helix, TPA = 8, TPF = N = 8 x KVP, S = 1M (output "
               "projection sharded N ways).\n\n| KVP%s",
@@ -322,13 +320,14 @@ void referencePoints() {
   }
   Report gb(r1, gb300, "tp,tp-pp,ep", "helix-no-hopb");
   BudgetGains b = gb.budgets("tp,tp-pp,ep,kvp", "", false);
-  std::printf("| DeepSeek-R1 FP4 on GB300 NVL72, 1M context, Helix without "
-              "HOP-B against the baseline front | interactivity %.2fx, "
-              "batch up to %.2fx, tokens/s/GPU up to %.2fx | up to 1.8x "
-              "interactivity and 32x concurrency (TRT-LLM, measured) |\n\n",
-              gb.interactivity(*search(r1, gb300, Workload(), SearchOptions())
-                                    .frontier("baseline")),
-              b.batch, b.throughput);
+  std::printf(
+      "| DeepSeek-R1 FP4 on GB300 NVL72, 1M context, Helix without "
+      "HOP-B against the baseline front | interactivity %.2fx, "
+      "batch up to %.2fx, tokens/s/GPU up to %.2fx | up to 1.8x "
+      "interactivity and 32x concurrency (TRT-LLM, measured) |\n\n",
+      gb.interactivity(
+          *search(r1, gb300, Workload(), SearchOptions()).frontier("baseline")),
+      b.batch, b.throughput);
 }
 
 } // namespace
@@ -358,9 +357,8 @@ int main(int argc, char **argv) {
   Report llama(paper::llama405B(), hw, "tp,tp-pp,kvp");
   r1.print();
   llama.print();
-  if (!svgDir.empty() &&
-      !(r1.writeSVG(svgDir + "/deepseek-r1-pareto.svg") &&
-        llama.writeSVG(svgDir + "/llama-405b-pareto.svg"))) {
+  if (!svgDir.empty() && !(r1.writeSVG(svgDir + "/deepseek-r1-pareto.svg") &&
+                           llama.writeSVG(svgDir + "/llama-405b-pareto.svg"))) {
     std::fprintf(stderr, "helix-paper-report: cannot write to %s\n",
                  svgDir.c_str());
     return 1;

@@ -1,4 +1,5 @@
-//===- Engine.h - Prepared cost model shared by evaluate and search -*- C++ -*-//
+//===- Engine.h - Prepared cost model shared by evaluate and search -*- C++
+//-*-//
 //
 // Private to lib/Cost. Pricing is split in two: prepare() turns a model and a
 // configuration into per-GPU shapes of each class of identical layers (done
@@ -22,10 +23,10 @@ struct Placement {
   enum class Exchange { None, AllToAll, AllGather };
   int64_t stageGPUs = 1;
   int64_t kvp = 1, tpa = 1, dp = 1;
-  int64_t oprojWidth = 1;  // GPUs sharing the output projection
-  int64_t ffnWidth = 1;    // GPUs sharing one copy of the FFN (TPF x EP)
-  int64_t tpf = 1, ep = 1; // MoE grid inside the FFN group
-  int64_t sharedWidth = 1; // GPUs sharing the shared experts
+  int64_t oprojWidth = 1;   // GPUs sharing the output projection
+  int64_t ffnWidth = 1;     // GPUs sharing one copy of the FFN (TPF x EP)
+  int64_t tpf = 1, ep = 1;  // MoE grid inside the FFN group
+  int64_t sharedWidth = 1;  // GPUs sharing the shared experts
   bool tokensSplit = false; // data-parallel attention (ep strategy)
   bool overlap = false;     // batch-wise overlap of the attention exchange
   Exchange exchange = Exchange::None; // how KVP partial outputs are combined
@@ -95,13 +96,12 @@ struct LayerCost {
   TimeBreakdown where() const;
 };
 
-LayerCost costLayer(const Prepared &p, const LayerShape &shape,
-                    int64_t batch);
+LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch);
 
 /// Once-per-step work of the first and last stage.
 struct StepCost {
-  OpCost first; // embedding lookup
-  OpCost last;  // final norm, LM head, sampling
+  OpCost first;          // embedding lookup
+  OpCost last;           // final norm, LM head, sampling
   double firstCommS = 0; // new-token broadcast
   double lastCommS = 0;  // sampling all-gather
   double p2pS = 0;       // one stage-to-stage transfer of a micro-batch

@@ -46,8 +46,8 @@ static std::string checkFFN(const Config &c, const ModelSpec &m) {
   case Strategy::EP:
     if (moe && (l.ep != g || l.tpf != 1))
       return "ep spreads the experts over all " + str(g) +
-             " GPUs of the stage: need tpf=1, ep=" + str(g) + " (got " +
-             grid + ")";
+             " GPUs of the stage: need tpf=1, ep=" + str(g) + " (got " + grid +
+             ")";
     if (!moe && l.tpf != g)
       return "ep on a dense model runs the FFN TP over all " + str(g) +
              " GPUs: need tpf=" + str(g) + " (got tpf=" + str(l.tpf) + ")";
@@ -78,8 +78,9 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
   if (workload.context < 1)
     return "context must be at least 1 token";
   if (config.gpus != 0 && config.gpus != l.gpus())
-    return "layout " + l.str() + " uses " + str(l.gpus()) + " GPUs (pp x kvp x " +
-           "tpa x dp), but " + str(config.gpus) + " were requested";
+    return "layout " + l.str() + " uses " + str(l.gpus()) +
+           " GPUs (pp x kvp x " + "tpa x dp), but " + str(config.gpus) +
+           " were requested";
   if (!hw.supports(workload.precision.compute))
     return "hardware '" + hw.name + "' has no " +
            stringifyDType(workload.precision.compute) +
@@ -96,11 +97,12 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
                     config.strategy == Strategy::HelixNoHopB ||
                     config.strategy == Strategy::KVP;
   if (l.kvp > 1 && !kvpAllowed)
-    return std::string(name) + " does not shard the KV cache (kvp=" +
-           str(l.kvp) + "); use helix or kvp";
+    return std::string(name) +
+           " does not shard the KV cache (kvp=" + str(l.kvp) +
+           "); use helix or kvp";
   if (l.dp > 1 && config.strategy != Strategy::EP)
-    return std::string(name) + " has no data-parallel attention (dp=" +
-           str(l.dp) + "); use ep";
+    return std::string(name) +
+           " has no data-parallel attention (dp=" + str(l.dp) + "); use ep";
   for (const LayerSpec &layer : model.layers) {
     std::string err = checkAttention(config, layer.attention);
     if (!err.empty())

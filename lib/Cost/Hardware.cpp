@@ -154,8 +154,8 @@ public:
     std::sort(points.begin(), points.end());
     for (size_t i = 1; i < points.size(); ++i)
       if (points[i].first == points[i - 1].first)
-        return fail(path, "lists gpus=" + std::to_string(points[i].first) +
-                              " twice");
+        return fail(path,
+                    "lists gpus=" + std::to_string(points[i].first) + " twice");
     params.alphaS = std::move(points);
     return true;
   }
@@ -221,20 +221,20 @@ bool readAll(const json &root, const std::string &origin, bool partial,
                   1e15, hw.peakFlops[i], /*nullMeansZero=*/true))
       return false;
   double eff = hw.gemmEfficiency;
-  bool ok = r.figure("compute.gemm_efficiency", 1.0, eff) &&
-            r.figure("compute.kernel_overhead_us", 1e-6, hw.kernelOverheadS,
-                     /*nullMeansZero=*/false, /*allowZero=*/true) &&
-            r.figure("memory.hbm_capacity_gb", 1e9, hw.hbmCapacityBytes) &&
-            r.figure("memory.hbm_bandwidth_tb_per_s", 1e12, hw.hbmBandwidth) &&
-            r.figure("memory.memory_bound_efficiency", 1.0,
-                     hw.memoryEfficiency) &&
-            r.figure("memory.attention_memory_efficiency", 1.0,
-                     hw.attentionMemoryEfficiency) &&
-            r.figure("interconnect.nvlink_gb_per_s_per_direction", 1e9,
-                     hw.nvlinkBandwidth) &&
-            r.integer("interconnect.nvlink_domain_gpus", hw.nvlinkDomain) &&
-            r.figure("interconnect.scale_out_gb_per_s_per_direction", 1e9,
-                     hw.scaleOutBandwidth);
+  bool ok =
+      r.figure("compute.gemm_efficiency", 1.0, eff) &&
+      r.figure("compute.kernel_overhead_us", 1e-6, hw.kernelOverheadS,
+               /*nullMeansZero=*/false, /*allowZero=*/true) &&
+      r.figure("memory.hbm_capacity_gb", 1e9, hw.hbmCapacityBytes) &&
+      r.figure("memory.hbm_bandwidth_tb_per_s", 1e12, hw.hbmBandwidth) &&
+      r.figure("memory.memory_bound_efficiency", 1.0, hw.memoryEfficiency) &&
+      r.figure("memory.attention_memory_efficiency", 1.0,
+               hw.attentionMemoryEfficiency) &&
+      r.figure("interconnect.nvlink_gb_per_s_per_direction", 1e9,
+               hw.nvlinkBandwidth) &&
+      r.integer("interconnect.nvlink_domain_gpus", hw.nvlinkDomain) &&
+      r.figure("interconnect.scale_out_gb_per_s_per_direction", 1e9,
+               hw.scaleOutBandwidth);
   if (!ok)
     return false;
   hw.gemmEfficiency = eff;
@@ -246,8 +246,8 @@ bool readAll(const json &root, const std::string &origin, bool partial,
         !r.figure(base + ".bus_efficiency", 1.0, c.busEfficiency))
       return false;
   }
-  for (double e : {hw.gemmEfficiency, hw.memoryEfficiency,
-                   hw.attentionMemoryEfficiency})
+  for (double e :
+       {hw.gemmEfficiency, hw.memoryEfficiency, hw.attentionMemoryEfficiency})
     if (e > 1.0) {
       error = origin + ": an efficiency figure is above 1";
       return false;

@@ -33,8 +33,8 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Attention block: projections, attention kernel, KVP combine, output
 /// projection and their collectives.
-static void costAttention(const Prepared &p, const LayerShape &s,
-                          int64_t batch, LayerCost &c) {
+static void costAttention(const Prepared &p, const LayerShape &s, int64_t batch,
+                          LayerCost &c) {
   const Hardware &hw = *p.hw;
   const Placement &pl = p.place;
   const DType math = p.precision.compute;
@@ -47,10 +47,10 @@ static void costAttention(const Prepared &p, const LayerShape &s,
 
   c.qkv = roofline(hw, math, 2.0 * b * s.qkvParams, s.qkvParams * wb, 0,
                    b * (h + s.qkvOutWidth) * act, s.qkvKernels);
-  c.core = roofline(hw, math, b * s.coreFlopsPerRequest, 0,
-                    b * s.kvValuesPerToken * s.tokensRead * kvb,
-                    b * s.qHeads * (s.qkDim + s.outHeadDim) * act,
-                    s.coreKernels);
+  c.core =
+      roofline(hw, math, b * s.coreFlopsPerRequest, 0,
+               b * s.kvValuesPerToken * s.tokensRead * kvb,
+               b * s.qHeads * (s.qkDim + s.outHeadDim) * act, s.coreKernels);
   // Partial outputs and one fp32 log-sum-exp per head and request.
   const double partials = b * s.qHeads * (s.outHeadDim * act + 4.0);
   if (pl.kvp > 1)
@@ -120,10 +120,9 @@ static void costFFN(const Prepared &p, const LayerShape &s, int64_t batch,
                      tokens * (2.0 * h + 1.5 * s.ffnWidth) * act, 3);
     const double bytes = tokens * h * act;
     if (pl.tokensSplit)
-      comm = collectiveTime(hw, CollectiveKind::AllGather, pl.ffnWidth,
-                            bytes) +
-             collectiveTime(hw, CollectiveKind::ReduceScatter, pl.ffnWidth,
-                            bytes);
+      comm =
+          collectiveTime(hw, CollectiveKind::AllGather, pl.ffnWidth, bytes) +
+          collectiveTime(hw, CollectiveKind::ReduceScatter, pl.ffnWidth, bytes);
     else
       comm = collectiveTime(hw, CollectiveKind::AllReduce, pl.ffnWidth, bytes);
     c.commS += comm;
@@ -132,14 +131,13 @@ static void costFFN(const Prepared &p, const LayerShape &s, int64_t batch,
   }
 
   // Norm, router GEMM and top-k over the tokens this GPU holds.
-  c.ffn = roofline(hw, math, 2.0 * held * s.routerParams,
-                   s.routerParams * wb, 0,
-                   held * (2.0 * h + s.numExperts) * act, 3);
+  c.ffn = roofline(hw, math, 2.0 * held * s.routerParams, s.routerParams * wb,
+                   0, held * (2.0 * h + s.numExperts) * act, 3);
   // Routed experts: T*k/EP token-expert pairs land on this GPU's experts;
   // only the distinct experts they activate are read.
   const double pairs = tokens * s.topK / pl.ep;
-  c.activeExperts = expectedDistinctExperts(s.localExperts, s.numExperts,
-                                            s.topK, tokens);
+  c.activeExperts =
+      expectedDistinctExperts(s.localExperts, s.numExperts, s.topK, tokens);
   c.ffn += roofline(hw, math, 2.0 * pairs * s.expertParams,
                     c.activeExperts * s.expertParams * wb, 0,
                     pairs * (2.0 * h + 1.5 * s.expertWidth) * act, 2);
@@ -164,8 +162,7 @@ static void costFFN(const Prepared &p, const LayerShape &s, int64_t batch,
   c.exposedS += comm;
 }
 
-LayerCost costLayer(const Prepared &p, const LayerShape &shape,
-                    int64_t batch) {
+LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch) {
   LayerCost c;
   costAttention(p, shape, batch, c);
   costFFN(p, shape, batch, c);

@@ -136,8 +136,8 @@ bool parseLayout(const std::string &text, Layout &layout, std::string &error) {
     char *end = nullptr;
     long long v = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0' || v < 1) {
-      error = "layout value '" + key + "=" + value +
-              "' must be a positive integer";
+      error =
+          "layout value '" + key + "=" + value + "' must be a positive integer";
       return false;
     }
     *field = v;

@@ -23,8 +23,8 @@ Placement placementFor(const Config &config) {
   case Strategy::HelixNoHopB:
     p.oprojWidth = p.stageGPUs;
     p.ffnWidth = p.stageGPUs;
-    p.exchange = l.kvp > 1 ? Placement::Exchange::AllToAll
-                           : Placement::Exchange::None;
+    p.exchange =
+        l.kvp > 1 ? Placement::Exchange::AllToAll : Placement::Exchange::None;
     break;
   case Strategy::TP:
   case Strategy::TPPP:
@@ -39,8 +39,8 @@ Placement placementFor(const Config &config) {
   case Strategy::KVP:
     p.oprojWidth = l.tpa;
     p.ffnWidth = l.tpa;
-    p.exchange = l.kvp > 1 ? Placement::Exchange::AllGather
-                           : Placement::Exchange::None;
+    p.exchange =
+        l.kvp > 1 ? Placement::Exchange::AllGather : Placement::Exchange::None;
     break;
   }
   // Shared experts are sharded over the GPUs that hold the same tokens.
@@ -96,20 +96,20 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
     s.qkDim = double(a.kvLoraRank + a.qkRopeHeadDim);
     s.vDim = double(a.kvLoraRank);
     s.qkvOutWidth = s.qHeads * s.qkDim + s.qkDim;
-    s.qkvKernels = 5; // norm, q_a+kv_a, latent norms, q_b, W_UK + RoPE
+    s.qkvKernels = 5;  // norm, q_a+kv_a, latent norms, q_b, W_UK + RoPE
     s.coreKernels = 3; // attention split + combine, W_UV
   } else {
     s.qkDim = double(a.headDim);
     s.vDim = double(a.vHeadDim);
     s.qkvOutWidth = s.qHeads * a.headDim + localKV * (a.headDim + a.vHeadDim);
-    s.qkvKernels = 3; // norm, QKV GEMM, RoPE + KV append
+    s.qkvKernels = 3;  // norm, QKV GEMM, RoPE + KV append
     s.coreKernels = 2; // flash-decoding split + combine
   }
   // KV: a GPU holds ceil(K / TPA) of the K heads (all of MLA's latent).
   s.kvValuesPerToken =
       double(a.kvValuesPerToken()) * double(localKV) / double(kvHeads);
-  int64_t window = a.slidingWindow > 0 ? std::min(a.slidingWindow, context)
-                                       : context;
+  int64_t window =
+      a.slidingWindow > 0 ? std::min(a.slidingWindow, context) : context;
   s.tokensRead = double(window) / double(pl.kvp);
   s.tokensStored = double(ceilDiv(window, pl.kvp));
   // Per query head per context token: q.k then p.v.
@@ -130,8 +130,8 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
   s.localExperts = double(m.numExperts) / pl.ep;
   s.expertParams = double(expertParameterCount(m, model.hiddenSize)) / pl.tpf;
   s.expertWidth = 2.0 * double(m.expertIntermediate) / pl.tpf;
-  s.sharedParams = double(sharedExpertParameterCount(m, model.hiddenSize)) /
-                   pl.sharedWidth;
+  s.sharedParams =
+      double(sharedExpertParameterCount(m, model.hiddenSize)) / pl.sharedWidth;
   s.routerParams = double(routerParameterCount(m, model.hiddenSize));
   s.residentFFNParams =
       s.localExperts * s.expertParams + s.sharedParams + s.routerParams;
@@ -164,8 +164,7 @@ void prepare(const ModelSpec &model, const Hardware &hw,
     if (cls < 0) {
       cls = int64_t(representative.size());
       representative.push_back(i);
-      out.classes.push_back(
-          shapeOf(layer, model, out.place, workload.context));
+      out.classes.push_back(shapeOf(layer, model, out.place, workload.context));
     }
     out.classOfLayer[i] = cls;
   }

@@ -16,7 +16,7 @@ std::vector<int64_t> defaultBatchSweep(int64_t maxBatch) {
   std::vector<int64_t> batches;
   for (int64_t b = 1; b <= std::min<int64_t>(16, maxBatch); ++b)
     batches.push_back(b);
-  for (int k = 17; ; ++k) {
+  for (int k = 17;; ++k) {
     int64_t b = int64_t(std::llround(std::pow(2.0, k / 4.0)));
     if (b > maxBatch)
       break;
@@ -39,8 +39,7 @@ static std::vector<int64_t> divisors(int64_t n) {
   return d;
 }
 
-std::vector<Layout> enumerateLayouts(const ModelSpec &model,
-                                     const Hardware &hw,
+std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
                                      const Workload &workload,
                                      Strategy strategy, int64_t gpus) {
   bool moe = model.numMoELayers() > 0;
@@ -268,9 +267,9 @@ PlanResult search(const ModelSpec &model, const Hardware &hw,
     r.order.push_back(baseline.name);
     r.frontiers[baseline.name] = std::move(baseline);
   }
-  r.searchSeconds = std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+  r.searchSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return r;
 }
 

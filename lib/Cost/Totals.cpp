@@ -41,16 +41,14 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
       if (n == 0)
         continue;
       const LayerShape &s = p.classes[c];
-      m.weights += n * (s.qkvParams + s.oprojParams + 2.0 * h +
-                        s.residentFFNParams) *
-                   wb;
-      m.kvCache +=
-          n * requests * s.kvValuesPerToken * s.tokensStored * kvb;
+      m.weights +=
+          n * (s.qkvParams + s.oprojParams + 2.0 * h + s.residentFFNParams) *
+          wb;
+      m.kvCache += n * requests * s.kvValuesPerToken * s.tokensStored * kvb;
       // fp32 partial outputs + LSE (send and receive buffers, or all KVP
       // ranks' when gathered), QKV outputs, FFN or expert intermediates.
-      double copies = pl.exchange == Placement::Exchange::AllGather
-                          ? double(pl.kvp)
-                          : 2.0;
+      double copies =
+          pl.exchange == Placement::Exchange::AllGather ? double(pl.kvp) : 2.0;
       double ws = copies * mb * s.qHeads * (s.outHeadDim + 1.0) * 4.0 +
                   mb * s.qkvOutWidth * act;
       ws += s.moe ? mb * s.topK * (h + s.expertWidth) * act

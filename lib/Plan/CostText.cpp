@@ -45,10 +45,9 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
     return;
   }
   const Config &c = ev.config;
-  os << model.name << " on " << hw.name << ": "
-     << stringifyStrategy(c.strategy) << " " << c.layout.str() << " ("
-     << ev.gpus << " GPUs), batch " << ev.batch << ", HOP-B "
-     << (c.effectiveHopB() ? "on" : "off") << "\n";
+  os << model.name << " on " << hw.name << ": " << stringifyStrategy(c.strategy)
+     << " " << c.layout.str() << " (" << ev.gpus << " GPUs), batch " << ev.batch
+     << ", HOP-B " << (c.effectiveHopB() ? "on" : "off") << "\n";
   os << "Context " << fmt::count(w.context) << " tokens, "
      << w.precision.describe() << "\n\n";
   os << "TTL " << fmt::duration(ev.ttlS) << ": "
@@ -64,8 +63,8 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
      << fmt::bytes(ev.hbmCapacityBytes) << " (weights "
      << fmt::bytes(ev.memory.weights) << ", KV cache "
      << fmt::bytes(ev.memory.kvCache) << ", activations "
-     << fmt::bytes(ev.memory.activations) << "): "
-     << (ev.fits ? "fits" : "DOES NOT FIT") << "\n\n";
+     << fmt::bytes(ev.memory.activations)
+     << "): " << (ev.fits ? "fits" : "DOES NOT FIT") << "\n\n";
 
   os << "Where time goes:\n";
   writeTimeTable(os, ev.breakdown, "  ");
@@ -80,17 +79,19 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
     os << "  layers " << ev.layers[i].index;
     if (j - i > 1)
       os << "-" << ev.layers[j - 1].index;
-    os << " (" << (j - i) << " x " << stringifyAttentionKind(spec.attention.kind)
+    os << " (" << (j - i) << " x "
+       << stringifyAttentionKind(spec.attention.kind)
        << (spec.isMoE ? " + MoE" : " + dense FFN");
     if (c.layout.pp > 1)
       os << ", stage " << l.stage;
     os << "): " << fmt::duration(l.timeS) << " each\n";
-    os << "    attention  " << fmt::pad(fmt::duration(l.attention.timeS), 9, true)
-       << "  KV " << fmt::bytes(l.attention.kvBytesPerGPU) << ", weights "
+    os << "    attention  "
+       << fmt::pad(fmt::duration(l.attention.timeS), 9, true) << "  KV "
+       << fmt::bytes(l.attention.kvBytesPerGPU) << ", weights "
        << fmt::bytes(l.attention.weightBytesPerGPU) << ", "
        << flops(l.attention.flopsPerGPU) << "; attention kernel "
-       << bound(l.attention.coreComputeS, l.attention.coreMemoryS)
-       << " (math " << fmt::duration(l.attention.coreComputeS) << ", KV "
+       << bound(l.attention.coreComputeS, l.attention.coreMemoryS) << " (math "
+       << fmt::duration(l.attention.coreComputeS) << ", KV "
        << fmt::duration(l.attention.coreMemoryS) << ")\n";
     os << "    FFN        " << fmt::pad(fmt::duration(l.ffn.timeS), 9, true)
        << "  weights " << fmt::bytes(l.ffn.weightBytesPerGPU) << ", "

@@ -28,12 +28,10 @@ static ojson pointJSON(const PlanPoint &p) {
 }
 
 static ojson breakdownJSON(const TimeBreakdown &t) {
-  return ojson{{"kv_read_s", t.kvRead},
-               {"weight_read_s", t.weightRead},
-               {"compute_s", t.compute},
-               {"kernel_overhead_s", t.overhead},
-               {"exposed_comm_s", t.exposedComm},
-               {"pipeline_stall_s", t.pipelineStall}};
+  return ojson{
+      {"kv_read_s", t.kvRead},           {"weight_read_s", t.weightRead},
+      {"compute_s", t.compute},          {"kernel_overhead_s", t.overhead},
+      {"exposed_comm_s", t.exposedComm}, {"pipeline_stall_s", t.pipelineStall}};
 }
 
 void writePlanJSON(std::ostream &os, const PlanResult &r) {
@@ -56,11 +54,11 @@ void writePlanJSON(std::ostream &os, const PlanResult &r) {
       list.push_back(pointJSON(pt));
     fronts[name] = std::move(list);
     if (r.options.ttlMs > 0)
-      budget[name] = f.budget.found
-                         ? ojson{{"best", pointJSON(f.budget.best)},
-                                 {"largest_batch",
-                                  pointJSON(f.budget.largestBatch)}}
-                         : ojson();
+      budget[name] =
+          f.budget.found
+              ? ojson{{"best", pointJSON(f.budget.best)},
+                      {"largest_batch", pointJSON(f.budget.largestBatch)}}
+              : ojson();
   }
   j["frontiers"] = std::move(fronts);
   if (r.options.ttlMs > 0)

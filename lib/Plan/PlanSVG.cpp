@@ -38,8 +38,8 @@ Style styleOf(const std::string &name) {
 
 /// A log10 axis between 1-2-5 values around [lo, hi].
 struct LogAxis {
-  double lo, hi;   // data range after snapping
-  double p0, p1;   // pixel range
+  double lo, hi; // data range after snapping
+  double p0, p1; // pixel range
   double map(double v) const {
     return p0 + (std::log10(v) - std::log10(lo)) /
                     (std::log10(hi) - std::log10(lo)) * (p1 - p0);
@@ -127,8 +127,8 @@ void writePlanSVG(std::ostream &os, const PlanResult &r,
                           ? r.model + " on " + r.hardware + ": Pareto fronts"
                           : opt.title;
   const Precision &pr = r.workload.precision;
-  std::string subtitle = fmt::count(r.workload.context) +
-                         "-token context, " + pr.describe() + ", " +
+  std::string subtitle = fmt::count(r.workload.context) + "-token context, " +
+                         pr.describe() + ", " +
                          std::to_string(r.options.minGPUs) + "-" +
                          std::to_string(r.options.maxGPUs) + " GPUs";
 
@@ -167,8 +167,7 @@ void writePlanSVG(std::ostream &os, const PlanResult &r,
   os << "<text x=\"" << (left + right) / 2 << "\" y=\"" << bottom + 44
      << "\" font-size=\"14\" text-anchor=\"middle\">Interactivity "
         "(tokens/s/user = 1 / TTL)</text>\n";
-  os << "<text transform=\"translate(" << left - 58 << ","
-     << (top + bottom) / 2
+  os << "<text transform=\"translate(" << left - 58 << "," << (top + bottom) / 2
      << ") rotate(-90)\" font-size=\"14\" text-anchor=\"middle\">Throughput "
         "(tokens/s/GPU)</text>\n";
 
@@ -200,8 +199,8 @@ void writePlanSVG(std::ostream &os, const PlanResult &r,
     if (f.empty())
       continue;
     Style s = styleOf(name);
-    bool faint = name != "helix" && name != "baseline" &&
-                 name != "helix-no-hopb";
+    bool faint =
+        name != "helix" && name != "baseline" && name != "helix-no-hopb";
     os << "<g stroke=\"" << s.color << "\" fill=\"" << s.color << "\""
        << (faint ? " opacity=\"0.75\"" : "") << ">\n<polyline fill=\"none\" "
        << "stroke-width=\"" << s.width << "\" stroke-linejoin=\"round\""
@@ -215,8 +214,8 @@ void writePlanSVG(std::ostream &os, const PlanResult &r,
     for (const PlanPoint &p : f.points)
       if (!*s.dash || name == "baseline")
         os << "<circle cx=\"" << x.map(p.tokensPerSecPerUser) << "\" cy=\""
-           << y.map(p.tokensPerSecPerGPU) << "\" r=\""
-           << (faint ? 2.2 : 2.8) << "\" stroke=\"none\"/>\n";
+           << y.map(p.tokensPerSecPerGPU) << "\" r=\"" << (faint ? 2.2 : 2.8)
+           << "\" stroke=\"none\"/>\n";
     if (const PlanPoint *c = chosenPoint(r, f))
       if (name == "helix" || name == "baseline")
         os << "<circle cx=\"" << x.map(c->tokensPerSecPerUser) << "\" cy=\""

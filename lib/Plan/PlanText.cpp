@@ -22,8 +22,7 @@ void pointHeader(std::ostream &os) {
      << fmt::pad("mem/GPU", 10, true) << "\n";
 }
 
-void pointRow(std::ostream &os, const std::string &label,
-              const PlanPoint &p) {
+void pointRow(std::ostream &os, const std::string &label, const PlanPoint &p) {
   os << "  " << fmt::pad(label, 22) << fmt::pad(std::to_string(p.gpus), 5, true)
      << "  " << fmt::pad(p.config.layout.str(), 31)
      << fmt::pad(std::to_string(p.config.batch), 6, true)
@@ -51,9 +50,8 @@ std::vector<size_t> thin(size_t n, size_t max) {
 
 /// Prints the chosen point of frontier `name` (and its largest batch under
 /// the budget when that differs) and returns it in `out`.
-void chosenBlock(std::ostream &os, const PlanResult &r,
-                 const std::string &name, const std::string &label,
-                 const PlanPoint *&out) {
+void chosenBlock(std::ostream &os, const PlanResult &r, const std::string &name,
+                 const std::string &label, const PlanPoint *&out) {
   const Frontier *f = r.frontier(name);
   out = f ? chosenPoint(r, *f) : nullptr;
   if (!f)
@@ -82,8 +80,7 @@ void writePlanSummary(std::ostream &os, const PlanResult &r,
      << r.workload.precision.describe() << "\n";
   os << "Searched " << fmt::count(int64_t(r.configsEvaluated))
      << " configurations (" << r.options.minGPUs << ".." << r.options.maxGPUs
-     << " GPUs, all batches) in " << fmt::fixed(r.searchSeconds, 3)
-     << " s.\n";
+     << " GPUs, all batches) in " << fmt::fixed(r.searchSeconds, 3) << " s.\n";
   if (budget)
     os << "Latency budget: TTL <= " << fmt::number(r.options.ttlMs)
        << " ms (>= " << fmt::number(1000.0 / r.options.ttlMs)
@@ -107,20 +104,19 @@ void writePlanSummary(std::ostream &os, const PlanResult &r,
     if (g.haveBudget) {
       os << "  throughput at the budget:          " << fmt::ratio(g.throughput)
          << "  (" << fmt::number(h.budget.best.tokensPerSecPerGPU) << " vs "
-         << fmt::number(b.budget.best.tokensPerSecPerGPU)
-         << " tokens/s/GPU)\n";
+         << fmt::number(b.budget.best.tokensPerSecPerGPU) << " tokens/s/GPU)\n";
       os << "  batch at the budget:               " << fmt::ratio(g.batch)
-         << "  (largest batch " << h.budget.largestBatch.config.batch
-         << " vs " << b.budget.largestBatch.config.batch << ")\n";
+         << "  (largest batch " << h.budget.largestBatch.config.batch << " vs "
+         << b.budget.largestBatch.config.batch << ")\n";
     } else if (budget) {
       os << "  (one side has no configuration under the budget)\n";
     }
   }
 
   Workload w = r.workload;
-  for (auto [label, pt] : {std::pair<const char *, const PlanPoint *>{
-                               "Helix", helixPt},
-                           {"Baseline", basePt}}) {
+  for (auto [label, pt] :
+       {std::pair<const char *, const PlanPoint *>{"Helix", helixPt},
+        {"Baseline", basePt}}) {
     if (!pt)
       continue;
     Evaluation ev = evaluate(model, hw, w, pt->config);
@@ -128,8 +124,8 @@ void writePlanSummary(std::ostream &os, const PlanResult &r,
       continue;
     os << "\nWhere time goes, " << label << " ("
        << stringifyStrategy(pt->strategy) << " " << pt->config.layout.str()
-       << ", batch " << pt->config.batch << "): TTL "
-       << fmt::duration(ev.ttlS) << "\n";
+       << ", batch " << pt->config.batch << "): TTL " << fmt::duration(ev.ttlS)
+       << "\n";
     writeTimeTable(os, ev.breakdown, "  ");
   }
 
@@ -149,8 +145,7 @@ void writePlanSummary(std::ostream &os, const PlanResult &r,
     pointHeader(os);
     for (size_t i : rows) {
       const PlanPoint &p = f.points[i];
-      pointRow(os, name == "baseline" ? stringifyStrategy(p.strategy) : "",
-               p);
+      pointRow(os, name == "baseline" ? stringifyStrategy(p.strategy) : "", p);
     }
   }
 }

@@ -1,7 +1,7 @@
 //===- HardwareTest.cpp - Presets and hardware JSON loading ---------------===//
 
-#include "helix/Cost/Evaluate.h"
 #include "helix/Cost/Hardware.h"
+#include "helix/Cost/Evaluate.h"
 
 #include "PaperModels.h"
 
@@ -22,7 +22,8 @@ std::string writeTemp(const std::string &name, const std::string &text) {
 
 TEST(Hardware, PresetsAreListedAndLoad) {
   std::vector<std::string> names = listHardwarePresets();
-  for (const char *want : {"b200", "gb200-nvl72", "gb300-nvl72", "h100", "h200"})
+  for (const char *want :
+       {"b200", "gb200-nvl72", "gb300-nvl72", "h100", "h200"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   EXPECT_STREQ(defaultHardwareName(), "gb200-nvl72");
   for (const std::string &n : names) {
@@ -134,9 +135,8 @@ TEST(Hardware, BadValueNamesField) {
 }
 
 TEST(Hardware, UserFileOverridesBasePreset) {
-  std::string path = writeTemp(
-      "mine.json",
-      R"({"base": "gb200-nvl72", "name": "gb200-slow",
+  std::string path = writeTemp("mine.json",
+                               R"({"base": "gb200-nvl72", "name": "gb200-slow",
           "memory": {"hbm_bandwidth_tb_per_s":
                      {"value": 4.0, "source": "what-if"}}})");
   Hardware hw;
@@ -147,7 +147,8 @@ TEST(Hardware, UserFileOverridesBasePreset) {
   EXPECT_DOUBLE_EQ(hw.hbmCapacityBytes, 186e9);
   bool found = false;
   for (const auto &s : hw.sources)
-    found |= s.first == "memory.hbm_bandwidth_tb_per_s" && s.second == "what-if";
+    found |=
+        s.first == "memory.hbm_bandwidth_tb_per_s" && s.second == "what-if";
   EXPECT_TRUE(found);
 }
 

@@ -35,9 +35,8 @@ TEST(HopB, OverlapPicksSlicesWhenBandwidthBound) {
   EXPECT_EQ(on.slices, 16);
   EXPECT_NEAR(on.timeS, 16e-6 + 0.6e-6, 1e-15);
   EXPECT_NEAR(on.exposedS, 0.6e-6, 1e-15);
-  OverlapResult off = overlapWithCollective(hw, 16, compute,
-                                            CollectiveKind::AllToAll, 16,
-                                            bytes, /*overlap=*/false);
+  OverlapResult off = overlapWithCollective(
+      hw, 16, compute, CollectiveKind::AllToAll, 16, bytes, /*overlap=*/false);
   EXPECT_EQ(off.slices, 1);
   EXPECT_NEAR(off.timeS, 16e-6 + 9.6e-6, 1e-15);
 }
@@ -50,9 +49,9 @@ TEST(HopB, LatencyBoundExchangeIsNotSliced) {
     c.alphaS = {{2, 10e-6}};
   OpCost compute;
   compute.timeS = 20e-6;
-  OverlapResult o = overlapWithCollective(hw, 8, compute,
-                                          CollectiveKind::AllToAll, 8, 1000,
-                                          /*overlap=*/true);
+  OverlapResult o =
+      overlapWithCollective(hw, 8, compute, CollectiveKind::AllToAll, 8, 1000,
+                            /*overlap=*/true);
   EXPECT_EQ(o.slices, 1);
 }
 

@@ -37,13 +37,12 @@ TEST(MLA, LatentKVBytesAndFlopsByHand) {
   // Absorbed projections (q_a, q_b, kv_a, W_UK/W_UV = kv_b) for 64 tokens,
   // attention over 128 heads: 2*(512+64) for q.k and 2*512 for p.v per
   // head per token, and the output projection's 1/64 shard.
-  const double qkv = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 +
-                     7168.0 * 576 + 512 + 512.0 * 128 * (128 + 128);
+  const double qkv = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 +
+                     512 + 512.0 * 128 * (128 + 128);
   const double core = 64.0 * 128 * (1e6 / 64) * (2.0 * 576 + 2.0 * 512);
   const double oproj = 128.0 * 128 * 7168 / 64;
   EXPECT_NEAR(a.flopsPerGPU,
-              2 * 64 * qkv + core + 2 * 64 * oproj + 3.0 * 64 * 128 * 128,
-              1.0);
+              2 * 64 * qkv + core + 2 * 64 * oproj + 3.0 * 64 * 128 * 128, 1.0);
   EXPECT_NEAR(a.weightBytesPerGPU, (qkv + oproj) * 0.5, 1e-6);
 }
 

@@ -1,7 +1,7 @@
 //===- MoETest.cpp - Expected distinct experts of a batch -----------------===//
 
-#include "helix/Cost/Evaluate.h"
 #include "helix/Cost/MoE.h"
+#include "helix/Cost/Evaluate.h"
 
 #include "PaperModels.h"
 #include "TestHardware.h"
@@ -56,8 +56,8 @@ TEST(MoE, FFNWeightBytesOfDeepSeekLayer) {
   EXPECT_NEAR(ev.layers.at(0).ffn.weightBytesPerGPU,
               3.0 * 7168 * 18432 / 64 * 0.5, 1e-6);
   // FLOPs: 8/64 token-expert pairs per GPU, the shared-expert shard, router.
-  const double flops = 2.0 * (8.0 / 64) * expert + 2.0 * expert / 64 +
-                       2.0 * 7168 * 256;
+  const double flops =
+      2.0 * (8.0 / 64) * expert + 2.0 * expert / 64 + 2.0 * 7168 * 256;
   EXPECT_NEAR(moe.ffn.flopsPerGPU, flops, 1e-3);
 }
 

@@ -1,7 +1,7 @@
 //===- SearchTest.cpp - Exhaustive search and Pareto fronts ---------------===//
 
-#include "helix/Cost/Evaluate.h"
 #include "helix/Cost/Search.h"
+#include "helix/Cost/Evaluate.h"
 
 #include "PaperModels.h"
 
@@ -21,9 +21,9 @@ PlanPoint point(double user, double gpu, int64_t gpus = 1) {
 }
 
 TEST(Pareto, KeepsOnlyUndominatedPoints) {
-  std::vector<PlanPoint> front = paretoFront(
-      {point(10, 1), point(5, 5), point(8, 2), point(4, 4), point(1, 9),
-       point(8, 2, 4), point(2, 9)});
+  std::vector<PlanPoint> front =
+      paretoFront({point(10, 1), point(5, 5), point(8, 2), point(4, 4),
+                   point(1, 9), point(8, 2, 4), point(2, 9)});
   ASSERT_EQ(front.size(), 4u);
   EXPECT_EQ(front[0].tokensPerSecPerUser, 10);
   EXPECT_EQ(front[1].tokensPerSecPerUser, 8);
@@ -47,8 +47,8 @@ TEST(Search, EnumeratesHelixLayouts) {
   Hardware hw;
   std::string error;
   ASSERT_TRUE(loadHardware("gb200-nvl72", hw, error));
-  std::vector<Layout> ls = enumerateLayouts(paper::llama405B(), hw,
-                                            Workload(), Strategy::Helix, 64);
+  std::vector<Layout> ls =
+      enumerateLayouts(paper::llama405B(), hw, Workload(), Strategy::Helix, 64);
   // TPA in {1, 2, 4, 8}, KVP = 64 / TPA, dense FFN TPF = 64.
   ASSERT_EQ(ls.size(), 4u);
   for (const Layout &l : ls) {
@@ -56,10 +56,10 @@ TEST(Search, EnumeratesHelixLayouts) {
     EXPECT_EQ(l.tpf, 64);
   }
   // DeepSeek-R1: TPA = 1 (one latent head), TPF x EP over 64 GPUs.
-  EXPECT_EQ(enumerateLayouts(paper::deepSeekR1(), hw, Workload(),
-                             Strategy::Helix, 64)
-                .size(),
-            7u);
+  EXPECT_EQ(
+      enumerateLayouts(paper::deepSeekR1(), hw, Workload(), Strategy::Helix, 64)
+          .size(),
+      7u);
 }
 
 TEST(Search, ExplicitBatchesAreKeptUnderABudget) {

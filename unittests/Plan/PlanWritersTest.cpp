@@ -53,10 +53,9 @@ TEST_F(PlanWriters, PlanJSONSchema) {
     EXPECT_EQ(list.size(), result.frontier(name)->points.size());
     double lastUser = 1e300;
     for (const json &p : list) {
-      for (const char *key :
-           {"gpus", "batch", "layout", "hopb", "ttl_s",
-            "tokens_per_sec_per_user", "tokens_per_sec_per_gpu",
-            "memory_per_gpu_bytes"})
+      for (const char *key : {"gpus", "batch", "layout", "hopb", "ttl_s",
+                              "tokens_per_sec_per_user",
+                              "tokens_per_sec_per_gpu", "memory_per_gpu_bytes"})
         EXPECT_TRUE(p.contains(key)) << key;
       for (const char *key : {"kvp", "tpa", "tpf", "ep", "pp"})
         EXPECT_TRUE(p["layout"][key].is_number_integer()) << key;
@@ -92,8 +91,8 @@ TEST_F(PlanWriters, CostJSONSchema) {
   ASSERT_EQ(j["layers"].size(), 61u);
   const json &l = j["layers"][5];
   EXPECT_EQ(l["index"], 5);
-  for (const char *key : {"kv_bytes_per_gpu", "weight_bytes_per_gpu",
-                          "flops_per_gpu", "time_s"})
+  for (const char *key :
+       {"kv_bytes_per_gpu", "weight_bytes_per_gpu", "flops_per_gpu", "time_s"})
     EXPECT_TRUE(l["attention"][key].is_number()) << key;
   for (const char *key : {"weight_bytes_per_gpu", "flops_per_gpu", "time_s"})
     EXPECT_TRUE(l["ffn"][key].is_number()) << key;
@@ -182,16 +181,15 @@ TEST_F(PlanWriters, CostText) {
   std::ostringstream os;
   writeCostText(os, ev, model, hw, Workload());
   std::string text = os.str();
-  for (const char *want : {"tp-pp kvp=1,tpa=8,tpf=1,ep=8,pp=4 (32 GPUs)",
-                           "Pipeline: 4 stages, 4 micro-batches of 2",
-                           "Memory per GPU", "Where time goes",
-                           "layers 0-2 (3 x mla + dense FFN, stage 0)",
-                           "distinct experts read per GPU", "per step"})
+  for (const char *want :
+       {"tp-pp kvp=1,tpa=8,tpf=1,ep=8,pp=4 (32 GPUs)",
+        "Pipeline: 4 stages, 4 micro-batches of 2", "Memory per GPU",
+        "Where time goes", "layers 0-2 (3 x mla + dense FFN, stage 0)",
+        "distinct experts read per GPU", "per step"})
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   std::ostringstream bad;
   c.layout.kvp = 2;
-  writeCostText(bad, evaluate(model, hw, Workload(), c), model, hw,
-                Workload());
+  writeCostText(bad, evaluate(model, hw, Workload(), c), model, hw, Workload());
   EXPECT_EQ(bad.str().rfind("invalid configuration: ", 0), 0u);
 }
 

@@ -79,10 +79,10 @@ struct Evaluation {
   Config config;
   int64_t gpus = 0;
   int64_t batch = 0;
-  int64_t microBatch = 0;   // requests per pipeline micro-batch
-  int64_t microBatches = 1; // micro-batches in flight (tp-pp)
-  int64_t hopbSlices = 1;   // batch slices of the attention overlap
-  double ttlS = 0;          // token-to-token latency
+  int64_t microBatch = 0;         // requests per pipeline micro-batch
+  int64_t microBatches = 1;       // micro-batches in flight (tp-pp)
+  int64_t hopbSlices = 1;         // batch slices of the attention overlap
+  double ttlS = 0;                // token-to-token latency
   double tokensPerSecPerUser = 0; // 1 / TTL
   double tokensPerSecPerGPU = 0;  // batch / (TTL * GPUs)
   double memoryPerGPUBytes = 0;

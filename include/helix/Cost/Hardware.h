@@ -70,9 +70,7 @@ struct Hardware {
   bool supports(DType dtype) const {
     return peakFlops[static_cast<int>(dtype)] > 0;
   }
-  double peak(DType dtype) const {
-    return peakFlops[static_cast<int>(dtype)];
-  }
+  double peak(DType dtype) const { return peakFlops[static_cast<int>(dtype)]; }
   const CollectiveParams &collective(CollectiveKind kind) const {
     return collectives[static_cast<int>(kind)];
   }

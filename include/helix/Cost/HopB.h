@@ -1,4 +1,5 @@
-//===- HopB.h - Batch-wise overlap of attention and its exchange -*- C++ -*-===//
+//===- HopB.h - Batch-wise overlap of attention and its exchange -*- C++
+//-*-===//
 //
 // Helix HOP-B splits the batch into n slices and runs attention compute and
 // the following exchange as a two-stage pipeline: slice i's exchange overlaps
@@ -27,10 +28,10 @@ double sequentialTime(int64_t n, double c, double m);
 double pipelineTime(int64_t n, double c, double m);
 
 struct OverlapResult {
-  double timeS = 0;     // span of compute + exchange
-  double exposedS = 0;  // timeS minus the unsliced compute time
-  double commS = 0;     // time spent in the collective over all slices
-  int64_t slices = 1;   // 1 means no overlap
+  double timeS = 0;    // span of compute + exchange
+  double exposedS = 0; // timeS minus the unsliced compute time
+  double commS = 0;    // time spent in the collective over all slices
+  int64_t slices = 1;  // 1 means no overlap
 };
 
 /// Best batch-wise overlap of `compute` (an op over `batch` requests) with a

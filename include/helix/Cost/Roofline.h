@@ -17,12 +17,12 @@ namespace helix {
 
 /// Where a span of time goes. Sums to the span.
 struct TimeBreakdown {
-  double kvRead = 0;         // memory-bound time spent streaming the KV cache
-  double weightRead = 0;     // memory-bound time on weights and activations
-  double compute = 0;        // compute-bound time
-  double overhead = 0;       // fixed per-kernel overhead
-  double exposedComm = 0;    // communication not hidden behind compute
-  double pipelineStall = 0;  // pipeline-parallel imbalance (tp-pp)
+  double kvRead = 0;        // memory-bound time spent streaming the KV cache
+  double weightRead = 0;    // memory-bound time on weights and activations
+  double compute = 0;       // compute-bound time
+  double overhead = 0;      // fixed per-kernel overhead
+  double exposedComm = 0;   // communication not hidden behind compute
+  double pipelineStall = 0; // pipeline-parallel imbalance (tp-pp)
 
   double total() const {
     return kvRead + weightRead + compute + overhead + exposedComm +

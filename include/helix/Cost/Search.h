@@ -41,8 +41,7 @@ struct SearchOptions {
 std::vector<int64_t> defaultBatchSweep(int64_t maxBatch);
 
 /// Valid layouts of `strategy` on exactly `gpus` GPUs for `model`.
-std::vector<Layout> enumerateLayouts(const ModelSpec &model,
-                                     const Hardware &hw,
+std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
                                      const Workload &workload,
                                      Strategy strategy, int64_t gpus);
 
@@ -55,11 +54,11 @@ struct BudgetChoice {
 };
 
 struct Frontier {
-  std::string name;               // strategy name or "baseline"
-  std::vector<PlanPoint> points;  // Pareto-optimal only
-  BudgetChoice budget;            // when a budget was given
-  uint64_t evaluated = 0;         // configurations priced
-  uint64_t feasible = 0;          // of which fit in memory
+  std::string name;              // strategy name or "baseline"
+  std::vector<PlanPoint> points; // Pareto-optimal only
+  BudgetChoice budget;           // when a budget was given
+  uint64_t evaluated = 0;        // configurations priced
+  uint64_t feasible = 0;         // of which fit in memory
   bool empty() const { return points.empty(); }
   /// The point with the highest tokens/s/user.
   const PlanPoint &fastest() const { return points.front(); }
