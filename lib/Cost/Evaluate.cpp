@@ -13,6 +13,8 @@ static std::string checkAttention(const Config &c, const AttentionSpec &a) {
   const Layout &l = c.layout;
   int64_t q = a.numHeads;
   int64_t k = a.kind == AttentionKind::MLA ? 1 : a.numKVHeads;
+  if (q < 1 || k < 1)
+    return "attention needs at least one query and one KV head";
   if (q % l.tpa != 0)
     return "tpa=" + str(l.tpa) + " does not divide the " + str(q) +
            " query heads";

@@ -14,6 +14,8 @@ namespace helix {
 
 std::vector<int64_t> defaultBatchSweep(int64_t maxBatch) {
   std::vector<int64_t> batches;
+  if (maxBatch < 1)
+    return batches;
   for (int64_t b = 1; b <= std::min<int64_t>(16, maxBatch); ++b)
     batches.push_back(b);
   for (int k = 17;; ++k) {

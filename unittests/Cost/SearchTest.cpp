@@ -43,6 +43,30 @@ TEST(Search, BatchSweep) {
   EXPECT_TRUE(std::is_sorted(b.begin(), b.end()));
 }
 
+TEST(Search, EdgeCases) {
+  EXPECT_TRUE(defaultBatchSweep(0).empty());
+  EXPECT_EQ(defaultBatchSweep(3), (std::vector<int64_t>{1, 2, 3}));
+  Hardware hw;
+  std::string error;
+  ASSERT_TRUE(loadHardware("gb200-nvl72", hw, error));
+  // Helix alone: no baseline front; nothing fits on one GPU.
+  SearchOptions o;
+  o.maxGPUs = 1;
+  o.strategies = {Strategy::Helix};
+  PlanResult r = search(paper::llama405B(), hw, Workload(), o);
+  EXPECT_EQ(r.frontier("baseline"), nullptr);
+  ASSERT_NE(r.frontier("helix"), nullptr);
+  EXPECT_TRUE(r.frontier("helix")->empty());
+  // A model without KV heads is rejected, not divided by.
+  ModelSpec bad = paper::figure1Model(1);
+  bad.layers[0].attention.numKVHeads = 0;
+  Config c;
+  c.strategy = Strategy::TP;
+  c.layout.tpa = c.layout.tpf = 2;
+  EXPECT_EQ(validateConfig(bad, hw, Workload(), c),
+            "attention needs at least one query and one KV head");
+}
+
 TEST(Search, EnumeratesHelixLayouts) {
   Hardware hw;
   std::string error;

@@ -170,6 +170,24 @@ TEST_F(PlanWriters, TextSummaryWithoutBudget) {
   EXPECT_FALSE(computeGains(r).haveBudget);
 }
 
+TEST_F(PlanWriters, NothingFits) {
+  SearchOptions o;
+  o.maxGPUs = 1;
+  o.strategies = {Strategy::Helix};
+  PlanResult r = search(model, hw, Workload(), o);
+  std::ostringstream text, svg, js, csv;
+  writePlanSummary(text, r, model, hw);
+  EXPECT_NE(text.str().find("no configuration fits in memory"),
+            std::string::npos);
+  writePlanSVG(svg, r);
+  EXPECT_NE(svg.str().find("helix (none fit)"), std::string::npos);
+  writePlanJSON(js, r);
+  EXPECT_TRUE(json::parse(js.str())["frontiers"]["helix"].empty());
+  writePlanCSV(csv, r);
+  std::string rows = csv.str();
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 1);
+}
+
 TEST_F(PlanWriters, CostText) {
   Config c;
   c.strategy = Strategy::TPPP;
