@@ -67,6 +67,35 @@ static std::string checkFFN(const Config &c, const ModelSpec &m) {
   return "";
 }
 
+/// Checks that every sharded matrix splits evenly: the output projection
+/// over its TP width (the heads x v_head_dim rows each rank holds after the
+/// exchange), dense FFNs over their width and experts over TPF.
+static std::string checkEvenSplits(const Config &c, const ModelSpec &m) {
+  detail::Placement pl = detail::placementFor(c);
+  for (const LayerSpec &layer : m.layers) {
+    const AttentionSpec &a = layer.attention;
+    int64_t rows = a.numHeads * a.vHeadDim;
+    if (rows % pl.oprojWidth != 0)
+      return "the output projection's " + str(rows) +
+             " input rows (heads x v_head_dim) do not split over " +
+             str(pl.oprojWidth) + " GPUs";
+    if (!layer.isMoE && layer.ffn.intermediate % pl.ffnWidth != 0)
+      return "the dense FFN's intermediate size " +
+             str(layer.ffn.intermediate) + " does not split over " +
+             str(pl.ffnWidth) + " GPUs";
+    if (layer.isMoE && layer.moe.expertIntermediate % c.layout.tpf != 0)
+      return "tpf=" + str(c.layout.tpf) +
+             " does not divide the expert intermediate size " +
+             str(layer.moe.expertIntermediate);
+    if (layer.isMoE && layer.moe.numSharedExperts > 0 &&
+        layer.moe.sharedIntermediate % pl.sharedWidth != 0)
+      return "the shared experts' intermediate size " +
+             str(layer.moe.sharedIntermediate) + " does not split over " +
+             str(pl.sharedWidth) + " GPUs";
+  }
+  return "";
+}
+
 std::string validateConfig(const ModelSpec &model, const Hardware &hw,
                            const Workload &workload, const Config &config) {
   const Layout &l = config.layout;
@@ -110,7 +139,8 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
     if (!err.empty())
       return err;
   }
-  return checkFFN(config, model);
+  std::string err = checkFFN(config, model);
+  return err.empty() ? checkEvenSplits(config, model) : err;
 }
 
 Evaluation evaluate(const ModelSpec &model, const Hardware &hw,

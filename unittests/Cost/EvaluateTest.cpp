@@ -74,6 +74,25 @@ TEST_F(EvaluateTest, ClearErrors) {
             "batch must be at least 1");
 }
 
+TEST_F(EvaluateTest, ShardedMatricesMustSplitEvenly) {
+  // 48 GPUs cannot each hold 1/48 of the 128 x 128 output-projection rows.
+  EXPECT_EQ(check(r1, Strategy::Helix, "kvp=48,tpa=1,tpf=3,ep=16"),
+            "the output projection's 16384 input rows (heads x v_head_dim) "
+            "do not split over 48 GPUs");
+  // Experts 2000 wide do not split 32 ways.
+  ModelSpec odd = r1;
+  for (LayerSpec &l : odd.layers)
+    l.moe.expertIntermediate = 2000;
+  EXPECT_EQ(check(odd, Strategy::Helix, "kvp=32,tpa=1,tpf=32,ep=1"),
+            "tpf=32 does not divide the expert intermediate size 2000");
+  EXPECT_EQ(check(odd, Strategy::Helix, "kvp=32,tpa=1,tpf=16,ep=2"), "");
+  EXPECT_EQ(check(llama, Strategy::Helix, "kvp=5,tpa=8,tpf=40"),
+            "the output projection's 16384 input rows (heads x v_head_dim) "
+            "do not split over 40 GPUs");
+  // Dense FFN of a MoE model: TPF = N over 18432.
+  EXPECT_EQ(check(r1, Strategy::TPPP, "tpa=1,tpf=1,ep=1,pp=2"), "");
+}
+
 TEST_F(EvaluateTest, InvalidConfigComesBackWithError) {
   Config c;
   c.strategy = Strategy::Helix;
