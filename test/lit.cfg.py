@@ -20,5 +20,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.helix_tools_dir, config.llvm_tools_dir]
-tools = ["helix-opt", "helix-translate", "helix"]
+# "helix" is also a strategy name in option lists ("--strategies tp,helix"):
+# only substitute it where it stands as a command.
+tools = [ToolSubst(t, unresolved="fatal", pre=r".-^/\\<,=")
+         for t in ["helix-opt", "helix-translate", "helix"]]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -14,6 +14,8 @@ namespace helix::driver {
 using Action = std::function<int()>;
 
 Action addImportCommand(CLI::App &app);
+Action addPlanCommand(CLI::App &app);
+Action addCostCommand(CLI::App &app);
 
 } // namespace helix::driver
 

@@ -22,6 +22,8 @@ int main(int argc, char **argv) {
     commands.emplace_back(app.get_subcommands({})[before], action);
   };
   add(helix::driver::addImportCommand);
+  add(helix::driver::addPlanCommand);
+  add(helix::driver::addCostCommand);
 
   CLI11_PARSE(app, argc, argv);
   for (auto &[sub, action] : commands)

@@ -84,11 +84,10 @@ struct Config {
   /// mismatch.
   int64_t gpus = 0;
 
-  /// Whether overlap is really applied under this strategy.
-  bool effectiveHopB() const {
-    return hopb && strategy != Strategy::HelixNoHopB &&
-           strategy != Strategy::KVP;
-  }
+  /// Whether overlap is really applied: only Helix has an attention exchange
+  /// (the KVP all-to-all) for HOP-B to overlap; helix-no-hopb turns it off,
+  /// and the baselines have none.
+  bool effectiveHopB() const { return hopb && strategy == Strategy::Helix; }
 };
 
 } // namespace helix

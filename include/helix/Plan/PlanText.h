@@ -1,5 +1,4 @@
-//===- PlanText.h - Readable reports for `helix plan` / `helix cost` -*- C++
-//-*-//
+//===- PlanText.h - Readable reports for helix plan / helix cost -*- C++ -*-===//
 
 #ifndef HELIX_PLAN_PLANTEXT_H
 #define HELIX_PLAN_PLANTEXT_H

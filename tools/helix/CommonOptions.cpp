@@ -1,0 +1,132 @@
+//===- CommonOptions.cpp - Options shared by helix subcommands ------------===//
+
+#include "CommonOptions.h"
+
+#include "helix/Import/HFConfig.h"
+#include "helix/InitAllHelix.h"
+#include "helix/ModelIR/ModelIR.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <iostream>
+
+namespace helix::driver {
+
+void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
+  cmd->add_option("--model", args.model,
+                  "the model: a Hugging Face config.json, or helix model IR "
+                  "(.mlir)")
+      ->required();
+  std::string presets;
+  for (const std::string &p : listHardwarePresets())
+    presets += (presets.empty() ? "" : ", ") + p;
+  cmd->add_option("--hardware", args.hardware,
+                  "hardware preset (" + presets + ") or a hardware JSON file")
+      ->capture_default_str();
+  cmd->add_option("--context", args.context, "KV context length in tokens")
+      ->capture_default_str();
+  cmd->add_option("--dtype", args.dtype,
+                  "precision of weights, KV cache and math: fp4, fp8, bf16")
+      ->capture_default_str();
+  cmd->add_option("--weights-dtype", args.weightsDType,
+                  "precision of the weights (overrides --dtype)");
+  cmd->add_option("--kv-dtype", args.kvDType,
+                  "precision of the KV cache (overrides --dtype)");
+  cmd->add_option("--compute-dtype", args.computeDType,
+                  "precision of the arithmetic (overrides --dtype)");
+  cmd->add_flag("--nvfp4-scales", args.nvfp4Scales,
+                "count NVFP4 block scales: FP4 values take 0.5625 bytes");
+}
+
+/// Loads a ModelSpec from helix model IR text.
+static bool loadModelIR(const std::string &path, ModelSpec &spec,
+                        std::string &error) {
+  mlir::DialectRegistry registry;
+  registerAllHelixDialects(registry);
+  mlir::MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  std::string diag;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (diag.empty()) {
+      llvm::raw_string_ostream os(diag);
+      os << d.getLocation() << ": " << d.str();
+    }
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(path, sourceMgr, &context);
+  if (!module) {
+    error = diag.empty() ? path + ": cannot read or parse the IR" : diag;
+    return false;
+  }
+  mlir::func::FuncOp func = findDecodeStep(*module);
+  if (!func) {
+    error = path + ": no helix decode-step function (func.func @decode_step)";
+    return false;
+  }
+  mlir::FailureOr<ModelSpec> extracted = extractModelSpec(func);
+  if (mlir::failed(extracted)) {
+    error = diag;
+    return false;
+  }
+  spec = *extracted;
+  return true;
+}
+
+static bool parseDTypeOption(const std::string &text, const char *flag,
+                             DType fallback, DType &out, std::string &error) {
+  if (text.empty()) {
+    out = fallback;
+    return true;
+  }
+  if (parseDType(text, out, error))
+    return true;
+  error = std::string(flag) + ": " + error;
+  return false;
+}
+
+bool loadWorkload(const WorkloadArgs &args, const std::string &command,
+                  LoadedWorkload &out) {
+  std::string error;
+  auto fail = [&] {
+    std::cerr << command << ": error: " << error << "\n";
+    return false;
+  };
+  bool isIR = args.model.size() > 5 &&
+              args.model.compare(args.model.size() - 5, 5, ".mlir") == 0;
+  if (isIR ? !loadModelIR(args.model, out.model, error)
+           : !importHFConfigFile(args.model, ImportOptions{}, out.model,
+                                 error))
+    return fail();
+  if (!loadHardware(args.hardware, out.hardware, error))
+    return fail();
+  if (args.context <= 0) {
+    error = "--context: expected a positive number of tokens, got " +
+            std::to_string(args.context);
+    return fail();
+  }
+  out.workload.context = args.context;
+  DType all;
+  Precision &p = out.workload.precision;
+  if (!parseDTypeOption(args.dtype, "--dtype", DType::FP4, all, error) ||
+      !parseDTypeOption(args.weightsDType, "--weights-dtype", all, p.weights,
+                        error) ||
+      !parseDTypeOption(args.kvDType, "--kv-dtype", all, p.kvCache, error) ||
+      !parseDTypeOption(args.computeDType, "--compute-dtype", all, p.compute,
+                        error))
+    return fail();
+  p.nvfp4BlockScales = args.nvfp4Scales;
+  if (!out.hardware.supports(p.compute)) {
+    error = "--compute-dtype: " + out.hardware.name + " has no " +
+            stringifyDType(p.compute) +
+            " arithmetic (pick fp8 or bf16 on Hopper)";
+    return fail();
+  }
+  return true;
+}
+
+} // namespace helix::driver

@@ -1,0 +1,88 @@
+//===- CostCommand.cpp - helix cost ---------------------------------------===//
+
+#include "Commands.h"
+#include "CommonOptions.h"
+#include "OutputFile.h"
+
+#include "helix/Cost/Evaluate.h"
+#include "helix/Plan/PlanJSON.h"
+#include "helix/Plan/PlanText.h"
+
+#include <iostream>
+#include <memory>
+
+namespace helix::driver {
+
+namespace {
+struct CostArgs {
+  WorkloadArgs workload;
+  int64_t batch = 0;
+  int64_t gpus = 0;
+  std::string layout;
+  std::string strategy = "helix";
+  std::string hopb = "on";
+  std::string json;
+};
+} // namespace
+
+static int runCost(const CostArgs &args) {
+  const char *cmd = "helix cost";
+  LoadedWorkload in;
+  if (!loadWorkload(args.workload, cmd, in))
+    return 1;
+  Config config;
+  std::string error;
+  if (!parseLayout(args.layout, config.layout, error)) {
+    std::cerr << cmd << ": error: --layout: " << error << "\n";
+    return 1;
+  }
+  if (!parseStrategy(args.strategy, config.strategy, error)) {
+    std::cerr << cmd << ": error: --strategy: " << error << "\n";
+    return 1;
+  }
+  if (args.batch < 1) {
+    std::cerr << cmd << ": error: --batch: expected at least 1, got "
+              << args.batch << "\n";
+    return 1;
+  }
+  config.batch = args.batch;
+  config.gpus = args.gpus;
+  config.hopb = args.hopb == "on";
+
+  Evaluation ev = evaluate(in.model, in.hardware, in.workload, config);
+  if (!ev.valid()) {
+    std::cerr << cmd << ": error: invalid layout for " << in.model.name
+              << ": " << ev.error << "\n";
+    return 1;
+  }
+  writeCostText(std::cout, ev, in.model, in.hardware, in.workload);
+  if (!args.json.empty() &&
+      !writeOutputFile(cmd, args.json,
+                       [&](std::ostream &os) { writeCostJSON(os, ev); }))
+    return 1;
+  return 0;
+}
+
+Action addCostCommand(CLI::App &app) {
+  auto args = std::make_shared<CostArgs>();
+  CLI::App *cmd = app.add_subcommand(
+      "cost", "Price one configuration with the cost model and explain it "
+              "per layer");
+  addWorkloadOptions(cmd, args->workload);
+  cmd->add_option("--batch", args->batch, "concurrent requests")->required();
+  cmd->add_option("--layout", args->layout,
+                  "e.g. kvp=4,tpa=8,tpf=32,ep=1 (pp=, dp= optional)")
+      ->required();
+  cmd->add_option("--gpus", args->gpus,
+                  "GPUs expected (checked against the layout)");
+  cmd->add_option("--strategy", args->strategy,
+                  "helix, helix-no-hopb, tp, tp-pp, ep or kvp")
+      ->capture_default_str();
+  cmd->add_option("--hopb", args->hopb, "HOP-B overlap: on or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--json", args->json, "write the evaluation as JSON");
+  return [args] { return runCost(*args); };
+}
+
+} // namespace helix::driver

@@ -1,0 +1,110 @@
+//===- PlanCommand.cpp - helix plan ---------------------------------------===//
+
+#include "Commands.h"
+#include "CommonOptions.h"
+#include "OutputFile.h"
+
+#include "helix/Cost/Search.h"
+#include "helix/Plan/PlanCSV.h"
+#include "helix/Plan/PlanJSON.h"
+#include "helix/Plan/PlanSVG.h"
+#include "helix/Plan/PlanText.h"
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+namespace helix::driver {
+
+namespace {
+struct PlanArgs {
+  WorkloadArgs workload;
+  int64_t maxGPUs = 64;
+  int64_t minGPUs = 1;
+  double ttlMs = 0;
+  std::string strategies = "helix,tp,tp-pp,ep,kvp";
+  std::string json, csv, svg;
+  size_t rows = 12;
+};
+} // namespace
+
+static int runPlan(const PlanArgs &args) {
+  const char *cmd = "helix plan";
+  LoadedWorkload in;
+  if (!loadWorkload(args.workload, cmd, in))
+    return 1;
+  SearchOptions opts;
+  std::string error;
+  if (!parseStrategyList(args.strategies, opts.strategies, error)) {
+    std::cerr << cmd << ": error: --strategies: " << error << "\n";
+    return 1;
+  }
+  if (args.minGPUs < 1 || args.maxGPUs < args.minGPUs) {
+    std::cerr << cmd << ": error: --max-gpus: expected at least --min-gpus ("
+              << args.minGPUs << ") and at least 1, got " << args.maxGPUs
+              << "\n";
+    return 1;
+  }
+  if (args.ttlMs < 0) {
+    std::cerr << cmd << ": error: --ttl-ms: expected a positive budget\n";
+    return 1;
+  }
+  // The HOP-B ablation is part of every report that has Helix in it.
+  auto has = [&](Strategy s) {
+    return std::find(opts.strategies.begin(), opts.strategies.end(), s) !=
+           opts.strategies.end();
+  };
+  if (has(Strategy::Helix) && !has(Strategy::HelixNoHopB))
+    opts.strategies.push_back(Strategy::HelixNoHopB);
+  opts.minGPUs = args.minGPUs;
+  opts.maxGPUs = args.maxGPUs;
+  opts.ttlMs = args.ttlMs;
+  PlanResult result = search(in.model, in.hardware, in.workload, opts);
+
+  TextOptions text;
+  text.maxRowsPerFront = args.rows;
+  writePlanSummary(std::cout, result, in.model, in.hardware, text);
+  bool ok = true;
+  if (!args.json.empty())
+    ok &= writeOutputFile(cmd, args.json, [&](std::ostream &os) {
+      writePlanJSON(os, result);
+    });
+  if (!args.csv.empty())
+    ok &= writeOutputFile(cmd, args.csv, [&](std::ostream &os) {
+      writePlanCSV(os, result);
+    });
+  if (!args.svg.empty())
+    ok &= writeOutputFile(cmd, args.svg, [&](std::ostream &os) {
+      writePlanSVG(os, result);
+    });
+  return ok ? 0 : 1;
+}
+
+Action addPlanCommand(CLI::App &app) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App *cmd = app.add_subcommand(
+      "plan", "Search sharding layouts (Helix and the baselines) and report "
+              "the throughput/latency Pareto fronts");
+  addWorkloadOptions(cmd, args->workload);
+  cmd->add_option("--max-gpus", args->maxGPUs, "largest GPU count searched")
+      ->capture_default_str();
+  cmd->add_option("--min-gpus", args->minGPUs, "smallest GPU count searched")
+      ->capture_default_str();
+  cmd->add_option("--ttl-ms", args->ttlMs,
+                  "token-to-token latency budget in ms: report the best "
+                  "configuration under it and the largest batch meeting it");
+  cmd->add_option("--strategies", args->strategies,
+                  "comma-separated: helix, helix-no-hopb, tp, tp-pp, ep, kvp "
+                  "(with helix, helix-no-hopb is added for the HOP-B ablation; "
+                  "baseline is the best of the baselines given)")
+      ->capture_default_str();
+  cmd->add_option("--json", args->json, "write the fronts as JSON");
+  cmd->add_option("--csv", args->csv, "write the fronts as CSV");
+  cmd->add_option("--svg", args->svg, "draw the fronts as SVG");
+  cmd->add_option("--rows", args->rows,
+                  "rows shown per front in the summary (0: all)")
+      ->capture_default_str();
+  return [args] { return runPlan(*args); };
+}
+
+} // namespace helix::driver
