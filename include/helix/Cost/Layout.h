@@ -84,10 +84,12 @@ struct Config {
   /// mismatch.
   int64_t gpus = 0;
 
-  /// Whether overlap is really applied: only Helix has an attention exchange
-  /// (the KVP all-to-all) for HOP-B to overlap; helix-no-hopb turns it off,
-  /// and the baselines have none.
-  bool effectiveHopB() const { return hopb && strategy == Strategy::Helix; }
+  /// Whether overlap is really applied: only Helix with KVP > 1 has an
+  /// attention exchange (the KVP all-to-all) for HOP-B to overlap;
+  /// helix-no-hopb turns it off, and the baselines have none.
+  bool effectiveHopB() const {
+    return hopb && strategy == Strategy::Helix && layout.kvp > 1;
+  }
 };
 
 } // namespace helix
