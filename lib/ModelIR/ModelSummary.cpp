@@ -110,22 +110,34 @@ LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
     os << " " << name << " " << count;
   os << "\n";
 
-  // Runs of identical layers, e.g. "3-60  mla 128q latent 512+64 | moe ...".
+  std::vector<std::string> texts;
+  for (const LayerSpec &l : spec.layers)
+    texts.push_back(attentionText(l.attention) + " | " + ffnText(l));
   os << "layers\n";
+  // Two layer kinds strictly alternating (gpt-oss: sliding, full, ...).
+  size_t n = texts.size();
+  bool alternating = n >= 4 && texts[0] != texts[1];
+  for (size_t i = 2; alternating && i < n; ++i)
+    alternating = texts[i] == texts[i % 2];
+  if (alternating) {
+    for (size_t first = 0; first < 2; ++first) {
+      size_t last = (n - 1) % 2 == first ? n - 1 : n - 2;
+      os << "  " << spec.layers[first].index << ","
+         << spec.layers[first + 2].index << ",...,"
+         << spec.layers[last].index << "  " << texts[first] << "\n";
+    }
+    return success();
+  }
+  // Runs of identical layers, e.g. "3-60  mla 128q latent 512+64 | moe ...".
   size_t i = 0;
-  while (i < spec.layers.size()) {
-    std::string text = attentionText(spec.layers[i].attention) + " | " +
-                       ffnText(spec.layers[i]);
+  while (i < n) {
     size_t j = i + 1;
-    while (j < spec.layers.size() &&
-           attentionText(spec.layers[j].attention) + " | " +
-                   ffnText(spec.layers[j]) ==
-               text)
+    while (j < n && texts[j] == texts[i])
       ++j;
     std::string range = std::to_string(spec.layers[i].index);
     if (j - i > 1)
       range += "-" + std::to_string(spec.layers[j - 1].index);
-    os << "  " << llvm::left_justify(range, 8) << text << "\n";
+    os << "  " << llvm::left_justify(range, 8) << texts[i] << "\n";
     i = j;
   }
   return success();
