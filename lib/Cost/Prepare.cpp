@@ -17,7 +17,7 @@ Placement placementFor(const Config &config) {
   p.stageGPUs = l.gpusPerStage();
   p.tpf = l.tpf;
   p.ep = l.ep;
-  p.overlap = config.effectiveHopB();
+  p.overlap = config.overlapsCommunication();
   switch (config.strategy) {
   case Strategy::Helix:
   case Strategy::HelixNoHopB:

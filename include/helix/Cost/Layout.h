@@ -84,11 +84,20 @@ struct Config {
   /// mismatch.
   int64_t gpus = 0;
 
-  /// Whether overlap is really applied: only Helix with KVP > 1 has an
-  /// attention exchange (the KVP all-to-all) for HOP-B to overlap;
-  /// helix-no-hopb turns it off, and the baselines have none.
+  /// Whether HOP-B is in effect: only Helix with KVP > 1 has an attention
+  /// exchange (the KVP all-to-all) for HOP-B to overlap; helix-no-hopb turns
+  /// it off. This is what reports and the IR record as "hopb".
   bool effectiveHopB() const {
     return hopb && strategy == Strategy::Helix && layout.kvp > 1;
+  }
+  /// Whether the cost model overlaps the layer's attention-side collective
+  /// with attention compute, batch-wise: HOP-B for Helix, and the TP
+  /// baselines' overlap of the output-projection all-reduce (the paper's TP
+  /// baseline overlaps too). Medha-style kvp and helix-no-hopb expose all
+  /// communication.
+  bool overlapsCommunication() const {
+    return hopb && strategy != Strategy::HelixNoHopB &&
+           strategy != Strategy::KVP;
   }
 };
 
