@@ -1,0 +1,300 @@
+// RUN: helix-opt %s -split-input-file -verify-diagnostics
+
+// Verifier diagnostics of the sharding ops, attributes and types.
+
+// expected-error@+1 {{#helix.dist uses grid axis 2 more than once}}
+func.func private @f() attributes {a = #helix.dist<@g, [[2]], partial = [2]>}
+
+// -----
+
+// expected-error@+1 {{#helix.dist stage must not be negative}}
+func.func private @f() attributes {a = #helix.dist<@g, stage = -1>}
+
+// -----
+
+// expected-error@+1 {{kv_placement capacity (40) must be a whole number of 16-token blocks}}
+func.func private @f() attributes {a = #helix.kv_placement<block = 16, kvp = 2, capacity = 40>}
+
+// -----
+
+// expected-error@+1 {{a latent kv_shard has one head whose values are a prefix of its keys}}
+func.func private @f(%c: !helix.kv_shard<rows = 1, tokens = 16, heads = 2, key_dim = 40, value_dim = 32, element = bf16, latent = true>)
+
+// -----
+
+// expected-error@+1 {{view [4, 16, 32] does not hold the 4096 values of checkpoint shape [64, 64]}}
+%w = helix.weight "w" [64, 64] view [4, 16, 32] : tensor<4x16x32xbf16>
+
+// -----
+
+// expected-error@+1 {{slice [3, 5) of dimension 0 is outside the view [4, 16, 64]}}
+%w = helix.weight "w" [64, 64] view [4, 16, 64] offsets [3, 0, 0] : tensor<2x16x64xbf16>
+
+// -----
+
+// expected-error@+1 {{weights have static shapes}}
+%w = helix.weight "w" [64, 64] : tensor<?x64xbf16>
+
+// -----
+
+// expected-error@+1 {{view [8, 32, 64] (one expert per leading row) does not hold the 4096 values of checkpoint shape [64, 64]}}
+%w = helix.weight "e.{expert}.w" [64, 64] view [8, 32, 64] : tensor<8x32x64xbf16>
+
+// -----
+
+func.func @f(%t: tensor<4xi64>, %w: tensor<16x64xbf16>) {
+  // expected-error@+1 {{result must have shape [4, 64], got [4, 32]}}
+  %e = helix.embed_rows %t, %w : (tensor<4xi64>, tensor<16x64xbf16>) -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %w: tensor<32xbf16>) {
+  // expected-error@+1 {{weight must have shape [64], got [32]}}
+  %n = helix.norm %x, %w {eps = 1.0e-05 : f64} : tensor<4x64xbf16>, tensor<32xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %w: tensor<16x32xbf16>) {
+  // expected-error@+1 {{weight must have shape [?, 64], got [16, 32]}}
+  %y = helix.matmul %x, %w : (tensor<4x64xbf16>, tensor<16x32xbf16>) -> tensor<4x16xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %pos: tensor<4xi64>, %wq: tensor<4x16x64xbf16>, %wk: tensor<2x16x64xbf16>) {
+  // expected-error@+1 {{q/k/v biases are required by the attention config}}
+  %q, %k, %v = helix.qkv %x, %pos weights(%wq, %wk, %wk) {config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16, qkv_bias = true>, layer = 0 : i64, rope = #helix.rope<>}
+    : (tensor<4x64xbf16>, tensor<4xi64>, tensor<4x16x64xbf16>, tensor<2x16x64xbf16>, tensor<2x16x64xbf16>) -> (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %pos: tensor<4xi64>, %wq: tensor<3x16x64xbf16>, %wk: tensor<2x16x64xbf16>) {
+  // expected-error@+1 {{the 3 query heads must be a multiple of the 2 KV heads}}
+  %q, %k, %v = helix.qkv %x, %pos weights(%wq, %wk, %wk) {config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, rope = #helix.rope<>}
+    : (tensor<4x64xbf16>, tensor<4xi64>, tensor<3x16x64xbf16>, tensor<2x16x64xbf16>, tensor<2x16x64xbf16>) -> (tensor<4x3x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %pos: tensor<4xi64>, %wqb: tensor<4x24x64xbf16>, %wkva: tensor<40x64xbf16>, %kvn: tensor<32xbf16>, %wkvb: tensor<4x32x32xbf16>) {
+  // expected-error@+1 {{q LoRA weights are required exactly when q_lora_rank > 0}}
+  %q, %l = helix.mla_qkv %x, %pos weights(%wqb, %wkva, %kvn, %wkvb) {config = #helix.attn<kind = mla, heads = 4, kv_heads = 1, head_dim = 24, v_head_dim = 16, q_lora_rank = 48, kv_lora_rank = 32, rope_dim = 8>, layer = 0 : i64, rope = #helix.rope<>}
+    : (tensor<4x64xbf16>, tensor<4xi64>, tensor<4x24x64xbf16>, tensor<40x64xbf16>, tensor<32xbf16>, tensor<4x32x32xbf16>) -> (tensor<4x4x40xbf16>, tensor<4x1x40xbf16>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) {
+  // expected-error@+1 {{result must have shape [2, 4, 4, 17], got [2, 4, 4, 16]}}
+  %p = helix.attention_partial %q, %k, %k cache(%c) {cache_rows = 4 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64}
+    : (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) -> tensor<2x4x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) {
+  // expected-error@+1 {{head_split (3) must divide v_head_dim (16)}}
+  %p = helix.attention_partial %q, %k, %k cache(%c) {cache_rows = 4 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, head_split = 3 : i64, layer = 0 : i64}
+    : (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) -> tensor<2x4x4x17xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_cache<heads = 8, key_dim = 16, value_dim = 16, element = bf16>) {
+  // expected-error@+1 {{does not match the attention config}}
+  %p = helix.attention_partial %q, %k, %k cache(%c) {cache_rows = 4 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64}
+    : (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, !helix.kv_cache<heads = 8, key_dim = 16, value_dim = 16, element = bf16>) -> tensor<1x4x4x17xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_shard<rows = 4, tokens = 32, heads = 2, key_dim = 16, value_dim = 16, element = bf16>) {
+  // expected-error@+1 {{a KV shard needs its placement and kv(slots, spans) (run helix-kv-placement)}}
+  %p = helix.attention_partial %q, %k, %k cache(%c) {cache_rows = 4 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64}
+    : (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, !helix.kv_shard<rows = 4, tokens = 32, heads = 2, key_dim = 16, value_dim = 16, element = bf16>) -> tensor<1x4x4x17xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_shard<rows = 4, tokens = 32, heads = 2, key_dim = 16, value_dim = 16, element = bf16>, %s: tensor<1x4xi64>, %sp: tensor<1x4x2xi64>) {
+  // expected-error@+1 {{KV shard holds 32 tokens per request but the placement's capacity is 64}}
+  %p = helix.attention_partial %q, %k, %k cache(%c) kv(%s, %sp) {cache_rows = 4 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 64>}
+    : (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, !helix.kv_shard<rows = 4, tokens = 32, heads = 2, key_dim = 16, value_dim = 16, element = bf16>, tensor<1x4xi64>, tensor<1x4x2xi64>) -> tensor<1x4x4x17xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<2x4x4x17xf32>) {
+  // expected-error@+1 {{result must have shape [4, 64], got [4, 68]}}
+  %o = helix.lse_combine %p : tensor<2x4x4x17xf32> -> tensor<4x68xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%pos: tensor<4xi64>) {
+  // expected-error@+1 {{ranks [2, 4) are outside the 2 KVP ranks}}
+  %s, %sp = helix.kv_slots %pos {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 64>, rank_offset = 2 : i64} : tensor<4xi64> -> tensor<2x4xi64>, tensor<2x4x2xi64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %g: tensor<32x64xbf16>, %d: tensor<64x16xbf16>) {
+  // expected-error@+1 {{w_down must have shape [64, 32], got [64, 16]}}
+  %y = helix.gated_mlp %x, %g, %g, %d : (tensor<4x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>, tensor<64x16xbf16>) -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %w: tensor<8x64xbf16>) {
+  // expected-error@+1 {{ids must have shape [4, 2], got [4, 3]}}
+  %wt, %ids = helix.moe_router %x, %w {config = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 32>} : (tensor<4x64xbf16>, tensor<8x64xbf16>) -> (tensor<4x2xf32>, tensor<4x3xi32>)
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %w: tensor<4x2xf32>, %ids: tensor<4x2xi32>, %g: tensor<2x32x64xbf16>) {
+  // expected-error@+1 {{expects 3 stacked expert weights (gate, up, down)}}
+  %y = helix.moe_experts %x, %w, %ids experts(%g, %g) {config = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 32>} : (tensor<4x64xbf16>, tensor<4x2xf32>, tensor<4x2xi32>, tensor<2x32x64xbf16>, tensor<2x32x64xbf16>) -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>, %w: tensor<4x2xf32>, %ids: tensor<4x2xi32>, %g: tensor<2x32x64xbf16>, %d: tensor<2x64x32xbf16>) {
+  // expected-error@+1 {{experts [7, 9) are outside the 8 experts}}
+  %y = helix.moe_experts %x, %w, %ids experts(%g, %g, %d) {config = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 32>, expert_offset = 7 : i64} : (tensor<4x64xbf16>, tensor<4x2xf32>, tensor<4x2xi32>, tensor<2x32x64xbf16>, tensor<2x32x64xbf16>, tensor<2x64x32xbf16>) -> tensor<1x4x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x64xbf16>) {
+  // expected-error@+1 {{result must have shape [4, 64], got [2, 64]}}
+  %y = helix.group_sum %x : tensor<2x4x64xbf16> -> tensor<2x64xbf16>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<4x64xbf16>) {
+  // expected-error@+1 {{all_to_all needs 'split_axis'}}
+  %y = helix.collective all_to_all %x on @g grid_axes = [2] concat_axis = 0 : tensor<4x64xbf16> -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<4x64xbf16>) {
+  // expected-error@+1 {{all_reduce takes no 'gather_axis'}}
+  %y = helix.collective all_reduce %x on @g grid_axes = [2] gather_axis = 0 : tensor<4x64xbf16> -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<4x64xbf16, #helix.dist<@g, partial = [3]>>) {
+  // expected-error@+1 {{all_reduce over grid axes [2]: the input is not partial over axis 2}}
+  %y = helix.collective all_reduce %x on @g grid_axes = [2] : tensor<4x64xbf16, #helix.dist<@g, partial = [3]>> -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<4x64xbf16, #helix.dist<@g, partial = [2, 3]>>) {
+  // expected-error@+1 {{all_reduce over grid axes [2]: the result's distribution is not the input's after the collective}}
+  %y = helix.collective all_reduce %x on @g grid_axes = [2] : tensor<4x64xbf16, #helix.dist<@g, partial = [2, 3]>> -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<4x64xbf16, #helix.dist<@g, [[2, 3]]>>) {
+  // expected-error@+1 {{all_gather over grid axes [2]: the gathered dimension must be split over the grid axes last}}
+  %y = helix.collective all_gather %x on @g grid_axes = [2] gather_axis = 0 : tensor<4x64xbf16, #helix.dist<@g, [[2, 3]]>> -> tensor<4x64xbf16, #helix.dist<@g, [[3]]>>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<2x4x8xf32, #helix.dist<@g, [[], [], [3]]>>) {
+  // expected-error@+1 {{all_to_all over grid axes [2]: the concatenated dimension must be split over the grid axes last}}
+  %y = helix.collective all_to_all %x on @g grid_axes = [2] split_axis = 2 concat_axis = 0 : tensor<2x4x8xf32, #helix.dist<@g, [[], [], [3]]>> -> tensor<2x4x8xf32, #helix.dist<@g, [[], [], [3, 2]]>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>) {
+  // expected-error@+1 {{grid @nowhere is not a shard.grid}}
+  %y = helix.collective all_reduce %x on @nowhere grid_axes = [] : tensor<4x64xbf16> -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<4x64xbf16>) {
+  // expected-error@+1 {{grid_axes [4] must be distinct axes of the 4-d grid @g}}
+  %y = helix.collective all_reduce %x on @g grid_axes = [4] : tensor<4x64xbf16> -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<4x64xbf16>) {
+  // expected-error@+1 {{is the identity on the logical (global-view) value: shapes and element types must match}}
+  %y = helix.collective all_reduce %x on @g grid_axes = [] : tensor<4x64xbf16> -> tensor<2x64xbf16>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 2x1x2x2)
+func.func @f(%x: tensor<4x64xbf16, #helix.dist<@g>>) {
+  // expected-error@+1 {{send_recv over grid axes [0]: the input must be on stage 'source' and the result on stage 'destination'}}
+  %y = helix.collective send_recv %x on @g grid_axes = [0] source = [0] destination = [1] : tensor<4x64xbf16, #helix.dist<@g>> -> tensor<4x64xbf16, #helix.dist<@g>>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xbf16>) {
+  // expected-error@+1 {{must yield exactly one value of type 'tensor<4x32xbf16>'}}
+  %t = helix.async_start {
+    helix.async_yield %x : tensor<4x64xbf16>
+  } : !helix.async<tensor<4x32xbf16>>
+  return
+}
+
+// -----
+
+func.func @f(%t: !helix.async<tensor<4x64xbf16>>) {
+  // expected-error@+1 {{result type must be the awaited 'tensor<4x64xbf16>'}}
+  %x = helix.async_wait %t : !helix.async<tensor<4x64xbf16>> -> tensor<4x32xbf16>
+  return
+}
