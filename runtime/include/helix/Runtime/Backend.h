@@ -1,0 +1,99 @@
+//===- Backend.h - What a backend implements --------------------*- C++ -*-===//
+//
+// The ops in Ops.h check shapes, allocate outputs and call these kernels;
+// a backend (CPU, CUDA) implements them on its own memory. Index arguments
+// (tokens, positions, slots) come as host vectors: they are small per step
+// and the CUDA backend uploads them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_RUNTIME_BACKEND_H
+#define HELIX_RUNTIME_BACKEND_H
+
+#include "helix/Runtime/Context.h"
+#include "helix/Runtime/KVCache.h"
+#include "helix/Runtime/Ops.h"
+#include "helix/Runtime/Tensor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace helix {
+namespace rt {
+
+class Backend {
+public:
+  virtual ~Backend();
+  virtual std::string name() const = 0;
+  /// Whether tensors live in device memory (host staging for MPI).
+  virtual bool deviceMemory() const = 0;
+
+  // Memory.
+  virtual std::shared_ptr<Storage> allocate(size_t bytes) = 0;
+  virtual void upload(void *dst, const void *src, size_t bytes) = 0;
+  /// Waits for queued work that writes `src`.
+  virtual void download(void *dst, const void *src, size_t bytes) = 0;
+  virtual void copy(void *dst, const void *src, size_t bytes) = 0;
+  virtual void zero(void *dst, size_t bytes) = 0;
+  virtual void synchronize() = 0;
+
+  /// A communicator over `members`; `group` holds the MPI communicator of
+  /// the group (valid for the communicator's lifetime).
+  virtual std::unique_ptr<Communicator>
+  createCommunicator(Context &ctx, const std::vector<int> &members, int index,
+                     GroupHandle &group) = 0;
+
+  // Kernels: arguments are checked, outputs allocated.
+  virtual void embedding(const Tensor &table,
+                         const std::vector<int64_t> &tokens,
+                         int64_t vocabBegin, Tensor &out) = 0;
+  /// x, out viewed [rows, D].
+  virtual void rmsNorm(const Tensor &x, const Tensor &weight, float eps,
+                       Tensor &out) = 0;
+  virtual void linear(const Tensor &x, const Tensor &weight,
+                      const Tensor *bias, Tensor &out) = 0;
+  virtual void headMatmul(const Tensor &x, const Tensor &w, bool transposeW,
+                          Tensor &out) = 0;
+  virtual void rope(Tensor &x, const std::vector<int64_t> &positions,
+                    const std::vector<float> &invFreq, float attentionFactor,
+                    int64_t offset, bool interleaved) = 0;
+  virtual void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
+                        const std::vector<int64_t> &slots) = 0;
+  virtual void attention(const Tensor &q, const KVCache &cache, float scale,
+                         const std::vector<int64_t> &slotBegin,
+                         const std::vector<int64_t> &slotEnd, Tensor &out,
+                         Tensor &lse) = 0;
+  virtual void lseCombine(const Tensor &partials, const Tensor &lse,
+                          const Tensor *sinks, Tensor &out) = 0;
+  virtual void gatedActivation(const Tensor &gate, const Tensor &up,
+                               const Activation &act, Tensor &out) = 0;
+  /// indices/weights are host arrays [B, k] (the router runs on the host).
+  virtual void moeExperts(const Tensor &x, const std::vector<int32_t> &indices,
+                          const std::vector<float> &weights, int64_t topK,
+                          const ExpertWeights &experts, int64_t firstExpert,
+                          const Activation &act, bool addDownBias,
+                          Tensor &out) = 0;
+  virtual void add(const Tensor &a, const Tensor &b, Tensor &out) = 0;
+  /// x viewed [a, b, c] -> out [b, a, c].
+  virtual void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
+                          Tensor &out) = 0;
+  /// x viewed [rows, cols] -> out [rows, count] from column `begin`.
+  virtual void sliceColumns(const Tensor &x, int64_t rows, int64_t cols,
+                            int64_t begin, int64_t count, Tensor &out) = 0;
+  /// a [rows, ca], b [rows, cb] -> out [rows, ca + cb].
+  virtual void concatColumns(const Tensor &a, const Tensor &b, int64_t rows,
+                             int64_t ca, int64_t cb, Tensor &out) = 0;
+  /// x viewed [s, n] -> out [n].
+  virtual void sumLeading(const Tensor &x, int64_t s, int64_t n,
+                          Tensor &out) = 0;
+};
+
+/// The CPU backend (always available as "cpu").
+std::unique_ptr<Backend> createCpuBackend(Context &ctx,
+                                          const ContextOptions &options);
+
+} // namespace rt
+} // namespace helix
+
+#endif // HELIX_RUNTIME_BACKEND_H

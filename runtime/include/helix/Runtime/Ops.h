@@ -1,0 +1,184 @@
+//===- Ops.h - The runtime's op-level API -----------------------*- C++ -*-===//
+//
+// One function per op, each taking the Context first. Generated host code
+// calls them one at a time; the Context's backend (CPU or CUDA) runs them.
+// Every function checks its shapes and throws Error naming the op and the
+// offending tensor. Outputs are new tensors unless the name says "InPlace"
+// or the op says it updates an argument.
+//
+// Layout conventions (row-major, batch first):
+//   activations [B, H]; per-head tensors [B, heads, dim];
+//   weights as Hugging Face stores nn.Linear: [out, in].
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_RUNTIME_OPS_H
+#define HELIX_RUNTIME_OPS_H
+
+#include "helix/Runtime/Context.h"
+#include "helix/Runtime/KVCache.h"
+#include "helix/Runtime/Rope.h"
+#include "helix/Runtime/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace helix {
+namespace rt {
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+struct Activation {
+  enum Kind { SiLU, GELU, GELUTanh, GptOssSwiGLU };
+  Kind kind = SiLU;
+  float alpha = 1.702f; // GptOssSwiGLU: gate * sigmoid(alpha * gate)
+  float limit = 7.0f;   // GptOssSwiGLU: clamp of gate (above) and up (both)
+
+  /// From a Hugging Face hidden_act: silu/swish, gelu, gelu_pytorch_tanh,
+  /// gelu_new. Throws Error otherwise.
+  static Activation fromName(const std::string &hiddenAct);
+  static Activation gptOss(float limit = 7.0f, float alpha = 1.702f);
+};
+
+struct RouterConfig {
+  enum Scoring { Softmax, Sigmoid };
+  enum GroupScore { GroupMax, GroupSumTop2 };
+  Scoring scoring = Softmax;
+  int64_t topK = 1;
+  int64_t numGroups = 1;  // n_group (1: no grouped routing)
+  int64_t topkGroups = 1; // topk_group
+  /// GroupSumTop2: DeepSeek-V3 (noaux_tc); GroupMax: DeepSeek-V2
+  /// (group_limited_greedy).
+  GroupScore groupScore = GroupSumTop2;
+  bool normTopkProb = false;
+  double routedScalingFactor = 1.0;
+};
+
+/// Top-k routing of B tokens: indices [B, k] (i32, global expert ids) and
+/// weights [B, k] (f32), sorted by descending selection score.
+struct Routing {
+  Tensor indices;
+  Tensor weights;
+};
+
+/// The experts this rank holds, each sliced to this rank's share of the
+/// expert intermediate dimension (TPF): gate/up [E_local, I_local, H],
+/// down [E_local, H, I_local]; optional biases gate/up [E_local, I_local],
+/// down [E_local, H] (gpt-oss).
+struct ExpertWeights {
+  Tensor gate, up, down;
+  Tensor gateBias, upBias, downBias;
+};
+
+/// Partial attention over a local KV shard: out [B, heads, valueDim] is the
+/// softmax-normalized output over the shard, lse [B, heads] the natural-log
+/// sum of exp of the scaled scores (-inf and out = 0 for an empty range).
+struct AttentionPartial {
+  Tensor out;
+  Tensor lse;
+};
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+/// Rows of `table` [V_local, H] for `tokens`; tokens outside
+/// [vocabBegin, vocabBegin + V_local) give zero rows (vocab-parallel
+/// embedding: all-reduce the result). -> [B, H]
+Tensor embedding(Context &ctx, const Tensor &table,
+                 const std::vector<int64_t> &tokens, int64_t vocabBegin = 0);
+
+/// RMSNorm over the last dimension: x * rsqrt(mean(x^2) + eps) * weight.
+/// x [..., D], weight [D]. Also QK-norm: x [B, heads, headDim].
+Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weight, float eps);
+
+/// x [M, K] . weight[N, K]^T (+ bias [N]) -> [M, N]. GEMM (cuBLAS on CUDA).
+/// Row- or column-parallel slices are just smaller weights; add a
+/// row-parallel layer's bias on one rank only (or after the all-reduce).
+Tensor linear(Context &ctx, const Tensor &x, const Tensor &weight,
+              const Tensor *bias = nullptr);
+
+/// Per-head matrix product: x [B, h, a], w [h, b, a] -> [B, h, b]
+/// (x . w^T per head); with transposeW, w [h, a, b] -> x . w.
+/// MLA absorbs W_UK into the query and applies W_UV with it.
+Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &w,
+                  bool transposeW = false);
+
+/// RoPE on dims [offset, offset + rotaryDim) of every head of x [B, h, d],
+/// in place; positions [B].
+void applyRope(Context &ctx, Tensor &x, const std::vector<int64_t> &positions,
+               const Rope &rope, int64_t offset = 0);
+
+/// Writes k [B, heads, keyDim] (and v [B, heads, valueDim] unless the cache
+/// is valueInKey) at local slot slots[r] of each row; rows with slot -1 are
+/// skipped (another KVP rank owns that position).
+void kvAppend(Context &ctx, KVCache &cache, const Tensor &k, const Tensor *v,
+              const std::vector<int64_t> &slots);
+
+/// Decode attention of q [B, Hq, keyDim] over local slots
+/// [slotBegin[r], slotEnd[r]) of each row (GQA: query head i reads KV head
+/// i / (Hq / heads); MHA, MQA and MLA's absorbed latent as special cases).
+/// `scale` multiplies q.k.
+AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
+                                  const KVCache &cache, float scale,
+                                  const std::vector<int64_t> &slotBegin,
+                                  const std::vector<int64_t> &slotEnd);
+
+/// Exact recombination of S partial attentions: partials [B, S, h, d],
+/// lse [B, S, h] -> [B, h, d], weighting shard s by exp(lse_s - max). With
+/// sinks [h] (gpt-oss), exp(sink) joins the softmax denominator once.
+Tensor lseCombine(Context &ctx, const Tensor &partials, const Tensor &lse,
+                  const Tensor *sinks = nullptr);
+
+/// act(gate) * up elementwise (GptOssSwiGLU: clamped, (up + 1) * glu).
+Tensor gatedActivation(Context &ctx, const Tensor &gate, const Tensor &up,
+                       const Activation &act);
+
+/// Router: scores (softmax or sigmoid of logits [B, E]), optional
+/// correction bias [E] added for selection only (DeepSeek-V3
+/// e_score_correction_bias), grouped top-k, normalization and scaling.
+/// Replicated: every rank routes every token.
+Routing moeRoute(Context &ctx, const Tensor &logits, const RouterConfig &config,
+                 const Tensor *correctionBias = nullptr);
+
+/// sum over the routed experts in [firstExpert, firstExpert + E_local) of
+/// weight * expert(x), each expert computed on this rank's intermediate
+/// slice: x [B, H] -> partial [B, H]. The down bias is added only when
+/// `addDownBias` (one TPF rank per expert). Sum partials over the ranks.
+Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
+                  const ExpertWeights &experts, int64_t firstExpert,
+                  const Activation &act, bool addDownBias = true);
+
+/// Elementwise a + b (same shape).
+Tensor add(Context &ctx, const Tensor &a, const Tensor &b);
+/// a += b (same shape).
+void addInPlace(Context &ctx, Tensor &a, const Tensor &b);
+/// x [a, b, c] -> [b, a, c].
+Tensor swapAxes01(Context &ctx, const Tensor &x);
+/// x[..., begin : begin + count] as a new tensor.
+Tensor sliceLast(Context &ctx, const Tensor &x, int64_t begin, int64_t count);
+/// Concatenation along the last dimension (other dimensions equal).
+Tensor concatLast(Context &ctx, const Tensor &a, const Tensor &b);
+/// x [S, ...] -> sum over the first dimension [...].
+Tensor sumLeading(Context &ctx, const Tensor &x);
+/// A copy in new memory.
+Tensor clone(Context &ctx, const Tensor &x);
+/// Copies src into dst (same shape and dtype; dst may be a rows() view).
+void copyInto(Context &ctx, Tensor &dst, const Tensor &src);
+
+/// Greedy sampling: index of the largest logit of each row (the first one
+/// on ties). logits [B, V] -> host ids.
+std::vector<int64_t> argmax(Context &ctx, const Tensor &logits);
+
+/// Host routing used by the backends (exposed for tests): logits [B, E]
+/// row-major -> indices / weights [B, k].
+void routeHost(const float *logits, int64_t batch, int64_t experts,
+               const RouterConfig &config, const float *correctionBias,
+               std::vector<int32_t> &indices, std::vector<float> &weights);
+
+} // namespace rt
+} // namespace helix
+
+#endif // HELIX_RUNTIME_OPS_H

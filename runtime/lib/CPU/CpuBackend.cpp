@@ -1,0 +1,364 @@
+//===- CpuBackend.cpp - Plain reference kernels on the host ---------------===//
+//
+// Readable loops, one kernel per op, accumulating in double. This backend
+// is the reference the CUDA kernels are tested against and lets the whole
+// sharded program run under mpirun on any machine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "helix/Runtime/Backend.h"
+#include "helix/Runtime/Error.h"
+
+#include "../Common/MpiCommunicator.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace helix {
+namespace rt {
+
+namespace {
+
+double activate(const Activation &act, double g) {
+  switch (act.kind) {
+  case Activation::SiLU:
+    return g / (1.0 + std::exp(-g));
+  case Activation::GELU:
+    return 0.5 * g * (1.0 + std::erf(g / std::sqrt(2.0)));
+  case Activation::GELUTanh:
+    return 0.5 * g *
+           (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
+                            (g + 0.044715 * g * g * g)));
+  case Activation::GptOssSwiGLU:
+    break;
+  }
+  return 0.0;
+}
+
+/// act(gate) * up, with gpt-oss's clamped variant.
+double gated(const Activation &act, double g, double u) {
+  if (act.kind == Activation::GptOssSwiGLU) {
+    g = std::min(g, static_cast<double>(act.limit));
+    u = std::max(std::min(u, static_cast<double>(act.limit)),
+                 -static_cast<double>(act.limit));
+    double glu = g / (1.0 + std::exp(-act.alpha * g));
+    return (u + 1.0) * glu;
+  }
+  return activate(act, g) * u;
+}
+
+double dot(const float *a, const float *b, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i)
+    s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
+class CpuBackend : public Backend {
+public:
+  std::string name() const override { return "cpu"; }
+  bool deviceMemory() const override { return false; }
+
+  std::shared_ptr<Storage> allocate(size_t bytes) override {
+    auto s = std::make_shared<Storage>();
+    size_t n = bytes ? bytes : 1;
+    s->data = std::aligned_alloc(64, (n + 63) / 64 * 64);
+    check(s->data != nullptr,
+          "cpu: out of memory allocating " + std::to_string(bytes) + " bytes");
+    s->bytes = bytes;
+    s->release = [](void *p) { std::free(p); };
+    return s;
+  }
+  void upload(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void download(void *dst, const void *src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy(void *dst, const void *src, size_t bytes) override {
+    std::memmove(dst, src, bytes);
+  }
+  void zero(void *dst, size_t bytes) override { std::memset(dst, 0, bytes); }
+  void synchronize() override {}
+
+  std::unique_ptr<Communicator>
+  createCommunicator(Context &ctx, const std::vector<int> &members, int index,
+                     GroupHandle &group) override {
+    return createMpiCommunicator(ctx, members, index, group);
+  }
+
+  void embedding(const Tensor &table, const std::vector<int64_t> &tokens,
+                 int64_t vocabBegin, Tensor &out) override {
+    int64_t V = table.dim(0), H = table.dim(1);
+    float *o = out.f32();
+    for (size_t b = 0; b < tokens.size(); ++b) {
+      int64_t t = tokens[b] - vocabBegin;
+      if (t >= 0 && t < V)
+        std::memcpy(o + b * H, table.f32() + t * H, H * sizeof(float));
+      else
+        std::memset(o + b * H, 0, H * sizeof(float));
+    }
+  }
+
+  void rmsNorm(const Tensor &x, const Tensor &w, float eps,
+               Tensor &out) override {
+    int64_t D = w.dim(0), rows = x.numel() / D;
+    const float *xi = x.f32();
+    float *o = out.f32();
+    for (int64_t r = 0; r < rows; ++r) {
+      double ss = 0;
+      for (int64_t i = 0; i < D; ++i)
+        ss += static_cast<double>(xi[r * D + i]) * xi[r * D + i];
+      double inv = 1.0 / std::sqrt(ss / D + eps);
+      for (int64_t i = 0; i < D; ++i)
+        o[r * D + i] = static_cast<float>(xi[r * D + i] * inv * w.f32()[i]);
+    }
+  }
+
+  void linear(const Tensor &x, const Tensor &w, const Tensor *bias,
+              Tensor &out) override {
+    int64_t M = x.dim(0), K = x.dim(1), N = w.dim(0);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double s = dot(x.f32() + m * K, w.f32() + n * K, K);
+        if (bias)
+          s += bias->f32()[n];
+        out.f32()[m * N + n] = static_cast<float>(s);
+      }
+  }
+
+  void headMatmul(const Tensor &x, const Tensor &w, bool transposeW,
+                  Tensor &out) override {
+    int64_t B = x.dim(0), H = x.dim(1), A = x.dim(2), N = out.dim(2);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h) {
+        const float *xv = x.f32() + (b * H + h) * A;
+        const float *wh = w.f32() + h * A * N;
+        for (int64_t n = 0; n < N; ++n) {
+          double s = 0;
+          for (int64_t a = 0; a < A; ++a)
+            s += static_cast<double>(xv[a]) *
+                 (transposeW ? wh[a * N + n] : wh[n * A + a]);
+          out.f32()[(b * H + h) * N + n] = static_cast<float>(s);
+        }
+      }
+  }
+
+  void rope(Tensor &x, const std::vector<int64_t> &positions,
+            const std::vector<float> &invFreq, float attentionFactor,
+            int64_t offset, bool interleaved) override {
+    int64_t B = x.dim(0), H = x.dim(1), D = x.dim(2);
+    int64_t half = static_cast<int64_t>(invFreq.size());
+    for (int64_t b = 0; b < B; ++b) {
+      float pos = static_cast<float>(positions[b]);
+      for (int64_t i = 0; i < half; ++i) {
+        float angle = invFreq[i] * pos; // float32, as Hugging Face computes
+        double c = static_cast<float>(std::cos(static_cast<double>(angle)) *
+                                      attentionFactor);
+        double s = static_cast<float>(std::sin(static_cast<double>(angle)) *
+                                      attentionFactor);
+        for (int64_t h = 0; h < H; ++h) {
+          float *v = x.f32() + (b * H + h) * D + offset;
+          float *p1 = interleaved ? v + 2 * i : v + i;
+          float *p2 = interleaved ? v + 2 * i + 1 : v + i + half;
+          double x1 = *p1, x2 = *p2;
+          *p1 = static_cast<float>(x1 * c - x2 * s);
+          *p2 = static_cast<float>(x2 * c + x1 * s);
+        }
+      }
+    }
+  }
+
+  void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
+                const std::vector<int64_t> &slots) override {
+    const KVCacheConfig &c = cache.config;
+    int64_t kRow = c.heads * c.keyDim, vRow = c.heads * c.valueDim;
+    for (int64_t b = 0; b < c.batch; ++b) {
+      if (slots[b] < 0)
+        continue;
+      std::memcpy(cache.keys.f32() + (b * c.capacity + slots[b]) * kRow,
+                  k.f32() + b * kRow, kRow * sizeof(float));
+      if (v)
+        std::memcpy(cache.values.f32() + (b * c.capacity + slots[b]) * vRow,
+                    v->f32() + b * vRow, vRow * sizeof(float));
+    }
+  }
+
+  void attention(const Tensor &q, const KVCache &cache, float scale,
+                 const std::vector<int64_t> &slotBegin,
+                 const std::vector<int64_t> &slotEnd, Tensor &out,
+                 Tensor &lse) override {
+    const KVCacheConfig &c = cache.config;
+    int64_t Hq = q.dim(1), group = Hq / c.heads, kd = c.keyDim,
+            vd = c.valueDim;
+    std::vector<double> scores, acc(vd);
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t h = 0; h < Hq; ++h) {
+        int64_t kvh = h / group;
+        const float *qv = q.f32() + (b * Hq + h) * kd;
+        float *o = out.f32() + (b * Hq + h) * vd;
+        int64_t n = slotEnd[b] - slotBegin[b];
+        if (n == 0) {
+          std::memset(o, 0, vd * sizeof(float));
+          lse.f32()[b * Hq + h] = -std::numeric_limits<float>::infinity();
+          continue;
+        }
+        auto keyAt = [&](int64_t t) {
+          return cache.keys.f32() + ((b * c.capacity + t) * c.heads + kvh) * kd;
+        };
+        auto valueAt = [&](int64_t t) {
+          if (c.valueInKey)
+            return keyAt(t);
+          return cache.values.f32() +
+                 ((b * c.capacity + t) * c.heads + kvh) * vd;
+        };
+        scores.resize(n);
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t t = 0; t < n; ++t) {
+          scores[t] = scale * dot(qv, keyAt(slotBegin[b] + t), kd);
+          m = std::max(m, scores[t]);
+        }
+        double sum = 0;
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t t = 0; t < n; ++t) {
+          double p = std::exp(scores[t] - m);
+          sum += p;
+          const float *vv = valueAt(slotBegin[b] + t);
+          for (int64_t i = 0; i < vd; ++i)
+            acc[i] += p * vv[i];
+        }
+        for (int64_t i = 0; i < vd; ++i)
+          o[i] = static_cast<float>(acc[i] / sum);
+        lse.f32()[b * Hq + h] = static_cast<float>(m + std::log(sum));
+      }
+  }
+
+  void lseCombine(const Tensor &partials, const Tensor &lse,
+                  const Tensor *sinks, Tensor &out) override {
+    int64_t B = partials.dim(0), S = partials.dim(1), H = partials.dim(2),
+            D = partials.dim(3);
+    const double ninf = -std::numeric_limits<double>::infinity();
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h) {
+        double m = sinks ? sinks->f32()[h] : ninf;
+        for (int64_t s = 0; s < S; ++s)
+          m = std::max(m, static_cast<double>(lse.f32()[(b * S + s) * H + h]));
+        float *o = out.f32() + (b * H + h) * D;
+        if (m == ninf) {
+          std::memset(o, 0, D * sizeof(float));
+          continue;
+        }
+        double denom = sinks ? std::exp(sinks->f32()[h] - m) : 0.0;
+        std::vector<double> acc(D, 0.0);
+        for (int64_t s = 0; s < S; ++s) {
+          double l = lse.f32()[(b * S + s) * H + h];
+          if (l == ninf)
+            continue;
+          double w = std::exp(l - m);
+          denom += w;
+          const float *p = partials.f32() + ((b * S + s) * H + h) * D;
+          for (int64_t i = 0; i < D; ++i)
+            acc[i] += w * p[i];
+        }
+        for (int64_t i = 0; i < D; ++i)
+          o[i] = static_cast<float>(acc[i] / denom);
+      }
+  }
+
+  void gatedActivation(const Tensor &gate, const Tensor &up,
+                       const Activation &act, Tensor &out) override {
+    for (int64_t i = 0; i < gate.numel(); ++i)
+      out.f32()[i] = static_cast<float>(gated(act, gate.f32()[i], up.f32()[i]));
+  }
+
+  void moeExperts(const Tensor &x, const std::vector<int32_t> &indices,
+                  const std::vector<float> &weights, int64_t topK,
+                  const ExpertWeights &w, int64_t firstExpert,
+                  const Activation &act, bool addDownBias,
+                  Tensor &out) override {
+    int64_t B = x.dim(0), H = x.dim(1), E = w.gate.dim(0), I = w.gate.dim(1);
+    std::vector<double> acc(H), hidden(I);
+    for (int64_t b = 0; b < B; ++b) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      const float *xv = x.f32() + b * H;
+      for (int64_t k = 0; k < topK; ++k) {
+        int64_t e = indices[b * topK + k] - firstExpert;
+        if (e < 0 || e >= E)
+          continue; // another rank's expert
+        for (int64_t i = 0; i < I; ++i) {
+          double g = dot(xv, w.gate.f32() + (e * I + i) * H, H);
+          double u = dot(xv, w.up.f32() + (e * I + i) * H, H);
+          if (w.gateBias.defined()) {
+            g += w.gateBias.f32()[e * I + i];
+            u += w.upBias.f32()[e * I + i];
+          }
+          // Round as a float32 model would between the two projections.
+          hidden[i] = static_cast<float>(
+              gated(act, static_cast<float>(g), static_cast<float>(u)));
+        }
+        double wk = weights[b * topK + k];
+        for (int64_t j = 0; j < H; ++j) {
+          const float *dr = w.down.f32() + (e * H + j) * I;
+          double s = 0;
+          for (int64_t i = 0; i < I; ++i)
+            s += hidden[i] * dr[i];
+          if (addDownBias && w.downBias.defined())
+            s += w.downBias.f32()[e * H + j];
+          acc[j] += wk * static_cast<float>(s);
+        }
+      }
+      for (int64_t j = 0; j < H; ++j)
+        out.f32()[b * H + j] = static_cast<float>(acc[j]);
+    }
+  }
+
+  void add(const Tensor &a, const Tensor &b, Tensor &out) override {
+    for (int64_t i = 0; i < a.numel(); ++i)
+      out.f32()[i] = a.f32()[i] + b.f32()[i];
+  }
+
+  void swapAxes01(const Tensor &x, int64_t A, int64_t Bd, int64_t C,
+                  Tensor &out) override {
+    for (int64_t a = 0; a < A; ++a)
+      for (int64_t b = 0; b < Bd; ++b)
+        std::memcpy(out.f32() + (b * A + a) * C, x.f32() + (a * Bd + b) * C,
+                    C * sizeof(float));
+  }
+
+  void sliceColumns(const Tensor &x, int64_t rows, int64_t cols, int64_t begin,
+                    int64_t count, Tensor &out) override {
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(out.f32() + r * count, x.f32() + r * cols + begin,
+                  count * sizeof(float));
+  }
+
+  void concatColumns(const Tensor &a, const Tensor &b, int64_t rows, int64_t ca,
+                     int64_t cb, Tensor &out) override {
+    for (int64_t r = 0; r < rows; ++r) {
+      std::memcpy(out.f32() + r * (ca + cb), a.f32() + r * ca,
+                  ca * sizeof(float));
+      std::memcpy(out.f32() + r * (ca + cb) + ca, b.f32() + r * cb,
+                  cb * sizeof(float));
+    }
+  }
+
+  void sumLeading(const Tensor &x, int64_t S, int64_t n, Tensor &out) override {
+    for (int64_t i = 0; i < n; ++i) {
+      double s = 0;
+      for (int64_t j = 0; j < S; ++j)
+        s += x.f32()[j * n + i];
+      out.f32()[i] = static_cast<float>(s);
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Backend> createCpuBackend(Context &, const ContextOptions &) {
+  return std::make_unique<CpuBackend>();
+}
+
+} // namespace rt
+} // namespace helix

@@ -1,0 +1,364 @@
+//===- CudaBackend.cpp - Kernels on the GPU, GEMMs through cuBLAS ---------===//
+//
+// Every op runs on the rank's compute stream; memory is stream-ordered
+// (cudaMallocAsync / cudaFreeAsync on that stream). Collectives started
+// with *Start run on a second stream, ordered with events (HOP-B). Routing
+// and argmax run on the host (small, per token); the experts are applied
+// one local expert at a time with cuBLAS GEMMs over the tokens routed to it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaBackend.h"
+#include "CudaKernels.h"
+
+#include "helix/Runtime/CudaBackend.h"
+
+#include "../Common/MpiCommunicator.h"
+
+#include <map>
+#include <mutex>
+
+namespace helix {
+namespace rt {
+
+void cudaCheck(cudaError_t e, const char *what) {
+  if (e != cudaSuccess)
+    throw Error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
+}
+
+void cublasCheck(cublasStatus_t s, const char *what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(std::string("cublas: ") + what + " failed (status " +
+                std::to_string(static_cast<int>(s)) + ")");
+}
+
+int cudaDeviceCount() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+namespace {
+
+/// Small index arrays uploaded for one kernel call.
+class DeviceInts {
+public:
+  DeviceInts(const std::vector<int64_t> &v, cudaStream_t s) : stream_(s) {
+    bytes_ = std::max<size_t>(8, v.size() * sizeof(int64_t));
+    cudaCheck(cudaMallocAsync(&ptr_, bytes_, s), "cudaMallocAsync");
+    if (!v.empty())
+      cudaCheck(cudaMemcpyAsync(ptr_, v.data(), v.size() * sizeof(int64_t),
+                                cudaMemcpyHostToDevice, s),
+                "cudaMemcpyAsync (indices)");
+  }
+  ~DeviceInts() { cudaFreeAsync(ptr_, stream_); }
+  const int64_t *get() const { return static_cast<const int64_t *>(ptr_); }
+
+private:
+  void *ptr_ = nullptr;
+  size_t bytes_ = 0;
+  cudaStream_t stream_;
+};
+
+class CudaBackend : public Backend {
+public:
+  CudaBackend(Context &ctx, const ContextOptions &o) {
+    int count = cudaDeviceCount();
+    if (count == 0)
+      throw Error("cuda backend: no CUDA device found (use --backend cpu)");
+    s_.device = o.device >= 0 ? o.device : ctx.localRank() % count;
+    if (s_.device >= count)
+      throw Error("cuda backend: device " + std::to_string(s_.device) +
+                  " requested, " + std::to_string(count) + " present");
+    cudaCheck(cudaSetDevice(s_.device), "cudaSetDevice");
+    cudaCheck(cudaStreamCreateWithFlags(&s_.compute, cudaStreamNonBlocking),
+              "cudaStreamCreate");
+    cudaCheck(cudaStreamCreateWithFlags(&s_.comm, cudaStreamNonBlocking),
+              "cudaStreamCreate");
+    cublasCheck(cublasCreate(&s_.blas), "cublasCreate");
+    cublasCheck(cublasSetStream(s_.blas, s_.compute), "cublasSetStream");
+    // Plain fp32 GEMMs (no TF32), to agree with the CPU reference.
+    cublasCheck(cublasSetMathMode(s_.blas, CUBLAS_DEFAULT_MATH),
+                "cublasSetMathMode");
+    if (o.collectives == "mpi")
+      s_.nccl = false;
+    else if (o.collectives == "nccl")
+      s_.nccl = true;
+    else // NCCL refuses two ranks on one device
+      s_.nccl = o.device < 0 && ctx.localSize() <= count;
+  }
+  ~CudaBackend() override {
+    *alive_ = false;
+    cudaStreamSynchronize(s_.compute);
+    cudaStreamSynchronize(s_.comm);
+    cublasDestroy(s_.blas);
+    cudaStreamDestroy(s_.comm);
+    cudaStreamDestroy(s_.compute);
+  }
+
+  std::string name() const override { return "cuda"; }
+  bool deviceMemory() const override { return true; }
+
+  std::shared_ptr<Storage> allocate(size_t bytes) override {
+    auto s = std::make_shared<Storage>();
+    cudaCheck(cudaMallocAsync(&s->data, std::max<size_t>(bytes, 256),
+                              s_.compute),
+              ("allocating " + std::to_string(bytes) + " bytes").c_str());
+    s->bytes = bytes;
+    s->onDevice = true;
+    cudaStream_t stream = s_.compute;
+    std::shared_ptr<bool> alive = alive_;
+    // Tensors may outlive the backend (a program's weights): then free
+    // without the (destroyed) stream.
+    s->release = [stream, alive](void *p) {
+      if (*alive)
+        cudaFreeAsync(p, stream);
+      else
+        cudaFree(p);
+    };
+    return s;
+  }
+  void upload(void *dst, const void *src, size_t bytes) override {
+    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                              s_.compute),
+              "upload");
+    cudaCheck(cudaStreamSynchronize(s_.compute), "upload");
+  }
+  void download(void *dst, const void *src, size_t bytes) override {
+    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
+                              s_.compute),
+              "download");
+    cudaCheck(cudaStreamSynchronize(s_.compute), "download");
+  }
+  void copy(void *dst, const void *src, size_t bytes) override {
+    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                              s_.compute),
+              "copy");
+  }
+  void zero(void *dst, size_t bytes) override {
+    cudaCheck(cudaMemsetAsync(dst, 0, bytes, s_.compute), "memset");
+  }
+  void synchronize() override {
+    cudaCheck(cudaStreamSynchronize(s_.compute), "synchronize");
+    cudaCheck(cudaStreamSynchronize(s_.comm), "synchronize");
+  }
+
+  std::unique_ptr<Communicator>
+  createCommunicator(Context &ctx, const std::vector<int> &members, int index,
+                     GroupHandle &group) override {
+    if (!s_.nccl || members.size() == 1)
+      return createMpiCommunicator(ctx, members, index, group);
+    return createNcclCommunicator(ctx, s_, members, index, group);
+  }
+
+  void launched(const char *what) {
+    cudaCheck(cudaGetLastError(), what);
+  }
+
+  void embedding(const Tensor &table, const std::vector<int64_t> &tokens,
+                 int64_t vocabBegin, Tensor &out) override {
+    DeviceInts t(tokens, s_.compute);
+    cuda::embedding(table.f32(), table.dim(0), table.dim(1), t.get(),
+                    static_cast<int64_t>(tokens.size()), vocabBegin, out.f32(),
+                    s_.compute);
+    launched("embedding");
+  }
+
+  void rmsNorm(const Tensor &x, const Tensor &w, float eps,
+               Tensor &out) override {
+    int64_t D = w.dim(0);
+    cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps, out.f32(),
+                  s_.compute);
+    launched("rmsNorm");
+  }
+
+  /// out [M, N] = x [M, K] . w [N, K]^T (row-major), via column-major cuBLAS.
+  void gemm(const float *x, const float *w, float *out, int64_t M, int64_t K,
+            int64_t N) {
+    const float one = 1.0f, zero = 0.0f;
+    cublasCheck(cublasSgemm(s_.blas, CUBLAS_OP_T, CUBLAS_OP_N,
+                            static_cast<int>(N), static_cast<int>(M),
+                            static_cast<int>(K), &one, w, static_cast<int>(K),
+                            x, static_cast<int>(K), &zero, out,
+                            static_cast<int>(N)),
+                "cublasSgemm");
+  }
+
+  void linear(const Tensor &x, const Tensor &w, const Tensor *bias,
+              Tensor &out) override {
+    int64_t M = x.dim(0), K = x.dim(1), N = w.dim(0);
+    gemm(x.f32(), w.f32(), out.f32(), M, K, N);
+    if (bias)
+      cuda::addBias(out.f32(), bias->f32(), M, N, s_.compute);
+    launched("linear");
+  }
+
+  void headMatmul(const Tensor &x, const Tensor &w, bool transposeW,
+                  Tensor &out) override {
+    int B = static_cast<int>(x.dim(0)), H = static_cast<int>(x.dim(1)),
+        A = static_cast<int>(x.dim(2)), N = static_cast<int>(out.dim(2));
+    const float one = 1.0f, zero = 0.0f;
+    // Per head h: out_h [B, N] (row stride H*N) = x_h [B, A] (row stride H*A)
+    // times w_h^T ([N, A]) or w_h ([A, N]).
+    cublasCheck(cublasSgemmStridedBatched(
+                    s_.blas, transposeW ? CUBLAS_OP_N : CUBLAS_OP_T,
+                    CUBLAS_OP_N, N, B, A, &one, w.f32(), transposeW ? N : A,
+                    static_cast<long long>(N) * A, x.f32(), H * A, A, &zero,
+                    out.f32(), H * N, N, H),
+                "cublasSgemmStridedBatched");
+  }
+
+  void rope(Tensor &x, const std::vector<int64_t> &positions,
+            const std::vector<float> &invFreq, float attentionFactor,
+            int64_t offset, bool interleaved) override {
+    DeviceInts pos(positions, s_.compute);
+    float *freq = nullptr;
+    cudaCheck(cudaMallocAsync(reinterpret_cast<void **>(&freq),
+                              invFreq.size() * sizeof(float), s_.compute),
+              "cudaMallocAsync");
+    cudaCheck(cudaMemcpyAsync(freq, invFreq.data(),
+                              invFreq.size() * sizeof(float),
+                              cudaMemcpyHostToDevice, s_.compute),
+              "cudaMemcpyAsync");
+    cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq,
+               static_cast<int64_t>(invFreq.size()), attentionFactor, offset,
+               interleaved, s_.compute);
+    launched("rope");
+    cudaFreeAsync(freq, s_.compute);
+  }
+
+  void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
+                const std::vector<int64_t> &slots) override {
+    const KVCacheConfig &c = cache.config;
+    DeviceInts s(slots, s_.compute);
+    cuda::scatterSlots(cache.keys.f32(), k.f32(), c.batch, c.capacity,
+                       c.heads * c.keyDim, s.get(), s_.compute);
+    if (v)
+      cuda::scatterSlots(cache.values.f32(), v->f32(), c.batch, c.capacity,
+                         c.heads * c.valueDim, s.get(), s_.compute);
+    launched("kvAppend");
+  }
+
+  void attention(const Tensor &q, const KVCache &cache, float scale,
+                 const std::vector<int64_t> &slotBegin,
+                 const std::vector<int64_t> &slotEnd, Tensor &out,
+                 Tensor &lse) override {
+    const KVCacheConfig &c = cache.config;
+    DeviceInts b(slotBegin, s_.compute), e(slotEnd, s_.compute);
+    cuda::attention(q.f32(), cache.keys.f32(),
+                    c.valueInKey ? nullptr : cache.values.f32(), c.batch,
+                    q.dim(1), c.heads, c.keyDim, c.valueDim, c.capacity,
+                    b.get(), e.get(), scale, out.f32(), lse.f32(), s_.compute);
+    launched("attention");
+  }
+
+  void lseCombine(const Tensor &partials, const Tensor &lse,
+                  const Tensor *sinks, Tensor &out) override {
+    cuda::lseCombine(partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
+                     partials.dim(0), partials.dim(1), partials.dim(2),
+                     partials.dim(3), out.f32(), s_.compute);
+    launched("lseCombine");
+  }
+
+  void gatedActivation(const Tensor &gate, const Tensor &up,
+                       const Activation &act, Tensor &out) override {
+    cuda::gated(gate.f32(), up.f32(), gate.numel(), static_cast<int>(act.kind),
+                act.alpha, act.limit, out.f32(), s_.compute);
+    launched("gatedActivation");
+  }
+
+  void moeExperts(const Tensor &x, const std::vector<int32_t> &indices,
+                  const std::vector<float> &weights, int64_t topK,
+                  const ExpertWeights &w, int64_t firstExpert,
+                  const Activation &act, bool addDownBias,
+                  Tensor &out) override {
+    int64_t B = x.dim(0), H = x.dim(1), E = w.gate.dim(0), I = w.gate.dim(1);
+    cudaCheck(cudaMemsetAsync(out.f32(), 0, out.bytes(), s_.compute), "memset");
+    // Tokens (and their weights) per local expert.
+    std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<float>>> by;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t k = 0; k < topK; ++k) {
+        int64_t e = indices[b * topK + k] - firstExpert;
+        if (e >= 0 && e < E) {
+          by[e].first.push_back(b);
+          by[e].second.push_back(weights[b * topK + k]);
+        }
+      }
+    for (auto &kv : by) {
+      int64_t e = kv.first, n = static_cast<int64_t>(kv.second.first.size());
+      DeviceInts rows(kv.second.first, s_.compute);
+      Tensor wt = tmp(n), xe = tmp(n * H), g = tmp(n * I), u = tmp(n * I),
+             h = tmp(n * I), y = tmp(n * H);
+      cudaCheck(cudaMemcpyAsync(wt.f32(), kv.second.second.data(),
+                                n * sizeof(float), cudaMemcpyHostToDevice,
+                                s_.compute),
+                "cudaMemcpyAsync");
+      cuda::gatherRows(x.f32(), H, rows.get(), n, xe.f32(), s_.compute);
+      gemm(xe.f32(), w.gate.f32() + e * I * H, g.f32(), n, H, I);
+      gemm(xe.f32(), w.up.f32() + e * I * H, u.f32(), n, H, I);
+      if (w.gateBias.defined()) {
+        cuda::addBias(g.f32(), w.gateBias.f32() + e * I, n, I, s_.compute);
+        cuda::addBias(u.f32(), w.upBias.f32() + e * I, n, I, s_.compute);
+      }
+      cuda::gated(g.f32(), u.f32(), n * I, static_cast<int>(act.kind),
+                  act.alpha, act.limit, h.f32(), s_.compute);
+      gemm(h.f32(), w.down.f32() + e * H * I, y.f32(), n, I, H);
+      if (addDownBias && w.downBias.defined())
+        cuda::addBias(y.f32(), w.downBias.f32() + e * H, n, H, s_.compute);
+      cuda::scatterAddRows(out.f32(), y.f32(), H, rows.get(), wt.f32(), n,
+                           s_.compute);
+      launched("moeExperts");
+    }
+  }
+
+  void add(const Tensor &a, const Tensor &b, Tensor &out) override {
+    cuda::add(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
+    launched("add");
+  }
+  void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
+                  Tensor &out) override {
+    cuda::swapAxes01(x.f32(), a, b, c, out.f32(), s_.compute);
+    launched("swapAxes01");
+  }
+  void sliceColumns(const Tensor &x, int64_t rows, int64_t cols, int64_t begin,
+                    int64_t count, Tensor &out) override {
+    cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
+                       s_.compute);
+    launched("sliceLast");
+  }
+  void concatColumns(const Tensor &a, const Tensor &b, int64_t rows, int64_t ca,
+                     int64_t cb, Tensor &out) override {
+    cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(), s_.compute);
+    launched("concatLast");
+  }
+  void sumLeading(const Tensor &x, int64_t s, int64_t n, Tensor &out) override {
+    cuda::sumLeading(x.f32(), s, n, out.f32(), s_.compute);
+    launched("sumLeading");
+  }
+
+private:
+  CudaState s_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  Tensor tmp(int64_t n) {
+    return Tensor(allocate(static_cast<size_t>(n) * sizeof(float)), {n},
+                  DType::F32);
+  }
+};
+
+} // namespace
+
+void registerCudaBackend() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerBackend("cuda", [](Context &ctx, const ContextOptions &o) {
+      return std::unique_ptr<Backend>(new CudaBackend(ctx, o));
+    });
+  });
+}
+
+} // namespace rt
+} // namespace helix

@@ -1,0 +1,383 @@
+//===- CudaKernels.cu - The CUDA backend's kernels ------------------------===//
+//
+// Straightforward f32 kernels for decode (small batches): one block per row
+// or per (row, head), block-wide reductions in shared memory. GEMMs are not
+// here: they go through cuBLAS (CudaBackend.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaKernels.h"
+
+#include <cuda_runtime.h>
+#include <math_constants.h>
+
+namespace helix {
+namespace rt {
+namespace cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocksFor(int64_t n, int threads = kThreads) {
+  return static_cast<unsigned>((n + threads - 1) / threads);
+}
+
+/// Sum (or max) of `v` over the block; every thread gets the result.
+template <bool Max> __device__ float blockReduce(float v, float *scratch) {
+  for (int o = 16; o > 0; o >>= 1) {
+    float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = Max ? fmaxf(v, w) : v + w;
+  }
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int warps = (blockDim.x + 31) >> 5;
+  __syncthreads(); // scratch may still be read by a previous reduction
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : (Max ? -CUDART_INF_F : 0.0f);
+  for (int o = 16; o > 0; o >>= 1) {
+    float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = Max ? fmaxf(v, w) : v + w;
+  }
+  return v;
+}
+
+__global__ void embeddingKernel(const float *table, int64_t vocab,
+                                int64_t hidden, const int64_t *tokens,
+                                int64_t vocabBegin, float *out) {
+  int64_t b = blockIdx.x;
+  int64_t t = tokens[b] - vocabBegin;
+  bool mine = t >= 0 && t < vocab;
+  for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x)
+    out[b * hidden + i] = mine ? table[t * hidden + i] : 0.0f;
+}
+
+__global__ void rmsNormKernel(const float *x, const float *w, int64_t dim,
+                              float eps, float *out) {
+  __shared__ float scratch[32];
+  const float *xr = x + blockIdx.x * dim;
+  float ss = 0.0f;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+    ss += xr[i] * xr[i];
+  ss = blockReduce<false>(ss, scratch);
+  float inv = rsqrtf(ss / dim + eps);
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+    out[blockIdx.x * dim + i] = xr[i] * inv * w[i];
+}
+
+__global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
+                              int64_t cols) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < rows * cols)
+    out[i] += bias[i % cols];
+}
+
+__global__ void ropeKernel(float *x, int64_t batch, int64_t heads, int64_t dim,
+                           const int64_t *positions, const float *invFreq,
+                           int64_t half, float factor, int64_t offset,
+                           bool interleaved) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= batch * heads * half)
+    return;
+  int64_t f = i % half, bh = i / half, b = bh / heads;
+  float angle = invFreq[f] * static_cast<float>(positions[b]);
+  float c = static_cast<float>(cos(static_cast<double>(angle)) * factor);
+  float s = static_cast<float>(sin(static_cast<double>(angle)) * factor);
+  float *v = x + bh * dim + offset;
+  float *p1 = interleaved ? v + 2 * f : v + f;
+  float *p2 = interleaved ? v + 2 * f + 1 : v + f + half;
+  float x1 = *p1, x2 = *p2;
+  *p1 = x1 * c - x2 * s;
+  *p2 = x2 * c + x1 * s;
+}
+
+__global__ void scatterSlotsKernel(float *dst, const float *src,
+                                   int64_t capacity, int64_t rowElems,
+                                   const int64_t *slots) {
+  int64_t b = blockIdx.x;
+  int64_t slot = slots[b];
+  if (slot < 0)
+    return;
+  for (int64_t i = threadIdx.x; i < rowElems; i += blockDim.x)
+    dst[(b * capacity + slot) * rowElems + i] = src[b * rowElems + i];
+}
+
+/// One block per (head, row): online softmax over the row's slot range in
+/// chunks of blockDim slots. Dynamic shared memory: q [keyDim],
+/// acc [valueDim], p [blockDim].
+__global__ void attentionKernel(const float *q, const float *keys,
+                                const float *values, int64_t qHeads,
+                                int64_t kvHeads, int64_t keyDim,
+                                int64_t valueDim, int64_t capacity,
+                                const int64_t *begin, const int64_t *end,
+                                float scale, float *out, float *lse) {
+  extern __shared__ float smem[];
+  __shared__ float scratch[32];
+  float *qs = smem, *acc = smem + keyDim, *p = acc + valueDim;
+  int64_t h = blockIdx.x, b = blockIdx.y;
+  int64_t kvh = h / (qHeads / kvHeads);
+  const float *qv = q + (b * qHeads + h) * keyDim;
+  for (int64_t i = threadIdx.x; i < keyDim; i += blockDim.x)
+    qs[i] = qv[i];
+  for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x)
+    acc[i] = 0.0f;
+  __syncthreads();
+  int64_t vStride = values ? valueDim : keyDim;
+  const float *vBase = values ? values : keys;
+  float m = -CUDART_INF_F, l = 0.0f;
+  for (int64_t t0 = begin[b]; t0 < end[b]; t0 += blockDim.x) {
+    int64_t t = t0 + threadIdx.x;
+    float s = -CUDART_INF_F;
+    if (t < end[b]) {
+      const float *k = keys + ((b * capacity + t) * kvHeads + kvh) * keyDim;
+      float d = 0.0f;
+      for (int64_t i = 0; i < keyDim; ++i)
+        d += qs[i] * k[i];
+      s = d * scale;
+    }
+    float cm = blockReduce<true>(s, scratch);
+    float nm = fmaxf(m, cm);
+    float e = t < end[b] ? __expf(s - nm) : 0.0f;
+    p[threadIdx.x] = e;
+    float ps = blockReduce<false>(e, scratch);
+    float corr = m == -CUDART_INF_F ? 0.0f : __expf(m - nm);
+    int64_t n = min(static_cast<int64_t>(blockDim.x), end[b] - t0);
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x) {
+      float a = acc[i] * corr;
+      for (int64_t j = 0; j < n; ++j)
+        a += p[j] *
+             vBase[((b * capacity + t0 + j) * kvHeads + kvh) * vStride + i];
+      acc[i] = a;
+    }
+    l = l * corr + ps;
+    m = nm;
+    __syncthreads();
+  }
+  float *o = out + (b * qHeads + h) * valueDim;
+  for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x)
+    o[i] = l > 0.0f ? acc[i] / l : 0.0f;
+  if (threadIdx.x == 0)
+    lse[b * qHeads + h] = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+}
+
+__global__ void lseCombineKernel(const float *partials, const float *lse,
+                                 const float *sinks, int64_t shards,
+                                 int64_t heads, int64_t dim, float *out) {
+  int64_t bh = blockIdx.x, b = bh / heads, h = bh % heads;
+  float m = sinks ? sinks[h] : -CUDART_INF_F;
+  for (int64_t s = 0; s < shards; ++s)
+    m = fmaxf(m, lse[(b * shards + s) * heads + h]);
+  float *o = out + bh * dim;
+  if (m == -CUDART_INF_F) {
+    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+      o[i] = 0.0f;
+    return;
+  }
+  float denom = sinks ? expf(sinks[h] - m) : 0.0f;
+  for (int64_t s = 0; s < shards; ++s) {
+    float l = lse[(b * shards + s) * heads + h];
+    denom += l == -CUDART_INF_F ? 0.0f : expf(l - m);
+  }
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    float a = 0.0f;
+    for (int64_t s = 0; s < shards; ++s) {
+      float l = lse[(b * shards + s) * heads + h];
+      if (l != -CUDART_INF_F)
+        a += expf(l - m) * partials[((b * shards + s) * heads + h) * dim + i];
+    }
+    o[i] = a / denom;
+  }
+}
+
+__global__ void gatedKernel(const float *gate, const float *up, int64_t n,
+                            int kind, float alpha, float limit, float *out) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  float g = gate[i], u = up[i], a;
+  switch (kind) {
+  case 0:
+    a = g / (1.0f + expf(-g)) * u;
+    break;
+  case 1:
+    a = 0.5f * g * (1.0f + erff(g * 0.70710678118654752f)) * u;
+    break;
+  case 2:
+    a = 0.5f * g *
+        (1.0f + tanhf(0.79788456080286536f * (g + 0.044715f * g * g * g))) * u;
+    break;
+  default:
+    g = fminf(g, limit);
+    u = fmaxf(fminf(u, limit), -limit);
+    a = (u + 1.0f) * (g / (1.0f + expf(-alpha * g)));
+  }
+  out[i] = a;
+}
+
+__global__ void addKernel(const float *a, const float *b, int64_t n,
+                          float *out) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n)
+    out[i] = a[i] + b[i];
+}
+
+__global__ void swapKernel(const float *x, int64_t A, int64_t B, int64_t C,
+                           float *out) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= A * B * C)
+    return;
+  int64_t c = i % C, ab = i / C, b = ab % B, a = ab / B;
+  out[(b * A + a) * C + c] = x[i];
+}
+
+__global__ void sliceKernel(const float *x, int64_t rows, int64_t cols,
+                            int64_t begin, int64_t count, float *out) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < rows * count)
+    out[i] = x[(i / count) * cols + begin + i % count];
+}
+
+__global__ void concatKernel(const float *a, const float *b, int64_t rows,
+                             int64_t ca, int64_t cb, float *out) {
+  int64_t w = ca + cb;
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= rows * w)
+    return;
+  int64_t r = i / w, c = i % w;
+  out[i] = c < ca ? a[r * ca + c] : b[r * cb + c - ca];
+}
+
+__global__ void sumLeadingKernel(const float *x, int64_t S, int64_t n,
+                                 float *out) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  float s = 0.0f;
+  for (int64_t j = 0; j < S; ++j)
+    s += x[j * n + i];
+  out[i] = s;
+}
+
+__global__ void gatherRowsKernel(const float *x, int64_t cols,
+                                 const int64_t *rows, float *out) {
+  int64_t r = rows[blockIdx.x];
+  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
+    out[blockIdx.x * cols + i] = x[r * cols + i];
+}
+
+__global__ void scatterAddRowsKernel(float *out, const float *y, int64_t cols,
+                                     const int64_t *rows,
+                                     const float *weights) {
+  int64_t r = rows[blockIdx.x];
+  float w = weights[blockIdx.x];
+  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
+    out[r * cols + i] += w * y[blockIdx.x * cols + i];
+}
+
+} // namespace
+
+void embedding(const float *table, int64_t vocab, int64_t hidden,
+               const int64_t *tokens, int64_t batch, int64_t vocabBegin,
+               float *out, cudaStream_t stream) {
+  embeddingKernel<<<batch, kThreads, 0, stream>>>(table, vocab, hidden, tokens,
+                                                  vocabBegin, out);
+}
+
+void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
+             float eps, float *out, cudaStream_t stream) {
+  rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, dim, eps, out);
+}
+
+void addBias(float *out, const float *bias, int64_t rows, int64_t cols,
+             cudaStream_t stream) {
+  addBiasKernel<<<blocksFor(rows * cols), kThreads, 0, stream>>>(out, bias,
+                                                                 rows, cols);
+}
+
+void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
+          const int64_t *positions, const float *invFreq, int64_t half,
+          float attentionFactor, int64_t offset, bool interleaved,
+          cudaStream_t stream) {
+  int64_t n = batch * heads * half;
+  ropeKernel<<<blocksFor(n), kThreads, 0, stream>>>(
+      x, batch, heads, dim, positions, invFreq, half, attentionFactor, offset,
+      interleaved);
+}
+
+void scatterSlots(float *dst, const float *src, int64_t batch,
+                  int64_t capacity, int64_t rowElems, const int64_t *slots,
+                  cudaStream_t stream) {
+  scatterSlotsKernel<<<batch, kThreads, 0, stream>>>(dst, src, capacity,
+                                                     rowElems, slots);
+}
+
+void attention(const float *q, const float *keys, const float *values,
+               int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
+               int64_t valueDim, int64_t capacity, const int64_t *begin,
+               const int64_t *end, float scale, float *out, float *lse,
+               cudaStream_t stream) {
+  int threads = 128;
+  size_t smem = (keyDim + valueDim + threads) * sizeof(float);
+  dim3 grid(static_cast<unsigned>(qHeads), static_cast<unsigned>(batch));
+  attentionKernel<<<grid, threads, smem, stream>>>(
+      q, keys, values, qHeads, kvHeads, keyDim, valueDim, capacity, begin, end,
+      scale, out, lse);
+}
+
+void lseCombine(const float *partials, const float *lse, const float *sinks,
+                int64_t batch, int64_t shards, int64_t heads, int64_t dim,
+                float *out, cudaStream_t stream) {
+  lseCombineKernel<<<batch * heads, 128, 0, stream>>>(partials, lse, sinks,
+                                                      shards, heads, dim, out);
+}
+
+void gated(const float *gate, const float *up, int64_t n, int kind,
+           float alpha, float limit, float *out, cudaStream_t stream) {
+  gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(gate, up, n, kind, alpha,
+                                                     limit, out);
+}
+
+void add(const float *a, const float *b, int64_t n, float *out,
+         cudaStream_t stream) {
+  addKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
+}
+
+void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
+                cudaStream_t stream) {
+  swapKernel<<<blocksFor(a * b * c), kThreads, 0, stream>>>(x, a, b, c, out);
+}
+
+void sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
+                  int64_t count, float *out, cudaStream_t stream) {
+  sliceKernel<<<blocksFor(rows * count), kThreads, 0, stream>>>(
+      x, rows, cols, begin, count, out);
+}
+
+void concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
+                   int64_t cb, float *out, cudaStream_t stream) {
+  concatKernel<<<blocksFor(rows * (ca + cb)), kThreads, 0, stream>>>(
+      a, b, rows, ca, cb, out);
+}
+
+void sumLeading(const float *x, int64_t s, int64_t n, float *out,
+                cudaStream_t stream) {
+  sumLeadingKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, s, n, out);
+}
+
+void gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
+                float *out, cudaStream_t stream) {
+  gatherRowsKernel<<<n, kThreads, 0, stream>>>(x, cols, rows, out);
+}
+
+void scatterAddRows(float *out, const float *y, int64_t cols,
+                    const int64_t *rows, const float *weights, int64_t n,
+                    cudaStream_t stream) {
+  scatterAddRowsKernel<<<n, kThreads, 0, stream>>>(out, y, cols, rows,
+                                                   weights);
+}
+
+} // namespace cuda
+} // namespace rt
+} // namespace helix

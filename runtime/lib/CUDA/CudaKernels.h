@@ -1,0 +1,70 @@
+//===- CudaKernels.h - Launchers of the CUDA kernels (internal) -*- C++ -*-===//
+//
+// Plain C++ declarations of the kernel launchers in CudaKernels.cu, so the
+// backend (CudaBackend.cpp) is ordinary C++. All pointers are device
+// pointers; every launcher queues work on `stream` and returns at once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_RUNTIME_LIB_CUDAKERNELS_H
+#define HELIX_RUNTIME_LIB_CUDAKERNELS_H
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace helix {
+namespace rt {
+namespace cuda {
+
+void embedding(const float *table, int64_t vocab, int64_t hidden,
+               const int64_t *tokens, int64_t batch, int64_t vocabBegin,
+               float *out, cudaStream_t stream);
+void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
+             float eps, float *out, cudaStream_t stream);
+/// out[m, n] += bias[n].
+void addBias(float *out, const float *bias, int64_t rows, int64_t cols,
+             cudaStream_t stream);
+void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
+          const int64_t *positions, const float *invFreq, int64_t half,
+          float attentionFactor, int64_t offset, bool interleaved,
+          cudaStream_t stream);
+/// dst[b, slots[b], :] = src[b, :] (rowElems floats) for slots[b] >= 0.
+void scatterSlots(float *dst, const float *src, int64_t batch,
+                  int64_t capacity, int64_t rowElems, const int64_t *slots,
+                  cudaStream_t stream);
+/// values == nullptr: the value is the first valueDim entries of the key.
+void attention(const float *q, const float *keys, const float *values,
+               int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
+               int64_t valueDim, int64_t capacity, const int64_t *begin,
+               const int64_t *end, float scale, float *out, float *lse,
+               cudaStream_t stream);
+void lseCombine(const float *partials, const float *lse, const float *sinks,
+                int64_t batch, int64_t shards, int64_t heads, int64_t dim,
+                float *out, cudaStream_t stream);
+/// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
+void gated(const float *gate, const float *up, int64_t n, int kind,
+           float alpha, float limit, float *out, cudaStream_t stream);
+void add(const float *a, const float *b, int64_t n, float *out,
+         cudaStream_t stream);
+void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
+                cudaStream_t stream);
+void sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
+                  int64_t count, float *out, cudaStream_t stream);
+void concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
+                   int64_t cb, float *out, cudaStream_t stream);
+void sumLeading(const float *x, int64_t s, int64_t n, float *out,
+                cudaStream_t stream);
+/// out[i, :] = x[rows[i], :].
+void gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
+                float *out, cudaStream_t stream);
+/// out[rows[i], :] += weights[i] * y[i, :] (rows distinct).
+void scatterAddRows(float *out, const float *y, int64_t cols,
+                    const int64_t *rows, const float *weights, int64_t n,
+                    cudaStream_t stream);
+
+} // namespace cuda
+} // namespace rt
+} // namespace helix
+
+#endif // HELIX_RUNTIME_LIB_CUDAKERNELS_H

@@ -1,0 +1,157 @@
+//===- NcclCommunicator.cpp - Collectives through NCCL --------------------===//
+//
+// The group's NCCL communicator is bootstrapped over its MPI communicator
+// (member 0 makes the unique id and broadcasts it). The all-to-all is a
+// grouped send/recv. *Start collectives run on the communication stream:
+// it first waits for the compute stream (an event), and wait() makes the
+// compute stream wait for the collective (another event) -- the host never
+// blocks, and attention of the next batch chunk overlaps the exchange
+// (HOP-B). Blocking collectives run on the compute stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaBackend.h"
+
+#include "../Common/MpiGroup.h"
+
+#include <nccl.h>
+
+namespace helix {
+namespace rt {
+
+namespace {
+
+void ncclCheck(ncclResult_t r, const char *what) {
+  if (r != ncclSuccess)
+    throw Error(std::string("nccl: ") + what + ": " + ncclGetErrorString(r));
+}
+
+/// Completes a collective queued on the communication stream.
+struct StreamPending : CommRequest::Pending {
+  cudaStream_t compute;
+  cudaEvent_t done = nullptr;
+  Tensor keepA, keepB; // alive until the compute stream waits
+  void wait() override {
+    cudaCheck(cudaStreamWaitEvent(compute, done, 0), "cudaStreamWaitEvent");
+    cudaEventDestroy(done);
+    done = nullptr;
+  }
+  ~StreamPending() override {
+    if (done)
+      cudaEventDestroy(done);
+  }
+};
+
+class NcclCommunicator : public Communicator {
+public:
+  NcclCommunicator(Context &ctx, CudaState &s, const std::vector<int> &members,
+                   int index, MPI_Comm mpi)
+      : Communicator(ctx, members, index), s_(s), mpi_(mpi) {
+    ncclUniqueId id;
+    if (index == 0)
+      ncclCheck(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_);
+    ncclCheck(ncclCommInitRank(&comm_, size(), id, index),
+              "ncclCommInitRank");
+  }
+  ~NcclCommunicator() override {
+    cudaStreamSynchronize(s_.comm);
+    cudaStreamSynchronize(s_.compute);
+    ncclCommDestroy(comm_);
+    if (mpi_ != MPI_COMM_NULL && mpiActive())
+      MPI_Comm_free(&mpi_);
+  }
+
+  /// Orders the communication stream after the compute stream.
+  void commAfterCompute() {
+    cudaEvent_t ready;
+    cudaCheck(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming),
+              "cudaEventCreate");
+    cudaCheck(cudaEventRecord(ready, s_.compute), "cudaEventRecord");
+    cudaCheck(cudaStreamWaitEvent(s_.comm, ready, 0), "cudaStreamWaitEvent");
+    cudaEventDestroy(ready);
+  }
+
+  std::unique_ptr<CommRequest::Pending> finishOnComm(const Tensor &a,
+                                                     const Tensor &b) {
+    auto p = std::make_unique<StreamPending>();
+    p->compute = s_.compute;
+    p->keepA = a;
+    p->keepB = b;
+    cudaCheck(cudaEventCreateWithFlags(&p->done, cudaEventDisableTiming),
+              "cudaEventCreate");
+    cudaCheck(cudaEventRecord(p->done, s_.comm), "cudaEventRecord");
+    return p;
+  }
+
+  std::unique_ptr<CommRequest::Pending>
+  startAllToAllChunks(const Tensor &send, Tensor &recv) override {
+    size_t n = static_cast<size_t>(send.numel() / size());
+    commAfterCompute();
+    ncclCheck(ncclGroupStart(), "ncclGroupStart");
+    for (int j = 0; j < size(); ++j) {
+      ncclCheck(ncclSend(send.f32() + j * n, n, ncclFloat, j, comm_, s_.comm),
+                "ncclSend");
+      ncclCheck(ncclRecv(recv.f32() + j * n, n, ncclFloat, j, comm_, s_.comm),
+                "ncclRecv");
+    }
+    ncclCheck(ncclGroupEnd(), "ncclGroupEnd");
+    return finishOnComm(send, recv);
+  }
+
+  std::unique_ptr<CommRequest::Pending> startAllReduce(Tensor &x) override {
+    commAfterCompute();
+    ncclCheck(ncclAllReduce(x.f32(), x.f32(), static_cast<size_t>(x.numel()),
+                            ncclFloat, ncclSum, comm_, s_.comm),
+              "ncclAllReduce");
+    return finishOnComm(x, Tensor());
+  }
+
+  void allGatherInto(const Tensor &x, Tensor &out) override {
+    ncclCheck(ncclAllGather(x.raw(), out.raw(), static_cast<size_t>(x.numel()),
+                            ncclFloat, comm_, s_.compute),
+              "ncclAllGather");
+  }
+
+  void broadcastImpl(Tensor &x, int root) override {
+    ncclCheck(ncclBroadcast(x.raw(), x.raw(), static_cast<size_t>(x.numel()),
+                            ncclFloat, root, comm_, s_.compute),
+              "ncclBroadcast");
+  }
+
+  void sendImpl(const Tensor &x, int peer) override {
+    ncclCheck(ncclSend(x.raw(), static_cast<size_t>(x.numel()), ncclFloat, peer,
+                       comm_, s_.compute),
+              "ncclSend");
+  }
+
+  void recvImpl(Tensor &x, int peer) override {
+    ncclCheck(ncclRecv(x.raw(), static_cast<size_t>(x.numel()), ncclFloat, peer,
+                       comm_, s_.compute),
+              "ncclRecv");
+  }
+
+  void barrierImpl() override {
+    cudaCheck(cudaStreamSynchronize(s_.compute), "synchronize");
+    cudaCheck(cudaStreamSynchronize(s_.comm), "synchronize");
+    MPI_Barrier(mpi_);
+  }
+
+private:
+  CudaState &s_;
+  MPI_Comm mpi_;
+  ncclComm_t comm_ = nullptr;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator>
+createNcclCommunicator(Context &ctx, CudaState &state,
+                       const std::vector<int> &members, int index,
+                       GroupHandle &group) {
+  return std::make_unique<NcclCommunicator>(ctx, state, members, index,
+                                            group.comm);
+}
+
+} // namespace rt
+} // namespace helix

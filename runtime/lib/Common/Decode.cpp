@@ -1,0 +1,281 @@
+//===- Decode.cpp - The helix-decode driver -------------------------------===//
+
+#include "helix/Runtime/Decode.h"
+#include "helix/Runtime/DecodeIO.h"
+#include "helix/Runtime/Error.h"
+
+#include "MpiGroup.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+namespace helix {
+namespace rt {
+
+namespace {
+
+struct DecodeArgs {
+  std::string weights, prompts, dumpLogits, dumpTokens;
+  int64_t steps = -1;
+  ContextOptions context;
+  bool help = false;
+};
+
+int64_t parseInt(const std::string &flag, const std::string &v) {
+  size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &used, 10);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty())
+    throw Error(flag + ": expected an integer, got \"" + v + "\"");
+  return x;
+}
+
+DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
+  DecodeArgs a;
+  a.context.backend = prog.defaultBackend;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i], value;
+    if (flag == "-h" || flag == "--help") {
+      a.help = true;
+      continue;
+    }
+    if (flag.rfind("--", 0) != 0)
+      throw Error("unexpected argument \"" + flag + "\" (see --help)");
+    size_t eq = flag.find('=');
+    if (eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else {
+      if (i + 1 >= argc)
+        throw Error(flag + ": missing value");
+      value = argv[++i];
+    }
+    if (flag == "--weights")
+      a.weights = value;
+    else if (flag == "--prompts")
+      a.prompts = value;
+    else if (flag == "--steps")
+      a.steps = parseInt(flag, value);
+    else if (flag == "--dump-logits")
+      a.dumpLogits = value;
+    else if (flag == "--dump-tokens")
+      a.dumpTokens = value;
+    else if (flag == "--backend")
+      a.context.backend = value;
+    else if (flag == "--collectives")
+      a.context.collectives = value;
+    else if (flag == "--device")
+      a.context.device = static_cast<int>(parseInt(flag, value));
+    else if (!prog.option || !prog.option(flag, value))
+      throw Error("unknown option " + flag + " (see --help)");
+  }
+  if (a.help)
+    return a;
+  if (a.weights.empty())
+    throw Error("--weights PATH is required (a .safetensors file, an "
+                "index.json or a checkpoint directory)");
+  if (a.prompts.empty())
+    throw Error("--prompts FILE is required (one line of comma-separated "
+                "token ids per batch row)");
+  if (a.steps < 0)
+    throw Error("--steps K is required (tokens to generate per row)");
+  if (a.steps < 1)
+    throw Error("--steps: expected at least 1, got " + std::to_string(a.steps));
+  if (a.context.collectives != "auto" && a.context.collectives != "nccl" &&
+      a.context.collectives != "mpi")
+    throw Error("--collectives: expected auto, nccl or mpi, got \"" +
+                a.context.collectives + "\"");
+  return a;
+}
+
+std::string usage(const DecodeProgram &prog) {
+  std::string s =
+      "usage: mpirun -np " + std::to_string(prog.worldSize) + " " + prog.name +
+      " --weights PATH --prompts FILE --steps K\n"
+      "         [--dump-logits FILE] [--dump-tokens FILE]\n"
+      "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
+      "[--device D]\n";
+  if (!prog.optionsHelp.empty())
+    s += prog.optionsHelp;
+  return s;
+}
+
+} // namespace
+
+int runDecode(int argc, char **argv, DecodeProgram &prog) {
+  bool ownMpi = !mpiActive();
+  if (ownMpi)
+    MPI_Init(&argc, &argv);
+  int rank = 0, world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  std::unique_ptr<Context> ctx;
+  auto finish = [&](int rc) {
+    ctx.reset();
+    if (ownMpi)
+      MPI_Finalize();
+    return rc;
+  };
+  auto fail = [&](const std::string &msg) {
+    std::fprintf(stderr, "%s [rank %d/%d]: error: %s\n", prog.name.c_str(),
+                 rank, world, msg.c_str());
+    std::fflush(stderr);
+    return finish(1);
+  };
+
+  // Arguments: every rank parses the same command line.
+  DecodeArgs args;
+  std::string err;
+  try {
+    args = parseArgs(argc, argv, prog);
+  } catch (const std::exception &e) {
+    err = e.what();
+  }
+  if (!(err = agreeOnError(err)).empty())
+    return fail(err);
+  if (args.help) {
+    if (rank == 0)
+      std::printf("%s", usage(prog).c_str());
+    return finish(0);
+  }
+  try {
+    if (prog.validate)
+      prog.validate(world);
+  } catch (const std::exception &e) {
+    err = e.what();
+  }
+  if (!(err = agreeOnError(err)).empty())
+    return fail(err);
+  if (world != prog.worldSize)
+    return fail("this program was planned for " +
+                std::to_string(prog.worldSize) + " ranks but runs on " +
+                std::to_string(world) + " (use mpirun -np " +
+                std::to_string(prog.worldSize) + ")");
+
+  // Prompts: rank 0 reads the file, every rank parses and checks the text.
+  std::string text;
+  if (rank == 0) {
+    try {
+      text = readTextFile(args.prompts);
+    } catch (const std::exception &e) {
+      err = e.what();
+    }
+  }
+  if (!(err = agreeOnError(err)).empty())
+    return fail(err);
+  long long len = static_cast<long long>(text.size());
+  MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  text.resize(static_cast<size_t>(len));
+  if (len > 0)
+    MPI_Bcast(&text[0], static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
+  Prompts prompts;
+  try {
+    prompts = parsePrompts(text, args.prompts);
+    validatePrompts(prompts, prog.vocabSize, args.steps, prog.maxContext,
+                    args.prompts);
+    if (prog.batch > 0 && static_cast<int64_t>(prompts.size()) != prog.batch)
+      throw Error(args.prompts + ": " + std::to_string(prompts.size()) +
+                  " prompt rows, but the program was planned for a batch "
+                  "of " + std::to_string(prog.batch));
+  } catch (const std::exception &e) {
+    err = e.what();
+  }
+  if (!(err = agreeOnError(err)).empty())
+    return fail(err);
+  int64_t batch = static_cast<int64_t>(prompts.size());
+
+  // Output files (rank 0), so a bad path fails before the work.
+  LogitsWriter logits;
+  if (rank == 0) {
+    try {
+      if (!args.dumpLogits.empty())
+        logits.open(args.dumpLogits);
+      if (!args.dumpTokens.empty())
+        writeTokens(args.dumpTokens, {}); // probe: created, rewritten at end
+    } catch (const std::exception &e) {
+      err = e.what();
+    }
+  }
+  if (!(err = agreeOnError(err)).empty())
+    return fail(err);
+
+  // Context, checkpoint and this rank's slices.
+  try {
+    ctx = Context::create(args.context);
+    SafetensorsCheckpoint ckpt = SafetensorsCheckpoint::open(args.weights);
+    if (prog.load)
+      prog.load(*ctx, ckpt, batch);
+  } catch (const std::exception &e) {
+    err = e.what();
+  }
+  if (!(err = agreeOnError(err)).empty())
+    return fail(err);
+
+  // The greedy loop.
+  try {
+    if (prog.prepare)
+      prog.prepare(*ctx);
+    GreedySchedule schedule(prompts, args.steps);
+    int64_t V = prog.vocabSize;
+    if (rank == 0 && logits.isOpen()) {
+      std::printf("%s\n",
+                  logitsShapeLine(schedule.steps(), batch, V, args.dumpLogits)
+                      .c_str());
+      std::fflush(stdout);
+    }
+    StepInputs in;
+    std::vector<int64_t> next(batch);
+    for (int64_t t = 0; t < schedule.steps(); ++t) {
+      in.step = t;
+      in.tokens = schedule.tokensAt(t);
+      in.positions.assign(batch, t);
+      in.contextLengths.assign(batch, t + 1);
+      Tensor out = prog.step(*ctx, in);
+      if (rank == 0) {
+        check(out.defined() && out.rank() == 2 && out.dim(0) == batch &&
+                  out.dim(1) == V,
+              "step " + std::to_string(t) + " returned logits " + out.str() +
+                  ", expected [" + std::to_string(batch) + ", " +
+                  std::to_string(V) + "]");
+        std::vector<float> host = ctx->download(out);
+        if (logits.isOpen())
+          logits.write(host.data(), host.size());
+        for (int64_t b = 0; b < batch; ++b) {
+          const float *row = host.data() + b * V;
+          int64_t best = 0;
+          for (int64_t v = 1; v < V; ++v)
+            if (row[v] > row[best])
+              best = v;
+          next[b] = best;
+        }
+      }
+      MPI_Bcast(next.data(), static_cast<int>(batch), MPI_INT64_T, 0,
+                MPI_COMM_WORLD);
+      schedule.record(t, next);
+    }
+    if (rank == 0) {
+      logits.close();
+      for (int64_t b = 0; b < batch; ++b)
+        std::printf("row %lld: %s\n", static_cast<long long>(b),
+                    joinIds(schedule.generated()[b]).c_str());
+      std::fflush(stdout);
+      if (!args.dumpTokens.empty())
+        writeTokens(args.dumpTokens, schedule.sequences());
+    }
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "%s [rank %d/%d]: error during decoding: %s\n",
+                 prog.name.c_str(), rank, world, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+  return finish(0);
+}
+
+} // namespace rt
+} // namespace helix

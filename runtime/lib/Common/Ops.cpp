@@ -1,0 +1,463 @@
+//===- Ops.cpp - Shape checks, allocation and dispatch of the ops ---------===//
+
+#include "helix/Runtime/Ops.h"
+#include "helix/Runtime/Backend.h"
+#include "helix/Runtime/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace helix {
+namespace rt {
+
+static void need(bool cond, const char *op, const std::string &what) {
+  if (!cond)
+    throw Error(std::string(op) + ": " + what);
+}
+
+static void needF32(const Tensor &t, const char *op, const char *name) {
+  need(t.defined(), op, std::string(name) + " is undefined");
+  need(t.dtype() == DType::F32, op,
+       std::string(name) + " " + t.str() + " must be f32");
+}
+
+static void needRank(const Tensor &t, int rank, const char *op,
+                     const char *name) {
+  needF32(t, op, name);
+  need(t.rank() == rank, op,
+       std::string(name) + " " + t.str() + " must have rank " +
+           std::to_string(rank));
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+Activation Activation::fromName(const std::string &name) {
+  Activation a;
+  if (name == "silu" || name == "swish")
+    a.kind = SiLU;
+  else if (name == "gelu")
+    a.kind = GELU;
+  else if (name == "gelu_pytorch_tanh" || name == "gelu_new" ||
+           name == "gelu_fast")
+    a.kind = GELUTanh;
+  else
+    throw Error("activation: unsupported hidden_act \"" + name +
+                "\" (supported: silu, gelu, gelu_pytorch_tanh, gelu_new)");
+  return a;
+}
+
+Activation Activation::gptOss(float limit, float alpha) {
+  Activation a;
+  a.kind = GptOssSwiGLU;
+  a.limit = limit;
+  a.alpha = alpha;
+  return a;
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+Tensor embedding(Context &ctx, const Tensor &table,
+                 const std::vector<int64_t> &tokens, int64_t vocabBegin) {
+  needRank(table, 2, "embedding", "table");
+  need(!tokens.empty(), "embedding", "no tokens");
+  Tensor out = ctx.empty({static_cast<int64_t>(tokens.size()), table.dim(1)});
+  ctx.backend().embedding(table, tokens, vocabBegin, out);
+  return out;
+}
+
+Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weight, float eps) {
+  needF32(x, "rmsNorm", "x");
+  needRank(weight, 1, "rmsNorm", "weight");
+  need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), "rmsNorm",
+       "last dimension of x " + x.str() + " must match weight " +
+           weight.str());
+  Tensor out = ctx.empty(x.shape());
+  ctx.backend().rmsNorm(x, weight, eps, out);
+  return out;
+}
+
+Tensor linear(Context &ctx, const Tensor &x, const Tensor &weight,
+              const Tensor *bias) {
+  needRank(x, 2, "linear", "x");
+  needRank(weight, 2, "linear", "weight");
+  need(x.dim(1) == weight.dim(1), "linear",
+       "x " + x.str() + " and weight " + weight.str() +
+           " disagree on the input dimension");
+  if (bias && bias->defined()) {
+    needRank(*bias, 1, "linear", "bias");
+    need(bias->dim(0) == weight.dim(0), "linear",
+         "bias " + bias->str() + " does not match weight " + weight.str());
+  } else {
+    bias = nullptr;
+  }
+  Tensor out = ctx.empty({x.dim(0), weight.dim(0)});
+  ctx.backend().linear(x, weight, bias, out);
+  return out;
+}
+
+Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &w,
+                  bool transposeW) {
+  needRank(x, 3, "headMatmul", "x");
+  needRank(w, 3, "headMatmul", "w");
+  int64_t a = transposeW ? w.dim(1) : w.dim(2);
+  int64_t b = transposeW ? w.dim(2) : w.dim(1);
+  need(x.dim(1) == w.dim(0) && x.dim(2) == a, "headMatmul",
+       "x " + x.str() + " does not match w " + w.str() +
+           (transposeW ? " (transposed)" : ""));
+  Tensor out = ctx.empty({x.dim(0), x.dim(1), b});
+  ctx.backend().headMatmul(x, w, transposeW, out);
+  return out;
+}
+
+void applyRope(Context &ctx, Tensor &x, const std::vector<int64_t> &positions,
+               const Rope &rope, int64_t offset) {
+  needRank(x, 3, "applyRope", "x");
+  int64_t rd = rope.config().rotaryDim;
+  need(static_cast<int64_t>(positions.size()) == x.dim(0), "applyRope",
+       std::to_string(positions.size()) + " positions for x " + x.str());
+  need(offset >= 0 && offset + rd <= x.dim(2), "applyRope",
+       "dims [" + std::to_string(offset) + ", " + std::to_string(offset + rd) +
+           ") outside x " + x.str());
+  int64_t seqLen = 0;
+  for (int64_t p : positions) {
+    need(p >= 0, "applyRope", "negative position");
+    seqLen = std::max(seqLen, p + 1);
+  }
+  ctx.backend().rope(x, positions, rope.invFreq(seqLen),
+                     rope.attentionFactor(), offset,
+                     rope.config().interleaved);
+}
+
+void kvAppend(Context &ctx, KVCache &cache, const Tensor &k, const Tensor *v,
+              const std::vector<int64_t> &slots) {
+  const KVCacheConfig &c = cache.config;
+  needRank(k, 3, "kvAppend", "k");
+  need(k.dim(0) == c.batch && k.dim(1) == c.heads && k.dim(2) == c.keyDim,
+       "kvAppend",
+       "k " + k.str() + " does not match the cache [batch " +
+           std::to_string(c.batch) + ", heads " + std::to_string(c.heads) +
+           ", keyDim " + std::to_string(c.keyDim) + "]");
+  if (c.valueInKey) {
+    need(v == nullptr || !v->defined(), "kvAppend",
+         "the cache keeps values in its keys (MLA); pass no v");
+    v = nullptr;
+  } else {
+    need(v && v->defined(), "kvAppend", "v is required");
+    needRank(*v, 3, "kvAppend", "v");
+    need(v->dim(0) == c.batch && v->dim(1) == c.heads &&
+             v->dim(2) == c.valueDim,
+         "kvAppend", "v " + v->str() + " does not match the cache");
+  }
+  need(static_cast<int64_t>(slots.size()) == c.batch, "kvAppend",
+       std::to_string(slots.size()) + " slots for a batch of " +
+           std::to_string(c.batch));
+  for (size_t r = 0; r < slots.size(); ++r)
+    need(slots[r] >= -1 && slots[r] < c.capacity, "kvAppend",
+         "row " + std::to_string(r) + ": slot " + std::to_string(slots[r]) +
+             " outside the local capacity " + std::to_string(c.capacity));
+  ctx.backend().kvAppend(cache, k, v, slots);
+}
+
+AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
+                                  const KVCache &cache, float scale,
+                                  const std::vector<int64_t> &slotBegin,
+                                  const std::vector<int64_t> &slotEnd) {
+  const KVCacheConfig &c = cache.config;
+  needRank(q, 3, "attentionPartial", "q");
+  need(q.dim(0) == c.batch, "attentionPartial",
+       "q " + q.str() + " and the cache disagree on the batch (" +
+           std::to_string(c.batch) + ")");
+  need(q.dim(2) == c.keyDim, "attentionPartial",
+       "q " + q.str() + " head dim differs from the cache keyDim " +
+           std::to_string(c.keyDim));
+  need(q.dim(1) % c.heads == 0, "attentionPartial",
+       std::to_string(q.dim(1)) + " query heads are not a multiple of " +
+           std::to_string(c.heads) + " KV heads");
+  need(static_cast<int64_t>(slotBegin.size()) == c.batch &&
+           static_cast<int64_t>(slotEnd.size()) == c.batch,
+       "attentionPartial", "slot ranges must have one entry per row");
+  for (int64_t r = 0; r < c.batch; ++r)
+    need(0 <= slotBegin[r] && slotBegin[r] <= slotEnd[r] &&
+             slotEnd[r] <= c.capacity,
+         "attentionPartial",
+         "row " + std::to_string(r) + ": slots [" +
+             std::to_string(slotBegin[r]) + ", " + std::to_string(slotEnd[r]) +
+             ") outside the local capacity " + std::to_string(c.capacity));
+  AttentionPartial res;
+  res.out = ctx.empty({c.batch, q.dim(1), c.valueDim});
+  res.lse = ctx.empty({c.batch, q.dim(1)});
+  ctx.backend().attention(q, cache, scale, slotBegin, slotEnd, res.out,
+                          res.lse);
+  return res;
+}
+
+Tensor lseCombine(Context &ctx, const Tensor &partials, const Tensor &lse,
+                  const Tensor *sinks) {
+  needRank(partials, 4, "lseCombine", "partials");
+  needRank(lse, 3, "lseCombine", "lse");
+  need(lse.dim(0) == partials.dim(0) && lse.dim(1) == partials.dim(1) &&
+           lse.dim(2) == partials.dim(2),
+       "lseCombine",
+       "lse " + lse.str() + " does not match partials " + partials.str() +
+           " ([B, S, h] vs [B, S, h, d])");
+  if (sinks && sinks->defined()) {
+    needRank(*sinks, 1, "lseCombine", "sinks");
+    need(sinks->dim(0) == partials.dim(2), "lseCombine",
+         "sinks " + sinks->str() + " must have one entry per head (" +
+             std::to_string(partials.dim(2)) + ")");
+  } else {
+    sinks = nullptr;
+  }
+  Tensor out = ctx.empty({partials.dim(0), partials.dim(2), partials.dim(3)});
+  ctx.backend().lseCombine(partials, lse, sinks, out);
+  return out;
+}
+
+Tensor gatedActivation(Context &ctx, const Tensor &gate, const Tensor &up,
+                       const Activation &act) {
+  needF32(gate, "gatedActivation", "gate");
+  needF32(up, "gatedActivation", "up");
+  need(gate.shape() == up.shape(), "gatedActivation",
+       "gate " + gate.str() + " and up " + up.str() + " differ");
+  Tensor out = ctx.empty(gate.shape());
+  ctx.backend().gatedActivation(gate, up, act, out);
+  return out;
+}
+
+void routeHost(const float *logits, int64_t batch, int64_t experts,
+               const RouterConfig &cfg, const float *bias,
+               std::vector<int32_t> &indices, std::vector<float> &weights) {
+  int64_t k = cfg.topK, G = cfg.numGroups;
+  need(k >= 1 && k <= experts, "moeRoute",
+       "top-k " + std::to_string(k) + " outside 1.." + std::to_string(experts));
+  need(G >= 1 && experts % G == 0 && cfg.topkGroups >= 1 &&
+           cfg.topkGroups <= G,
+       "moeRoute", "bad grouping: " + std::to_string(experts) +
+                       " experts, n_group " + std::to_string(G) +
+                       ", topk_group " + std::to_string(cfg.topkGroups));
+  indices.assign(batch * k, 0);
+  weights.assign(batch * k, 0.0f);
+  std::vector<double> scores(experts), choice(experts);
+  std::vector<int64_t> order(experts);
+  for (int64_t b = 0; b < batch; ++b) {
+    const float *l = logits + b * experts;
+    if (cfg.scoring == RouterConfig::Softmax) {
+      double m = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t e = 0; e < experts; ++e)
+        m = std::max(m, static_cast<double>(l[e]));
+      for (int64_t e = 0; e < experts; ++e)
+        sum += scores[e] = std::exp(l[e] - m);
+      for (int64_t e = 0; e < experts; ++e)
+        scores[e] /= sum;
+    } else {
+      for (int64_t e = 0; e < experts; ++e)
+        scores[e] = 1.0 / (1.0 + std::exp(-static_cast<double>(l[e])));
+    }
+    for (int64_t e = 0; e < experts; ++e)
+      choice[e] = scores[e] + (bias ? bias[e] : 0.0);
+    if (G > 1) {
+      int64_t per = experts / G;
+      std::vector<double> groupScore(G);
+      for (int64_t g = 0; g < G; ++g) {
+        std::vector<double> v(choice.begin() + g * per,
+                              choice.begin() + (g + 1) * per);
+        std::sort(v.begin(), v.end(), std::greater<double>());
+        groupScore[g] = cfg.groupScore == RouterConfig::GroupMax || per < 2
+                            ? v[0]
+                            : v[0] + v[1];
+      }
+      std::vector<int64_t> gorder(G);
+      std::iota(gorder.begin(), gorder.end(), 0);
+      std::stable_sort(gorder.begin(), gorder.end(), [&](int64_t x, int64_t y) {
+        return groupScore[x] > groupScore[y];
+      });
+      std::vector<bool> keep(G, false);
+      for (int64_t i = 0; i < cfg.topkGroups; ++i)
+        keep[gorder[i]] = true;
+      for (int64_t e = 0; e < experts; ++e)
+        if (!keep[e / per])
+          choice[e] = 0.0; // as Hugging Face's masked_fill(..., 0.0)
+    }
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+      return choice[x] > choice[y];
+    });
+    double sum = 0;
+    for (int64_t i = 0; i < k; ++i)
+      sum += scores[order[i]];
+    for (int64_t i = 0; i < k; ++i) {
+      double w = scores[order[i]];
+      if (cfg.normTopkProb)
+        w /= sum + 1e-20;
+      indices[b * k + i] = static_cast<int32_t>(order[i]);
+      weights[b * k + i] = static_cast<float>(w * cfg.routedScalingFactor);
+    }
+  }
+}
+
+Routing moeRoute(Context &ctx, const Tensor &logits, const RouterConfig &config,
+                 const Tensor *correctionBias) {
+  needRank(logits, 2, "moeRoute", "logits");
+  int64_t B = logits.dim(0), E = logits.dim(1);
+  std::vector<float> l = ctx.download(logits), bias;
+  if (correctionBias && correctionBias->defined()) {
+    needRank(*correctionBias, 1, "moeRoute", "correctionBias");
+    need(correctionBias->dim(0) == E, "moeRoute",
+         "correction bias " + correctionBias->str() + " must have " +
+             std::to_string(E) + " entries");
+    bias = ctx.download(*correctionBias);
+  }
+  std::vector<int32_t> idx;
+  std::vector<float> w;
+  routeHost(l.data(), B, E, config, bias.empty() ? nullptr : bias.data(), idx,
+            w);
+  Routing r;
+  r.indices = ctx.uploadInt(idx, {B, config.topK});
+  r.weights = ctx.upload(w, {B, config.topK});
+  return r;
+}
+
+Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
+                  const ExpertWeights &w, int64_t firstExpert,
+                  const Activation &act, bool addDownBias) {
+  needRank(x, 2, "moeExperts", "x");
+  needRank(w.gate, 3, "moeExperts", "gate");
+  needRank(w.up, 3, "moeExperts", "up");
+  needRank(w.down, 3, "moeExperts", "down");
+  int64_t E = w.gate.dim(0), I = w.gate.dim(1), H = x.dim(1);
+  need(w.gate.dim(2) == H && w.up.shape() == w.gate.shape() &&
+           w.down.dim(0) == E && w.down.dim(1) == H && w.down.dim(2) == I,
+       "moeExperts",
+       "expert weights gate " + w.gate.str() + ", up " + w.up.str() +
+           ", down " + w.down.str() + " do not fit x " + x.str());
+  if (w.gateBias.defined() || w.upBias.defined())
+    need(w.gateBias.defined() && w.upBias.defined() &&
+             w.gateBias.shape() == std::vector<int64_t>{E, I} &&
+             w.upBias.shape() == std::vector<int64_t>{E, I},
+         "moeExperts", "gate/up biases must both be [E_local, I_local]");
+  if (w.downBias.defined())
+    need(w.downBias.shape() == std::vector<int64_t>{E, H}, "moeExperts",
+         "down bias " + w.downBias.str() + " must be [E_local, H]");
+  need(routing.indices.defined() && routing.indices.dtype() == DType::I32 &&
+           routing.indices.rank() == 2 && routing.indices.dim(0) == x.dim(0),
+       "moeExperts", "routing indices must be i32 [B, k]");
+  need(routing.weights.defined() &&
+           routing.weights.shape() == routing.indices.shape(),
+       "moeExperts", "routing weights must match the indices");
+  need(firstExpert >= 0, "moeExperts", "negative first expert");
+  std::vector<int32_t> idx = ctx.downloadInt(routing.indices);
+  std::vector<float> wt = ctx.download(routing.weights);
+  Tensor out = ctx.empty({x.dim(0), H});
+  ctx.backend().moeExperts(x, idx, wt, routing.indices.dim(1), w, firstExpert,
+                           act, addDownBias, out);
+  return out;
+}
+
+Tensor add(Context &ctx, const Tensor &a, const Tensor &b) {
+  needF32(a, "add", "a");
+  needF32(b, "add", "b");
+  need(a.shape() == b.shape(), "add",
+       "a " + a.str() + " and b " + b.str() + " differ");
+  Tensor out = ctx.empty(a.shape());
+  ctx.backend().add(a, b, out);
+  return out;
+}
+
+void addInPlace(Context &ctx, Tensor &a, const Tensor &b) {
+  needF32(a, "addInPlace", "a");
+  needF32(b, "addInPlace", "b");
+  need(a.shape() == b.shape(), "addInPlace",
+       "a " + a.str() + " and b " + b.str() + " differ");
+  ctx.backend().add(a, b, a);
+}
+
+Tensor swapAxes01(Context &ctx, const Tensor &x) {
+  needRank(x, 3, "swapAxes01", "x");
+  Tensor out = ctx.empty({x.dim(1), x.dim(0), x.dim(2)});
+  ctx.backend().swapAxes01(x, x.dim(0), x.dim(1), x.dim(2), out);
+  return out;
+}
+
+Tensor sliceLast(Context &ctx, const Tensor &x, int64_t begin, int64_t count) {
+  needF32(x, "sliceLast", "x");
+  need(x.rank() >= 1 && begin >= 0 && count >= 0 && begin + count <= x.dim(-1),
+       "sliceLast",
+       "[" + std::to_string(begin) + ", " + std::to_string(begin + count) +
+           ") outside the last dimension of " + x.str());
+  std::vector<int64_t> shape = x.shape();
+  shape.back() = count;
+  Tensor out = ctx.empty(shape);
+  int64_t cols = x.dim(-1);
+  ctx.backend().sliceColumns(x, x.numel() / (cols ? cols : 1), cols, begin,
+                             count, out);
+  return out;
+}
+
+Tensor concatLast(Context &ctx, const Tensor &a, const Tensor &b) {
+  needF32(a, "concatLast", "a");
+  needF32(b, "concatLast", "b");
+  std::vector<int64_t> sa = a.shape(), sb = b.shape();
+  need(a.rank() >= 1 && a.rank() == b.rank() &&
+           std::equal(sa.begin(), sa.end() - 1, sb.begin()),
+       "concatLast", "a " + a.str() + " and b " + b.str() +
+                         " differ before the last dimension");
+  std::vector<int64_t> shape = sa;
+  shape.back() = sa.back() + sb.back();
+  Tensor out = ctx.empty(shape);
+  int64_t rows = a.numel() / (sa.back() ? sa.back() : 1);
+  if (sa.back() == 0)
+    rows = b.numel() / (sb.back() ? sb.back() : 1);
+  ctx.backend().concatColumns(a, b, rows, sa.back(), sb.back(), out);
+  return out;
+}
+
+Tensor sumLeading(Context &ctx, const Tensor &x) {
+  needF32(x, "sumLeading", "x");
+  need(x.rank() >= 2, "sumLeading", "x " + x.str() + " needs rank >= 2");
+  std::vector<int64_t> shape(x.shape().begin() + 1, x.shape().end());
+  Tensor out = ctx.empty(shape);
+  ctx.backend().sumLeading(x, x.dim(0), shapeNumel(shape), out);
+  return out;
+}
+
+Tensor clone(Context &ctx, const Tensor &x) {
+  need(x.defined(), "clone", "undefined tensor");
+  Tensor out = ctx.empty(x.shape(), x.dtype());
+  if (x.bytes())
+    ctx.backend().copy(out.raw(), x.raw(), x.bytes());
+  return out;
+}
+
+void copyInto(Context &ctx, Tensor &dst, const Tensor &src) {
+  need(dst.defined() && src.defined() && dst.shape() == src.shape() &&
+           dst.dtype() == src.dtype(),
+       "copyInto", "dst " + dst.str() + " and src " + src.str() + " differ");
+  if (src.bytes())
+    ctx.backend().copy(dst.raw(), src.raw(), src.bytes());
+}
+
+std::vector<int64_t> argmax(Context &ctx, const Tensor &logits) {
+  needRank(logits, 2, "argmax", "logits");
+  std::vector<float> l = ctx.download(logits);
+  int64_t B = logits.dim(0), V = logits.dim(1);
+  need(V > 0, "argmax", "empty vocabulary");
+  std::vector<int64_t> out(B);
+  for (int64_t b = 0; b < B; ++b) {
+    const float *row = l.data() + b * V;
+    int64_t best = 0;
+    for (int64_t v = 1; v < V; ++v)
+      if (row[v] > row[best])
+        best = v;
+    out[b] = best;
+  }
+  return out;
+}
+
+} // namespace rt
+} // namespace helix

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""End-to-end check of a Helix-sharded decode run against helix-reference.
+
+usage: e2e.py --bin DIR --config CONFIG --np N --prompts FILE --steps K
+              --work DIR [--dtype bf16] [--shards 1] [--seed 1]
+              [--rtol 1e-5] [--atol 0] [--expect-error REGEX]
+              [--weights-config CONFIG] [--mpirun-args ...]
+              -- <helix-handwritten-decode layout options>
+
+1. helix-make-checkpoint writes random weights for CONFIG (or for
+   --weights-config, to build a mismatched checkpoint on purpose);
+2. helix-reference decodes the prompts unsharded;
+3. mpirun -np N helix-handwritten-decode decodes them sharded (CPU backend);
+4. tokens must be identical, logits within atol + rtol * max|logit| of each
+   row.
+
+With --expect-error, step 3 must fail with a non-zero exit, and REGEX must
+appear in the error printed by every one of the N ranks (no hang: ctest's
+timeout catches one).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, **kw)
+
+
+def main():
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("--config", required=True)
+    p.add_argument("--weights-config")
+    p.add_argument("--np", type=int, required=True)
+    p.add_argument("--prompts", required=True)
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--dtype", default="bf16")
+    p.add_argument("--shards", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rtol", type=float, default=1e-5)
+    p.add_argument("--atol", type=float, default=0.0)
+    p.add_argument("--expect-error")
+    p.add_argument("--drop", action="append", default=[])
+    p.add_argument("--program", default="helix-handwritten-decode")
+    p.add_argument("--gpu", action="store_true",
+                   help="needs a CUDA device: exit 77 (skipped) without one")
+    a = p.parse_args(argv)
+    if a.gpu:
+        probe = shutil.which("nvidia-smi")
+        listed = probe and run([probe, "-L"]).stdout.strip()
+        if not listed:
+            print("SKIPPED: no CUDA device (nvidia-smi -L lists none)")
+            return 77
+
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    ckpt = os.path.join(a.work, "ckpt")
+    tool = lambda name: os.path.join(a.bin, name)
+    r = run([tool("helix-make-checkpoint"), "--config",
+             a.weights_config or a.config, "-o", ckpt, "--seed", str(a.seed),
+             "--shards", str(a.shards), "--dtype", a.dtype] +
+            [x for d in a.drop for x in ("--drop", d)])
+    if r.returncode:
+        print(r.stdout + r.stderr)
+        return 1
+    print(r.stdout.strip())
+
+    mpirun = ["mpirun", "-np", str(a.np), "--oversubscribe"]
+    if os.geteuid() == 0:
+        mpirun.append("--allow-run-as-root")
+    sharded = mpirun + [tool(a.program), "--config", a.config,
+                        "--weights", ckpt, "--prompts", a.prompts,
+                        "--steps", str(a.steps),
+                        "--dump-logits", os.path.join(a.work, "sharded.bin"),
+                        "--dump-tokens",
+                        os.path.join(a.work, "sharded.tokens")] + extra
+    env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    if a.expect_error:
+        r = run(sharded, env=env)
+        print("$ " + " ".join(sharded))
+        print(r.stdout + r.stderr)
+        if r.returncode == 0:
+            print("FAIL: the sharded run succeeded, expected an error")
+            return 1
+        lines = [l for l in r.stderr.splitlines()
+                 if re.search(r"\[rank \d+/\d+\]: error", l)]
+        ranks = {re.search(r"\[rank (\d+)/", l).group(1) for l in lines
+                 if re.search(a.expect_error, l)}
+        if len(ranks) != a.np:
+            print(f"FAIL: expected /{a.expect_error}/ in the error of all "
+                  f"{a.np} ranks, found it on {sorted(ranks)}")
+            return 1
+        print(f"ok: every rank reported /{a.expect_error}/, exit "
+              f"{r.returncode}")
+        return 0
+
+    ref = [tool("helix-reference"), "--config", a.config, "--weights", ckpt,
+           "--prompts", a.prompts, "--steps", str(a.steps),
+           "--dump-logits", os.path.join(a.work, "reference.bin"),
+           "--dump-tokens", os.path.join(a.work, "reference.tokens")]
+    for cmd, e in ((ref, None), (sharded, env)):
+        r = run(cmd, env=e)
+        print("$ " + " ".join(cmd))
+        print(r.stdout + r.stderr)
+        if r.returncode:
+            print("FAIL: exit status %d" % r.returncode)
+            return 1
+    shape = re.search(r"logits: \[(\d+), (\d+), (\d+)\]", r.stdout)
+    vocab = int(shape.group(3))
+    with open(os.path.join(a.work, "reference.tokens")) as f:
+        want = f.read()
+    with open(os.path.join(a.work, "sharded.tokens")) as f:
+        got = f.read()
+    if want != got:
+        print("FAIL: tokens differ\nreference:\n" + want + "sharded:\n" + got)
+        return 1
+    print("tokens identical")
+    r = run([sys.executable, os.path.join(HERE, "compare_logits.py"),
+             os.path.join(a.work, "sharded.bin"),
+             os.path.join(a.work, "reference.bin"), "--vocab", str(vocab),
+             "--rtol", str(a.rtol), "--atol", str(a.atol)])
+    print(r.stdout + r.stderr)
+    return r.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
