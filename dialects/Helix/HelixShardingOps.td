@@ -478,8 +478,9 @@ def Helix_GatedMLPOp : Helix_Op<"gated_mlp", [Pure, AttrSizedOperandSegments]> {
   let summary = "Dense gated FFN with its weights as operands";
   let description = [{
     `down(act(gate(x)) * up(x))`: `w_gate` and `w_up` [I, H], `w_down`
-    [H, I] (optional biases [I], [I], [H]). Column-parallel gate/up and
-    row-parallel down give partial sums over the TP group.
+    [H, I], optional biases [I], [I] and `down_bias` [H]. Column-parallel
+    gate/up and row-parallel down give partial sums over the TP group; the
+    down bias is then kept on one rank of the group.
 
     ```mlir
     %f = helix.gated_mlp %n, %wg, %wu, %wd {activation = "silu"}
@@ -498,7 +499,7 @@ def Helix_GatedMLPOp : Helix_Op<"gated_mlp", [Pure, AttrSizedOperandSegments]> {
   let results = (outs 2DTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
     $input `,` $w_gate `,` $w_up `,` $w_down
-    (`bias` `(` $b_gate^ `,` $b_up `,` $b_down `)`)?
+    (`bias` `(` $b_gate^ `,` $b_up `)`)? (`down_bias` `(` $b_down^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -542,7 +543,9 @@ def Helix_MoEExpertsOp : Helix_Op<"moe_experts",
     E local experts, each expert's intermediate possibly TP-sliced:
     `experts(gate [E, I, H], up [E, I, H], down [E, H, I])`, or with
     `fused_gate_up` (gpt-oss) `experts(gate_up [E, H, 2I] interleaved,
-    down [E, I, H])`; `expert_bias(...)` holds the matching biases.
+    down [E, I, H])`; `expert_bias(...)` holds the matching biases ([E, I]
+    or [E, 2I], and [E, H] for down, which only one rank of a TPF group
+    adds: the others leave it out).
 
     The result is the group's contribution: [G, B, H] with this group's
     sum in its slot of the leading expert-group dimension (Helix: an

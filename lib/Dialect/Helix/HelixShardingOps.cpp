@@ -514,9 +514,12 @@ LogicalResult GatedMLPOp::verify() {
       failed(
           expectShape(*this, "result", getResult(), {dim(getInput(), 0), h})))
     return failure();
+  if (bool(getBGate()) != bool(getBUp()))
+    return emitOpError() << "gate and up biases go together";
   if (getBGate() && (failed(expectShape(*this, "b_gate", getBGate(), {i})) ||
-                     failed(expectShape(*this, "b_up", getBUp(), {i})) ||
-                     failed(expectShape(*this, "b_down", getBDown(), {h}))))
+                     failed(expectShape(*this, "b_up", getBUp(), {i}))))
+    return failure();
+  if (getBDown() && failed(expectShape(*this, "b_down", getBDown(), {h})))
     return failure();
   return success();
 }
@@ -558,16 +561,18 @@ LogicalResult MoEExpertsOp::verify() {
   if (failed(expectPresent(*this, c.getExpertBias(), !bias.empty(),
                            "expert biases", "by the MoE config")))
     return failure();
-  if (!bias.empty() && bias.size() != w.size())
-    return emitOpError() << "expects one bias per expert weight";
-  if (!bias.empty() &&
-      (fused
-           ? failed(expectShape(*this, "gate_up bias", bias[0], {e, 2 * i})) ||
-                 failed(expectShape(*this, "down bias", bias[1], {e, h}))
-           : failed(expectShape(*this, "gate bias", bias[0], {e, i})) ||
-                 failed(expectShape(*this, "up bias", bias[1], {e, i})) ||
-                 failed(expectShape(*this, "down bias", bias[2], {e, h}))))
-    return failure();
+  if (!bias.empty() && bias.size() != w.size() && bias.size() != w.size() - 1)
+    return emitOpError() << "expects one bias per expert weight (the down "
+                            "bias may be left out)";
+  if (!bias.empty()) {
+    bool bad =
+        fused ? failed(expectShape(*this, "gate_up bias", bias[0], {e, 2 * i}))
+              : failed(expectShape(*this, "gate bias", bias[0], {e, i})) ||
+                    failed(expectShape(*this, "up bias", bias[1], {e, i}));
+    if (bad || (bias.size() == w.size() &&
+                failed(expectShape(*this, "down bias", bias.back(), {e, h}))))
+      return failure();
+  }
   ValueRange sh = getSharedWeights();
   if (!sh.empty() && c.getSharedExperts() == 0)
     return emitOpError() << "the MoE config has no shared experts";

@@ -24,7 +24,7 @@ shard.grid @helix_ffn(shape = 2x1x2x2)
 // CHECK-SAME: -> tensor<2x4x4x17xf32, #helix.dist<@helix_attn, {{\[\[}}], [], [3, 2]]>>
 // CHECK: helix.lse_combine %{{[a-z0-9_]+}} sinks(%{{[a-z0-9_]+}} : tensor<4xbf16, #helix.dist<@helix_attn, {{\[\[}}3, 2]]>>) : tensor<2x4x4x17xf32, #helix.dist<@helix_attn, {{\[\[}}], [], [3, 2]]>> -> tensor<4x64xbf16, #helix.dist<@helix_attn, {{\[\[}}], [3, 2]]>>
 // CHECK: helix.matmul %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} bias(%{{[a-z0-9_]+}}) : (tensor<4x64xbf16, #helix.dist<@helix_attn, {{\[\[}}], [3, 2]]>>, tensor<64x64xbf16, #helix.dist<@helix_attn, {{\[\[}}], [3, 2]]>>, tensor<64xbf16>) -> tensor<4x64xbf16, #helix.dist<@helix_attn, partial = [2, 3]>>
-// CHECK: helix.gated_mlp %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} bias(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {activation = "gelu"}
+// CHECK: helix.gated_mlp %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} bias(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) down_bias(%{{[a-z0-9_]+}}) {activation = "gelu"}
 func.func @global_gqa(%tokens: tensor<4xi64>, %pos: tensor<4xi64>,
     %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>)
     -> tensor<4x64xbf16, #helix.dist<@helix_ffn, partial = [2, 3]>> {
@@ -61,7 +61,7 @@ func.func @global_gqa(%tokens: tensor<4xi64>, %pos: tensor<4xi64>,
   %bg = helix.weight "model.layers.0.mlp.gate_proj.bias" [128] : tensor<128xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>
   %bu = helix.weight "model.layers.0.mlp.up_proj.bias" [128] : tensor<128xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>
   %bd = helix.weight "model.layers.0.mlp.down_proj.bias" [64] : tensor<64xbf16>
-  %f = helix.gated_mlp %r, %wg, %wu, %wd bias(%bg, %bu, %bd) {activation = "gelu"} : (tensor<4x64xbf16>, tensor<128x64xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>, tensor<128x64xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>, tensor<64x128xbf16, #helix.dist<@helix_ffn, [[], [2, 3]]>>, tensor<128xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>, tensor<128xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>, tensor<64xbf16>) -> tensor<4x64xbf16, #helix.dist<@helix_ffn, partial = [2, 3]>>
+  %f = helix.gated_mlp %r, %wg, %wu, %wd bias(%bg, %bu) down_bias(%bd) {activation = "gelu"} : (tensor<4x64xbf16>, tensor<128x64xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>, tensor<128x64xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>, tensor<64x128xbf16, #helix.dist<@helix_ffn, [[], [2, 3]]>>, tensor<128xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>, tensor<128xbf16, #helix.dist<@helix_ffn, [[2, 3]]>>, tensor<64xbf16>) -> tensor<4x64xbf16, #helix.dist<@helix_ffn, partial = [2, 3]>>
   return %f : tensor<4x64xbf16, #helix.dist<@helix_ffn, partial = [2, 3]>>
 }
 
