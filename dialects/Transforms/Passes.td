@@ -57,4 +57,44 @@ def HelixSearchLayouts : Pass<"helix-search-layouts", "mlir::ModuleOp"> {
   ];
 }
 
+def HelixApplyLayout : Pass<"helix-apply-layout", "mlir::ModuleOp"> {
+  let summary = "Annotate model IR with a given layout (no search)";
+  let description = [{
+    The explicit-layout twin of `helix-search-layouts`: checks `layout`
+    (`kvp=4,tpa=8,tpf=32,ep=1`, with optional `pp=` and `dp=`) against the
+    model and hardware under `strategy` (the same validation as
+    `helix cost`), prices it at `batch` and fails with a one-line reason
+    when it is invalid or the batch does not fit in memory; otherwise
+    annotates the IR exactly as the search would have with that layout
+    (`layout` on every layout-carrying op, `helix.plan` on the function).
+
+    Example:
+
+    ```mlir
+    // helix-opt --helix-apply-layout="layout=kvp=4,tpa=8,tpf=32 batch=8 context=1048576"
+    func.func @decode_step(...) attributes {helix.plan = #helix.plan<strategy = "helix",
+        hardware = "gb200-nvl72", gpus = 32, batch = 8, context_length = 1048576,
+        hopb = true, ttl_s = ...>} {
+      %o = helix.attention ... {..., layout = #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 32>}
+    ```
+  }];
+  let options = [
+    Option<"layout", "layout", "std::string", "\"\"",
+           "the layout: kvp=..,tpa=..,tpf=..,ep=.. (pp=.., dp=.. optional)">,
+    Option<"strategy", "strategy", "std::string", "\"helix\"",
+           "helix, helix-no-hopb, tp, tp-pp, ep or kvp">,
+    Option<"gpus", "gpus", "int64_t", "0",
+           "GPUs expected (0: the layout's; checked against it)">,
+    Option<"batch", "batch", "int64_t", "1", "concurrent requests">,
+    Option<"context", "context", "int64_t", "1048576",
+           "KV context length in tokens">,
+    Option<"hardware", "hardware", "std::string", "\"gb200-nvl72\"",
+           "hardware preset or a hardware JSON file">,
+    Option<"dtype", "dtype", "std::string", "\"fp4\"",
+           "precision of weights, KV cache and math: fp4, fp8 or bf16">,
+    Option<"hopb", "hopb", "bool", "true",
+           "HOP-B overlap of the attention exchange (Helix with kvp > 1)">
+  ];
+}
+
 #endif // HELIX_TRANSFORMS_PASSES_TD

@@ -24,21 +24,27 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
                          ? layoutAttr(l.tpf * l.ep, 1)
                          : layoutAttr(gpus / l.pp, 1);
 
+  // The output projection runs TP over the stage's GPUs, except in kvp and
+  // ep, where it runs on the attention TP group: a #helix.layout (whose
+  // linear verifier checks the stage's GPUs) cannot say that, so it has none.
+  bool oprojOnStage = plan.config.strategy != Strategy::KVP &&
+                      plan.config.strategy != Strategy::EP;
   int64_t annotated = 0;
   func.walk([&](Operation *op) {
     LayoutAttr layout = isa<FFNOp>(op) ? dense : main;
+    if (isa<LinearOp>(op) && !oprojOnStage)
+      return;
     if (isa<QKVProjOp, AttentionOp, LinearOp, FFNOp, MoEOp, LMHeadOp>(op)) {
       op->setAttr("layout", layout);
       ++annotated;
     }
   });
-  func->setAttr(
-      "helix.plan",
-      PlanAttr::get(ctx, stringifyStrategy(plan.config.strategy),
-                    plan.hardware, gpus, plan.config.batch,
-                    plan.workload.context,
-                    plan.workload.precision.describe(),
-                    plan.config.effectiveHopB(), APFloat(plan.ttlS)));
+  func->setAttr("helix.plan",
+                PlanAttr::get(ctx, stringifyStrategy(plan.config.strategy),
+                              plan.hardware, gpus, plan.config.batch,
+                              plan.workload.context,
+                              plan.workload.precision.describe(),
+                              plan.config.effectiveHopB(), APFloat(plan.ttlS)));
   return annotated;
 }
 

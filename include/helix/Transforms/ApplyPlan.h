@@ -25,7 +25,9 @@ struct PlanRecord {
 };
 
 /// Sets `layout` on every layout-carrying helix op of the decode step `func`
-/// (attention ops and the output projection get the attention layout; MoE
+/// (attention ops and the output projection get the attention layout, but
+/// kvp and ep leave the output projection, which runs on the TPA group, without
+/// one; MoE
 /// blocks get TPF x EP; dense FFNs get TPF = GPUs per stage, EP = 1, or the
 /// attention TP group for the Medha-style kvp strategy) and `helix.plan` on
 /// the function. Returns the number of ops annotated.

@@ -1,0 +1,54 @@
+//===- Planning.h - Choose the configuration a plan records -----*- C++ -*-===//
+//
+// One place that turns a request (an explicit layout, or a search over
+// layouts, GPU counts and batches) into the configuration recorded on the
+// IR, with a one-line reason when nothing fits. Used by
+// helix-search-layouts, helix-apply-layout, the sharding pipeline and
+// `helix compile`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_TRANSFORMS_PLANNING_H
+#define HELIX_TRANSFORMS_PLANNING_H
+
+#include "helix/Cost/Hardware.h"
+#include "helix/Cost/Layout.h"
+#include "helix/Cost/Workload.h"
+#include "helix/Model/ModelSpec.h"
+#include "helix/Transforms/ApplyPlan.h"
+
+#include <optional>
+#include <string>
+
+namespace helix {
+
+struct PlanRequest {
+  std::string hardware = "gb200-nvl72"; // recorded in the plan
+  Strategy strategy = Strategy::Helix;
+  /// Explicit layout: validated and priced at `batch`, no search.
+  std::optional<Layout> layout;
+  int64_t gpus = 0; // 0: the layout's, or search 1..maxGpus
+  int64_t maxGpus = 64;
+  int64_t batch = 0; // 0: sweep (search only)
+  double ttlMs = 0;  // search: the best throughput within this budget
+  bool hopb = true;  // explicit layouts: HOP-B requested
+};
+
+/// The hardware (a preset name or a JSON file) and the workload of a pass's
+/// options: one precision for weights, KV cache and math.
+bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
+                      int64_t context, Hardware &hw, Workload &workload,
+                      std::string &error);
+
+/// Chooses the configuration: with a layout, checks it against the model
+/// and hardware (validateConfig) and that the batch fits in memory; without,
+/// searches (the fastest configuration, or the most tokens/s/GPU within
+/// `ttlMs`). Returns false with a one-line `error` when nothing is valid or
+/// fits.
+bool choosePlan(const ModelSpec &model, const Hardware &hw,
+                const Workload &workload, const PlanRequest &request,
+                PlanRecord &out, std::string &error);
+
+} // namespace helix
+
+#endif // HELIX_TRANSFORMS_PLANNING_H

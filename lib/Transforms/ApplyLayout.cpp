@@ -1,0 +1,67 @@
+//===- ApplyLayout.cpp - helix-apply-layout -------------------------------===//
+//
+// Annotates model IR with an explicit layout after checking it against the
+// model, the hardware and the memory at the requested batch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "helix/ModelIR/ModelIR.h"
+#include "helix/Transforms/ApplyPlan.h"
+#include "helix/Transforms/Passes.h"
+#include "helix/Transforms/Planning.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::helix {
+#define GEN_PASS_DEF_HELIXAPPLYLAYOUT
+#include "helix/Transforms/Passes.h.inc"
+} // namespace mlir::helix
+
+using namespace mlir;
+
+namespace {
+
+struct ApplyLayout
+    : public mlir::helix::impl::HelixApplyLayoutBase<ApplyLayout> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp func = ::helix::findDecodeStep(module);
+    if (!func) {
+      module.emitError() << "helix-apply-layout: no decode-step function "
+                            "(func.func @decode_step or one carrying "
+                            "helix.model)";
+      return signalPassFailure();
+    }
+    FailureOr<::helix::ModelSpec> model = ::helix::extractModelSpec(func);
+    if (failed(model))
+      return signalPassFailure();
+
+    std::string error;
+    ::helix::Hardware hw;
+    ::helix::Workload workload;
+    ::helix::PlanRequest request;
+    ::helix::PlanRecord record;
+    ::helix::Layout parsed;
+    request.hardware = hardware;
+    request.gpus = gpus;
+    request.batch = batch;
+    request.hopb = hopb;
+    if (layout.empty())
+      error = "needs a layout (layout=kvp=..,tpa=..,tpf=..,ep=..)";
+    else if (::helix::parseLayout(layout, parsed, error))
+      request.layout = parsed;
+    if (!request.layout ||
+        !::helix::loadPassWorkload(hardware, dtype, context, hw, workload,
+                                   error) ||
+        !::helix::parseStrategy(strategy, request.strategy, error) ||
+        !::helix::choosePlan(*model, hw, workload, request, record, error)) {
+      func.emitError() << "helix-apply-layout: " << error;
+      return signalPassFailure();
+    }
+    ::helix::applyPlan(func, record);
+  }
+};
+
+} // namespace

@@ -1,0 +1,142 @@
+//===- Planning.cpp - Choose the configuration a plan records -------------===//
+
+#include "helix/Transforms/Planning.h"
+
+#include "helix/Cost/Evaluate.h"
+#include "helix/Cost/Search.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace helix {
+
+static std::string gigabytes(double bytes) {
+  return llvm::formatv("{0:F1} GB", bytes / 1e9).str();
+}
+
+static PlanRecord recordOf(const Config &config, double ttlS,
+                           const PlanRequest &request,
+                           const Workload &workload) {
+  PlanRecord r;
+  r.config = config;
+  r.hardware = request.hardware;
+  r.workload = workload;
+  r.ttlS = ttlS;
+  return r;
+}
+
+/// An explicit layout: valid for the model and hardware, and fits.
+static bool checkLayout(const ModelSpec &model, const Hardware &hw,
+                        const Workload &workload, const PlanRequest &request,
+                        PlanRecord &out, std::string &error) {
+  Config config;
+  config.strategy = request.strategy;
+  config.layout = *request.layout;
+  config.batch = request.batch;
+  config.hopb = request.hopb;
+  config.gpus = request.gpus;
+  if (request.batch < 1) {
+    error = "a batch of at least 1 is needed with an explicit layout";
+    return false;
+  }
+  std::string invalid = validateConfig(model, hw, workload, config);
+  if (!invalid.empty()) {
+    error = "layout " + config.layout.str() + " does not fit " + model.name +
+            ": " + invalid;
+    return false;
+  }
+  Evaluation ev = evaluate(model, hw, workload, config);
+  if (!ev.fits) {
+    error = "batch " + std::to_string(config.batch) + " at context " +
+            std::to_string(workload.context) + " does not fit in memory with " +
+            stringifyStrategy(config.strategy) + " " + config.layout.str() +
+            ": " + gigabytes(ev.memoryPerGPUBytes) + " per GPU (weights " +
+            gigabytes(ev.memory.weights) + ", KV cache " +
+            gigabytes(ev.memory.kvCache) + ", activations " +
+            gigabytes(ev.memory.activations) + ") but " + hw.name + " has " +
+            gigabytes(ev.hbmCapacityBytes);
+    return false;
+  }
+  out = recordOf(config, ev.ttlS, request, workload);
+  return true;
+}
+
+/// Says why a search chose nothing: no valid layout at all for this model on
+/// these GPU counts, or none that fits in memory (within the budget).
+static std::string describeNoFit(const ModelSpec &model, const Hardware &hw,
+                                 const Workload &workload,
+                                 const PlanRequest &request,
+                                 const SearchOptions &opts) {
+  std::string strategy = stringifyStrategy(request.strategy);
+  bool anyLayout = false;
+  for (int64_t n = opts.minGPUs; n <= opts.maxGPUs && !anyLayout; ++n)
+    anyLayout =
+        !enumerateLayouts(model, hw, workload, request.strategy, n).empty();
+  std::string gpuText =
+      request.gpus ? "on " + std::to_string(request.gpus) + " GPUs"
+                   : "on 1 to " + std::to_string(request.maxGpus) + " GPUs";
+  if (!anyLayout)
+    return "the model has no valid " + strategy + " layout " + gpuText +
+           " (the parallel widths must divide its heads, KV heads, "
+           "experts and FFN sizes)";
+  std::string s = "no " + strategy + " configuration " + gpuText;
+  if (request.batch)
+    s += " at batch " + std::to_string(request.batch);
+  s += " fits in memory at context " + std::to_string(workload.context);
+  if (request.ttlMs > 0)
+    s += " within " + llvm::formatv("{0}", request.ttlMs).str() +
+         " ms per token";
+  return s;
+}
+
+static bool searchPlan(const ModelSpec &model, const Hardware &hw,
+                       const Workload &workload, const PlanRequest &request,
+                       PlanRecord &out, std::string &error) {
+  SearchOptions opts;
+  opts.strategies = {request.strategy};
+  opts.minGPUs = request.gpus ? request.gpus : 1;
+  opts.maxGPUs = request.gpus ? request.gpus : request.maxGpus;
+  opts.ttlMs = request.ttlMs;
+  if (request.batch)
+    opts.batches = {request.batch};
+  PlanResult result = search(model, hw, workload, opts);
+  const Frontier *front = result.frontier(stringifyStrategy(request.strategy));
+  const PlanPoint *chosen = nullptr;
+  if (front && request.ttlMs > 0 && front->budget.found)
+    chosen = &front->budget.best;
+  else if (front && request.ttlMs <= 0 && !front->empty())
+    chosen = &front->fastest();
+  if (!chosen) {
+    error = describeNoFit(model, hw, workload, request, opts);
+    return false;
+  }
+  out = recordOf(chosen->config, chosen->ttlS, request, workload);
+  return true;
+}
+
+bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
+                      int64_t context, Hardware &hw, Workload &workload,
+                      std::string &error) {
+  DType dt;
+  if (!loadHardware(hardware, hw, error) || !parseDType(dtype, dt, error))
+    return false;
+  workload.context = context;
+  workload.precision.weights = workload.precision.kvCache =
+      workload.precision.compute = dt;
+  return true;
+}
+
+bool choosePlan(const ModelSpec &model, const Hardware &hw,
+                const Workload &workload, const PlanRequest &request,
+                PlanRecord &out, std::string &error) {
+  if (workload.context <= 0 || request.gpus < 0 || request.batch < 0 ||
+      request.maxGpus <= 0 || request.ttlMs < 0) {
+    error = "context and max-gpus must be positive; gpus, batch and ttl-ms "
+            "must not be negative";
+    return false;
+  }
+  if (request.layout)
+    return checkLayout(model, hw, workload, request, out, error);
+  return searchPlan(model, hw, workload, request, out, error);
+}
+
+} // namespace helix
