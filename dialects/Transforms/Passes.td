@@ -97,4 +97,197 @@ def HelixApplyLayout : Pass<"helix-apply-layout", "mlir::ModuleOp"> {
   ];
 }
 
+def HelixInsertCollectives : Pass<"helix-insert-collectives",
+                                  "mlir::ModuleOp"> {
+  let summary = "Rewrite planned IR into the sharded algorithm, in global view";
+  let description = [{
+    Takes planned IR (after `helix-search-layouts` or `helix-apply-layout`)
+    and rewrites the decode step into the algorithm its strategy runs,
+    still in global view: every value is the logical tensor, and its
+    `#helix.dist` encoding says how the ranks hold it. It
+
+    - specialises the batch to the plan's (the micro-batch for `tp-pp`,
+      padded to a multiple of `dp` for `ep`);
+    - creates the device grids `@helix_attn` (pp x dp x kvp x tpa) and
+      `@helix_ffn` (pp x replicas x ep x tpf) over the same GPUs, ranks
+      row-major;
+    - materialises every weight as a `helix.weight` (the Hugging Face
+      tensor, seen per head where heads are split) and rewrites each op
+      into the sharded ops with their weights as operands;
+    - makes every communication an explicit `helix.collective`.
+
+    Attention (KVP x TPA): each rank projects its TPA heads for the whole
+    batch (`helix.qkv` / `helix.mla_qkv`), attends over its KV shard
+    (`helix.attention_partial`, partial outputs with their log-sum-exp),
+    one all-to-all over the query-head axis within the KVP group, and the
+    exact `helix.lse_combine`; the output projection runs TP = N
+    (row-parallel) and an all-reduce over N follows. Dense FFNs run TPF = N
+    (`helix.gated_mlp`) and an all-reduce; MoE blocks run TPF x EP: a
+    replicated router, each expert group's experts (and its slice of the
+    shared experts) with TP inside the group, then an intra-expert
+    all-reduce, an inter-expert all-gather and a local `helix.group_sum`.
+    The baselines: `tp` (attention TP, KV heads duplicated when
+    TP > KV heads), `tp-pp` (the same per stage, stages joined by
+    `send_recv`), `ep` (data-parallel attention, every expert on its own
+    GPU, tokens gathered for the FFN and reduce-scattered back) and `kvp`
+    (Medha: an all-gather of the partials, the output projection and FFN
+    on the TPA group, replicated over KVP). The embedding and LM head are
+    vocabulary-parallel over the GPUs of their stage.
+
+    Example (Llama-like GQA layer, helix kvp=2, tpa=2 on 4 GPUs):
+
+    ```mlir
+    %q, %k, %v = helix.qkv %n, %pos weights(%wq, %wk, %wv) {...}
+        : (...) -> (tensor<4x32x128xbf16, #helix.dist<@helix_attn, [[], [3]]>>, ...)
+    %p = helix.attention_partial %q, %k, %v cache(%c) {cache_rows = 4 : i64, ...}
+        : (...) -> tensor<2x4x32x129xf32, #helix.dist<@helix_attn, [[2], [], [3]]>>
+    %x = helix.collective all_to_all %p on @helix_attn grid_axes = [2]
+        split_axis = 2 concat_axis = 0 : ... -> tensor<2x4x32x129xf32,
+        #helix.dist<@helix_attn, [[], [], [3, 2]]>>
+    %o = helix.lse_combine %x : ... -> tensor<4x4096xbf16, #helix.dist<@helix_attn, [[], [3, 2]]>>
+    %y = helix.matmul %o, %wo : ... -> tensor<4x4096xbf16, #helix.dist<@helix_attn, partial = [2, 3]>>
+    %r = helix.collective all_reduce %y on @helix_attn grid_axes = [2, 3] : ... -> tensor<4x4096xbf16>
+    ```
+  }];
+  let dependentDialects = ["mlir::shard::ShardDialect"];
+}
+
+def HelixHopB : Pass<"helix-hopb", "mlir::ModuleOp"> {
+  let summary = "HOP-B: overlap the attention exchange with attention, batch-wise";
+  let description = [{
+    Splits the batch of every attention whose partials go through an
+    all-to-all (Helix with KVP > 1) into slices and makes a two-stage
+    software pipeline of it: slice i's exchange is started
+    (`helix.async_start`) before slice i + 1 attends and waited for
+    (`helix.async_wait`) only then, followed by its LSE combine; the
+    combined slices are concatenated back (`tensor.concat`). The inputs of
+    each slice are `tensor.extract_slice`s of the batch rows. The
+    computation is the same, row by row; only the order and the overlap
+    change. Code generation maps the async pair onto a second CUDA stream
+    (events) or non-blocking MPI.
+
+    Runs only where `helix.plan` asks for HOP-B (or the function has no
+    plan); `enable=false` turns it off.
+
+    Example (2 slices):
+
+    ```mlir
+    %p0 = helix.attention_partial %q0, %k0, %v0 cache(%c) {batch_offset = 0 : i64, ...}
+    %t0 = helix.async_start {
+      %x = helix.collective all_to_all %p0 ... ; helix.async_yield %x : ...
+    } : !helix.async<...>
+    %p1 = helix.attention_partial %q1, %k1, %v1 cache(%c) {batch_offset = 2 : i64, ...}
+    %t1 = helix.async_start { ... }
+    %x0 = helix.async_wait %t0 ...
+    %o0 = helix.lse_combine %x0 ...
+    %x1 = helix.async_wait %t1 ...
+    %o1 = helix.lse_combine %x1 ...
+    %o = tensor.concat dim(0) %o0, %o1 ...
+    ```
+  }];
+  let options = [
+    Option<"enable", "enable", "bool", "true", "apply HOP-B (false: no-op)">,
+    Option<"slices", "slices", "int64_t", "0",
+           "batch slices per attention (0: one per request)">
+  ];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
+def HelixKVPlacement : Pass<"helix-kv-placement", "mlir::ModuleOp"> {
+  let summary = "Round-robin KV placement over the KVP ranks (paper 2.3)";
+  let description = [{
+    Records where every layer's KV entries live: the new tokens' entries go
+    to one KVP rank at a time, `block` tokens per rank in round-robin order
+    (token position `p` on rank `(p / block) mod kvp`). Every
+    `helix.attention_partial` gets its `#helix.kv_placement` (block, KVP
+    ranks, token slots per rank for the plan's context or the layer's
+    window) and `kv(slots, spans)` operands from one `helix.kv_slots` per
+    placement and stage: the slot each rank appends the new token to (-1
+    on the others) and the local entries it attends over, so every rank's
+    local context length is known at each step.
+
+    Example (kvp = 4, 1M context):
+
+    ```mlir
+    %slots, %spans = helix.kv_slots %pos {placement = #helix.kv_placement<block = 16,
+        kvp = 4, capacity = 262144>} : tensor<8xi64>
+        -> tensor<4x8xi64, #helix.dist<@helix_attn, [[2]]>>,
+           tensor<4x8x2xi64, #helix.dist<@helix_attn, [[2]]>>
+    %p = helix.attention_partial %q, %k, %v cache(%c) kv(%slots, %spans)
+        {placement = #helix.kv_placement<block = 16, kvp = 4, capacity = 262144>, ...}
+    ```
+  }];
+  let options = [
+    Option<"block", "block", "int64_t", "16",
+           "tokens appended to one KVP rank before moving to the next">,
+    Option<"context", "context", "int64_t", "0",
+           "KV context length to size the shards for (0: the plan's)">
+  ];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
+def HelixPartition : Pass<"helix-partition", "mlir::ModuleOp"> {
+  let summary = "Global view to one SPMD program per rank, local shapes";
+  let description = [{
+    Turns the global-view decode step into `func.func @decode_step_rank<R>`
+    for every rank R of the grids (`helix.rank`, and the rank's coordinates
+    on each grid in `helix.coords`), with static local shapes: each
+    `helix.weight` becomes the slice the rank loads (its `offsets` into the
+    view of the checkpoint tensor), each KV cache the rank's
+    `!helix.kv_shard`, each `helix.collective` the upstream `shard`
+    collective on the grid (`send_recv` a `shard.send` on the sending
+    stage and a `shard.recv` on the receiving one), and the ranks of a
+    stage keep only that stage's ops. Biases of row-parallel results are
+    kept on one rank of the reduction group (the others do not load them).
+    The global function is removed and the plan moves to the module; the
+    result is checked by `helix-verify-partition`.
+
+    This is the last step of `helix-sharding-pipeline`, which runs the
+    layout search (`layout=search`) or `helix-apply-layout` (an explicit
+    `layout=kvp=..,tpa=..,tpf=..,ep=..`; none for IR planned already), then
+    `helix-insert-collectives`, `helix-hopb`, `helix-kv-placement` and this
+    pass. Its options: `layout`, `strategy`, `hardware`, `gpus`, `max-gpus`,
+    `batch`, `context`, `dtype`, `ttl-ms` (search), `hopb`, `slices`,
+    `kv-block`; e.g.
+    `helix-opt --helix-sharding-pipeline='layout="kvp=4,tpa=8,tpf=32" batch=8 context=1048576'`.
+
+    Example (rank 1 of the insert-collectives example, 64K context):
+
+    ```mlir
+    func.func @decode_step_rank1(%tokens: tensor<4xi64>, %pos: tensor<4xi64>,
+        %c: !helix.kv_shard<rows = 4, tokens = 32768, heads = 4, ...>) -> tensor<4x128256xf32>
+        attributes {helix.coords = {helix_attn = array<i64: 0, 0, 0, 1>, ...}, helix.rank = 1 : i64} {
+      %wq = helix.weight "model.layers.0.self_attn.q_proj.weight" [4096, 4096]
+          view [32, 128, 4096] offsets [16, 0, 0] : tensor<16x128x4096xbf16>
+      ...
+      %x = shard.all_to_all %p on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0
+          : tensor<1x4x16x129xf32> -> tensor<2x4x8x129xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::shard::ShardDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
+def HelixVerifyPartition : Pass<"helix-verify-partition", "mlir::ModuleOp"> {
+  let summary = "Check that rank IR is complete and consistent";
+  let description = [{
+    Checks the output of `helix-partition`: one `@decode_step_rank<R>` per
+    rank of the grids with matching `helix.rank` and coordinates; every
+    tensor static and local (no `#helix.dist`, no global
+    `!helix.kv_cache`, no `helix.collective`); the ranks of a stage run
+    the same program; every collective is issued by every member of its
+    group in the same order with the same shapes and attributes, and every
+    `shard.send` meets its `shard.recv`; every checkpoint tensor is covered
+    exactly by the slices the ranks load (replicas aside).
+
+    Example: `helix-opt --helix-verify-partition rank.mlir` fails with
+    ```
+    error: helix-verify-partition: collective #0 on @g grid_axes = [1] in the
+    group of ranks 0 and 1: rank 0 issues `shard.all_reduce {...} :
+    tensor<4x8xf32> -> tensor<4x8xf32>` but rank 1 issues `shard.all_reduce
+    {...} : tensor<4x4xf32> -> tensor<4x4xf32>`
+    ```
+  }];
+}
+
 #endif // HELIX_TRANSFORMS_PASSES_TD

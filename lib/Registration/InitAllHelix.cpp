@@ -3,6 +3,7 @@
 #include "helix/InitAllHelix.h"
 #include "helix/Dialect/Helix/HelixDialect.h"
 #include "helix/Transforms/Passes.h"
+#include "helix/Transforms/Pipeline.h"
 #include "helix/Translate/ImportHFConfig.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,7 +19,10 @@ void helix::registerAllHelixDialects(mlir::DialectRegistry &registry) {
                   mlir::shard::ShardDialect, mlir::emitc::EmitCDialect>();
 }
 
-void helix::registerAllHelixPasses() { mlir::helix::registerHelixPasses(); }
+void helix::registerAllHelixPasses() {
+  mlir::helix::registerHelixPasses();
+  registerShardingPipeline();
+}
 
 void helix::registerAllHelixTranslations() {
   registerImportHFConfigTranslation();

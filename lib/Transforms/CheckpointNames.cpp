@@ -1,0 +1,43 @@
+//===- CheckpointNames.cpp - Hugging Face tensor names by family ----------===//
+
+#include "CheckpointNames.h"
+
+namespace helix::sharding {
+
+bool hasRouterBias(llvm::StringRef modelType, bool sigmoid) {
+  return modelType == "gpt_oss" ||
+         (sigmoid && (modelType == "deepseek_v3" || modelType == "kimi_k2"));
+}
+
+MoENames moeNames(llvm::StringRef modelType, llvm::StringRef prefix,
+                  bool routerBias) {
+  std::string p = prefix.str();
+  MoENames n;
+  if (modelType == "gpt_oss") {
+    n.router = p + ".router.weight";
+    n.routerBias = routerBias ? p + ".router.bias" : "";
+    n.fused = true;
+    n.gateUp = p + ".experts.gate_up_proj";
+    n.down = p + ".experts.down_proj";
+    n.gateUpBias = p + ".experts.gate_up_proj_bias";
+    n.downBias = p + ".experts.down_proj_bias";
+    return n;
+  }
+  n.router = p + ".gate.weight";
+  if (routerBias)
+    n.routerBias = p + ".gate.e_score_correction_bias";
+  std::string expert = p + ".experts.{expert}.";
+  bool mixtral = modelType == "mixtral";
+  n.gate = expert + (mixtral ? "w1" : "gate_proj") + ".weight";
+  n.up = expert + (mixtral ? "w3" : "up_proj") + ".weight";
+  n.down = expert + (mixtral ? "w2" : "down_proj") + ".weight";
+  n.gateBias = expert + (mixtral ? "w1" : "gate_proj") + ".bias";
+  n.upBias = expert + (mixtral ? "w3" : "up_proj") + ".bias";
+  n.downBias = expert + (mixtral ? "w2" : "down_proj") + ".bias";
+  n.sharedGate = p + ".shared_experts.gate_proj.weight";
+  n.sharedUp = p + ".shared_experts.up_proj.weight";
+  n.sharedDown = p + ".shared_experts.down_proj.weight";
+  return n;
+}
+
+} // namespace helix::sharding

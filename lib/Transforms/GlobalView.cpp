@@ -1,0 +1,280 @@
+//===- GlobalView.cpp - Building sharded IR in global view ----------------===//
+
+#include "GlobalView.h"
+
+#include "helix/ModelIR/ModelIR.h"
+
+using namespace mlir;
+using namespace mlir::helix;
+
+namespace helix::sharding {
+
+//===----------------------------------------------------------------------===//
+// ShardPlan
+//===----------------------------------------------------------------------===//
+
+int64_t ShardPlan::stageOf(int64_t layer) const {
+  // Contiguous stages, as the cost model places them (lib/Cost/Prepare.cpp).
+  int64_t stage = 0;
+  while (stage + 1 < layout.pp && layer >= ((stage + 1) * layers) / layout.pp)
+    ++stage;
+  return stage;
+}
+
+bool ShardPlan::allToAll() const {
+  return (strategy == Strategy::Helix || strategy == Strategy::HelixNoHopB) &&
+         layout.kvp > 1;
+}
+
+bool ShardPlan::allGather() const {
+  return strategy == Strategy::KVP && layout.kvp > 1;
+}
+
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
+  auto fail = [&](const Twine &why) {
+    func.emitError() << "helix-insert-collectives: " << why;
+    return failure();
+  };
+  auto planAttr = func->getAttrOfType<PlanAttr>("helix.plan");
+  auto model = func->getAttrOfType<ModelAttr>(::helix::kModelAttrName);
+  if (!planAttr || !model)
+    return fail("the decode step has no helix.plan (run helix-search-layouts "
+                "or helix-apply-layout first)");
+  ShardPlan p;
+  std::string error;
+  if (!parseStrategy(planAttr.getStrategy().str(), p.strategy, error))
+    return fail(error);
+  p.modelType = model.getModelType().str();
+
+  LayoutAttr attn, moe, dense;
+  int64_t layers = 0;
+  bool missing = false;
+  func.walk([&](Operation *op) {
+    auto layout = op->getAttrOfType<LayoutAttr>("layout");
+    if (isa<AttentionOp>(op))
+      ++layers;
+    // (kvp and ep leave the output projection without a layout.)
+    if (isa<QKVProjOp, AttentionOp, FFNOp, MoEOp, LMHeadOp>(op) && !layout)
+      missing = true;
+    if (!layout)
+      return;
+    if (isa<AttentionOp>(op) && !attn)
+      attn = layout;
+    if (isa<MoEOp>(op) && !moe)
+      moe = layout;
+    if (isa<FFNOp>(op) && !dense)
+      dense = layout;
+  });
+  if (missing || !attn)
+    return fail("an op of the decode step has no layout (run "
+                "helix-search-layouts or helix-apply-layout first)");
+  LayoutAttr ffn = moe ? moe : dense;
+  if (!ffn)
+    return fail("the decode step has neither an FFN nor an MoE block");
+  if (attn.getGpus() != planAttr.getGpus())
+    return fail("the layouts' GPUs differ from the plan's");
+  p.layout.kvp = attn.getKvp();
+  p.layout.tpa = attn.getTpa();
+  p.layout.dp = attn.getDp();
+  p.layout.pp = attn.getPp();
+  p.layout.tpf = ffn.getTpf();
+  p.layout.ep = ffn.getEp();
+  p.layers = layers;
+  int64_t perStage = attn.getGpus() / p.layout.pp;
+  p.replicas = perStage / (p.layout.tpf * p.layout.ep);
+
+  int64_t b = planAttr.getBatch();
+  p.planBatch = b;
+  p.batch = p.cacheRows = b;
+  if (p.tokensSplit()) {
+    // Each DP replica attends for ceil(B / dp) requests (the cost model's
+    // share); the step runs that many rows per replica.
+    p.batch = p.cacheRows = ceilDiv(b, p.layout.dp) * p.layout.dp;
+  } else if (p.layout.pp > 1) {
+    // tp-pp: M = min(pp, B) micro-batches of ceil(B / M) requests circulate
+    // through the stages; one step processes one micro-batch.
+    p.microBatches = std::min(p.layout.pp, b);
+    p.batch = ceilDiv(b, p.microBatches);
+    p.cacheRows = p.batch * p.microBatches;
+  }
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// GlobalView
+//===----------------------------------------------------------------------===//
+
+GlobalView::GlobalView(OpBuilder &b, const ShardPlan &plan)
+    : b(b), plan(plan),
+      attnGrid(FlatSymbolRefAttr::get(b.getContext(), kAttnGrid)),
+      ffnGrid(FlatSymbolRefAttr::get(b.getContext(), kFFNGrid)),
+      loc(b.getUnknownLoc()) {
+  const Layout &l = plan.layout;
+  int64_t a[4] = {l.pp, l.dp, l.kvp, l.tpa};
+  int64_t f[4] = {l.pp, plan.replicas, l.ep, l.tpf};
+  std::copy(a, a + 4, attnShape);
+  std::copy(f, f + 4, ffnShape);
+}
+
+Axes GlobalView::attn(std::initializer_list<int16_t> axes) const {
+  Axes out;
+  for (int16_t a : axes)
+    if (attnShape[a] > 1)
+      out.push_back(a);
+  return out;
+}
+
+Axes GlobalView::ffn(std::initializer_list<int16_t> axes) const {
+  Axes out;
+  for (int16_t a : axes)
+    if (ffnShape[a] > 1)
+      out.push_back(a);
+  return out;
+}
+
+int64_t GlobalView::size(FlatSymbolRefAttr grid, ArrayRef<int16_t> axes) const {
+  const int64_t *shape = grid == attnGrid ? attnShape : ffnShape;
+  int64_t n = 1;
+  for (int16_t a : axes)
+    n *= shape[a];
+  return n;
+}
+
+Attribute GlobalView::dist(FlatSymbolRefAttr grid, ArrayRef<Axes> split,
+                           ArrayRef<int16_t> partial) const {
+  bool replicated = partial.empty() && llvm::all_of(split, [](const Axes &a) {
+                      return a.empty();
+                    });
+  if (replicated && plan.layout.pp == 1)
+    return {};
+  return DistAttr::getFromAxes(b.getContext(), replicated ? attnGrid : grid,
+                               split, partial, stage);
+}
+
+RankedTensorType GlobalView::type(ArrayRef<int64_t> shape, Type elem,
+                                  Attribute dist) const {
+  return RankedTensorType::get(shape, elem, dist);
+}
+
+RankedTensorType GlobalView::replicated(ArrayRef<int64_t> shape,
+                                        Type elem) const {
+  return type(shape, elem, dist(attnGrid, {}));
+}
+
+RankedTensorType GlobalView::withDist(Type type, Attribute dist) {
+  auto t = cast<RankedTensorType>(type);
+  return RankedTensorType::get(t.getShape(), t.getElementType(), dist);
+}
+
+Value GlobalView::weight(StringRef name, ArrayRef<int64_t> shape,
+                         ArrayRef<int64_t> view, Type elem,
+                         FlatSymbolRefAttr grid, ArrayRef<Axes> split) {
+  ArrayRef<int64_t> seen = view.empty() ? shape : view;
+  auto t = type(seen, elem, dist(grid, split));
+  DenseI64ArrayAttr viewAttr =
+      view.empty() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(view);
+  return WeightOp::create(b, loc, t, b.getStringAttr(name),
+                          b.getDenseI64ArrayAttr(shape), viewAttr,
+                          DenseI64ArrayAttr());
+}
+
+ValueDist distOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  ValueDist d;
+  d.split.resize(t.getRank());
+  if (auto attr = dyn_cast_or_null<DistAttr>(t.getEncoding())) {
+    for (unsigned i = 0; i < d.split.size(); ++i)
+      d.split[i].assign(attr.getSplitAxes(i).begin(),
+                        attr.getSplitAxes(i).end());
+    d.partial.assign(attr.getPartial().begin(), attr.getPartial().end());
+  }
+  return d;
+}
+
+Value GlobalView::collective(CollectiveKind kind, Value v,
+                             FlatSymbolRefAttr grid, const Axes &axes,
+                             Attribute resultDist,
+                             ArrayRef<NamedAttribute> extra) {
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("kind", CollectiveKindAttr::get(b.getContext(), kind)),
+      b.getNamedAttr("grid", grid),
+      b.getNamedAttr("grid_axes", b.getDenseI16ArrayAttr(axes))};
+  attrs.append(extra.begin(), extra.end());
+  Type result = withDist(v.getType(), resultDist);
+  return CollectiveOp::create(b, loc, TypeRange{result}, ValueRange{v}, attrs)
+      .getResult();
+}
+
+static Axes without(ArrayRef<int16_t> list, ArrayRef<int16_t> drop) {
+  Axes out;
+  for (int16_t a : list)
+    if (!llvm::is_contained(drop, a))
+      out.push_back(a);
+  return out;
+}
+
+Value GlobalView::allReduce(Value v, FlatSymbolRefAttr grid, const Axes &axes) {
+  if (axes.empty())
+    return v;
+  ValueDist d = distOf(v);
+  return collective(CollectiveKind::all_reduce, v, grid, axes,
+                    dist(grid, d.split, without(d.partial, axes)), {});
+}
+
+Value GlobalView::allGather(Value v, FlatSymbolRefAttr grid, const Axes &axes,
+                            int64_t dim) {
+  if (axes.empty())
+    return v;
+  ValueDist d = distOf(v);
+  d.split[dim].resize(d.split[dim].size() - axes.size());
+  return collective(CollectiveKind::all_gather, v, grid, axes,
+                    dist(grid, d.split, d.partial),
+                    {b.getNamedAttr("gather_axis", b.getI64IntegerAttr(dim))});
+}
+
+Value GlobalView::reduceScatter(Value v, FlatSymbolRefAttr grid,
+                                const Axes &axes, int64_t dim) {
+  if (axes.empty())
+    return v;
+  ValueDist d = distOf(v);
+  d.split[dim].append(axes.begin(), axes.end());
+  return collective(CollectiveKind::reduce_scatter, v, grid, axes,
+                    dist(grid, d.split, without(d.partial, axes)),
+                    {b.getNamedAttr("scatter_axis", b.getI64IntegerAttr(dim))});
+}
+
+Value GlobalView::allSlice(Value v, FlatSymbolRefAttr grid, const Axes &axes,
+                           int64_t dim) {
+  if (axes.empty())
+    return v;
+  ValueDist d = distOf(v);
+  d.split[dim].append(axes.begin(), axes.end());
+  return collective(CollectiveKind::all_slice, v, grid, axes,
+                    dist(grid, d.split, d.partial),
+                    {b.getNamedAttr("slice_axis", b.getI64IntegerAttr(dim))});
+}
+
+Value GlobalView::allToAll(Value v, FlatSymbolRefAttr grid, const Axes &axes,
+                           int64_t splitDim, int64_t concatDim) {
+  if (axes.empty())
+    return v;
+  ValueDist d = distOf(v);
+  d.split[concatDim].resize(d.split[concatDim].size() - axes.size());
+  d.split[splitDim].append(axes.begin(), axes.end());
+  return collective(
+      CollectiveKind::all_to_all, v, grid, axes, dist(grid, d.split, d.partial),
+      {b.getNamedAttr("split_axis", b.getI64IntegerAttr(splitDim)),
+       b.getNamedAttr("concat_axis", b.getI64IntegerAttr(concatDim))});
+}
+
+Value GlobalView::sendRecv(Value v, int64_t from) {
+  auto in = cast<DistAttr>(cast<RankedTensorType>(v.getType()).getEncoding());
+  return collective(
+      CollectiveKind::send_recv, v, in.getGrid(), {kPP}, in.withStage(from + 1),
+      {b.getNamedAttr("source", b.getDenseI64ArrayAttr({from})),
+       b.getNamedAttr("destination", b.getDenseI64ArrayAttr({from + 1}))});
+}
+
+} // namespace helix::sharding

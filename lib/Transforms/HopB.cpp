@@ -1,0 +1,169 @@
+//===- HopB.cpp - helix-hopb ----------------------------------------------===//
+//
+// HOP-B (section 2.1.3 of the Helix paper): the attention of a batch is cut
+// into slices and software-pipelined with its all-to-all, so that the
+// exchange of slice i is in flight while slice i + 1 attends:
+//
+//   p0 = attend(0); t0 = start(exchange p0)
+//   p1 = attend(1); t1 = start(exchange p1); o0 = combine(wait t0)
+//   ...
+//   o(n-1) = combine(wait t(n-1));  out = concat(o0, ..., o(n-1))
+//
+//===----------------------------------------------------------------------===//
+
+#include "helix/Dialect/Helix/HelixOps.h"
+#include "helix/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::helix {
+#define GEN_PASS_DEF_HELIXHOPB
+#include "helix/Transforms/Passes.h.inc"
+} // namespace mlir::helix
+
+using namespace mlir;
+using namespace mlir::helix;
+
+namespace {
+
+/// An attention whose partials go through one all-to-all into one combine.
+struct Exchange {
+  AttentionPartialOp attention;
+  CollectiveOp allToAll;
+  LSECombineOp combine;
+};
+
+std::optional<Exchange> matchExchange(AttentionPartialOp op) {
+  if (!op->hasOneUse())
+    return std::nullopt;
+  auto a2a = dyn_cast<CollectiveOp>(*op->user_begin());
+  if (!a2a || a2a.getKind() != CollectiveKind::all_to_all || !a2a->hasOneUse())
+    return std::nullopt;
+  auto combine = dyn_cast<LSECombineOp>(*a2a->user_begin());
+  if (!combine || combine.getPartials() != a2a.getResult())
+    return std::nullopt;
+  return Exchange{op, a2a, combine};
+}
+
+/// `type` with dimension `dim` set to `size`.
+RankedTensorType resized(Type type, int64_t dim, int64_t size) {
+  auto t = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] = size;
+  return RankedTensorType::get(shape, t.getElementType(), t.getEncoding());
+}
+
+/// Rows [offset, offset + size) of dimension `dim` of `v`.
+Value slice(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t offset,
+            int64_t size) {
+  if (!v)
+    return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    offsets.push_back(b.getIndexAttr(d == dim ? offset : 0));
+    sizes.push_back(b.getIndexAttr(d == dim ? size : type.getDimSize(d)));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  return tensor::ExtractSliceOp::create(b, loc, resized(type, dim, size), v,
+                                        offsets, sizes, strides);
+}
+
+struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (!enable)
+      return;
+    if (slices < 0) {
+      getOperation().emitError() << "helix-hopb: slices must not be negative";
+      return signalPassFailure();
+    }
+    getOperation().walk([&](func::FuncOp func) {
+      auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
+      if (plan && !plan.getHopb())
+        return;
+      SmallVector<Exchange> exchanges;
+      func.walk([&](AttentionPartialOp op) {
+        if (auto e = matchExchange(op))
+          exchanges.push_back(*e);
+      });
+      for (Exchange &e : exchanges)
+        pipeline(e);
+    });
+  }
+
+  /// Sizes of `n` nearly equal slices of `rows` (the first ones larger).
+  static SmallVector<int64_t> sliceSizes(int64_t rows, int64_t n) {
+    SmallVector<int64_t> sizes;
+    for (int64_t i = 0; i < n; ++i)
+      sizes.push_back(rows / n + (i < rows % n ? 1 : 0));
+    return sizes;
+  }
+
+  void pipeline(Exchange &e) {
+    AttentionPartialOp attn = e.attention;
+    int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
+    int64_t n = slices == 0 ? rows : std::min<int64_t>(slices, rows);
+    if (n <= 1)
+      return;
+    OpBuilder b(e.combine);
+    Location loc = attn.getLoc();
+    SmallVector<Value> outputs;
+    Value pending;
+    auto finish = [&](Value token) {
+      auto wait = AsyncWaitOp::create(
+          b, loc, cast<AsyncType>(token.getType()).getValue(), token);
+      IRMapping m;
+      m.map(e.combine.getPartials(), wait.getResult());
+      Operation *combine = b.clone(*e.combine, m);
+      int64_t size = cast<RankedTensorType>(wait.getType()).getDimSize(1);
+      combine->getResult(0).setType(resized(e.combine.getType(), 0, size));
+      outputs.push_back(combine->getResult(0));
+    };
+    int64_t offset = 0;
+    for (int64_t size : sliceSizes(rows, n)) {
+      // Attention of this slice.
+      IRMapping m;
+      for (Value v : {attn.getQ(), attn.getK(), attn.getV()})
+        if (v)
+          m.map(v, slice(b, loc, v, 0, offset, size));
+      for (Value v : {attn.getSlots(), attn.getSpans()})
+        if (v)
+          m.map(v, slice(b, loc, v, 1, offset, size));
+      auto part = cast<AttentionPartialOp>(b.clone(*attn, m));
+      part.setBatchOffset(attn.getBatchOffset() + offset);
+      part.getResult().setType(resized(attn.getType(), 1, size));
+      // Its exchange, started and left in flight.
+      Type exchanged = resized(e.allToAll.getType(), 1, size);
+      auto start = AsyncStartOp::create(
+          b, loc, AsyncType::get(b.getContext(), exchanged));
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&start.getBody().emplaceBlock());
+        IRMapping inner;
+        inner.map(attn.getResult(), part.getResult());
+        Operation *a2a = b.clone(*e.allToAll, inner);
+        a2a->getResult(0).setType(exchanged);
+        AsyncYieldOp::create(b, loc, a2a->getResults());
+      }
+      // The previous slice's exchange has overlapped this attention.
+      if (pending)
+        finish(pending);
+      pending = start.getResult();
+      offset += size;
+    }
+    finish(pending);
+    auto concat = tensor::ConcatOp::create(b, loc, e.combine.getType(),
+                                           /*dim=*/0, outputs);
+    e.combine.replaceAllUsesWith(concat.getResult());
+    e.combine.erase();
+    e.allToAll.erase();
+    attn.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,157 @@
+//===- InsertCollectives.cpp - helix-insert-collectives -------------------===//
+//
+// Rewrites the planned decode step into its sharded algorithm in global
+// view: the batch specialised, the device grids declared, every op replaced
+// by its sharded form (ShardStream.cpp, ShardAttention.cpp, ShardFFN.cpp)
+// and every communication an explicit helix.collective.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShardRewriter.h"
+
+#include "helix/ModelIR/ModelIR.h"
+#include "helix/Transforms/Passes.h"
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::helix {
+#define GEN_PASS_DEF_HELIXINSERTCOLLECTIVES
+#include "helix/Transforms/Passes.h.inc"
+} // namespace mlir::helix
+
+using namespace mlir;
+using namespace mlir::helix;
+using namespace ::helix::sharding;
+
+namespace {
+
+/// The element type of the activations (the embedding's result).
+Type activationType(func::FuncOp func) {
+  Type act;
+  func.walk([&](EmbedOp op) {
+    act = op.getResult().getType().getElementType();
+    return WalkResult::interrupt();
+  });
+  return act;
+}
+
+LogicalResult rewriteOp(ShardRewriter &r, Operation *op) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](EmbedOp o) { return shardEmbed(r, o); })
+      .Case([&](RMSNormOp o) { return shardNorm(r, o); })
+      .Case([&](QKVProjOp o) { return shardQKV(r, o); })
+      .Case([&](AttentionOp o) { return shardAttention(r, o); })
+      .Case([&](LinearOp o) { return shardLinear(r, o); })
+      .Case([&](AddOp o) { return shardAdd(r, o); })
+      .Case([&](FFNOp o) { return shardFFN(r, o); })
+      .Case([&](MoEOp o) { return shardMoE(r, o); })
+      .Case([&](LMHeadOp o) { return shardLMHead(r, o); })
+      .Default([](Operation *o) {
+        return o->emitOpError()
+               << "is not part of helix model IR; helix-insert-collectives "
+                  "cannot shard it";
+      });
+}
+
+struct InsertCollectives
+    : public mlir::helix::impl::HelixInsertCollectivesBase<InsertCollectives> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp func = ::helix::findDecodeStep(module);
+    if (!func) {
+      module.emitError() << "helix-insert-collectives: no decode-step "
+                            "function (func.func @decode_step or one "
+                            "carrying helix.model)";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(kAttnGrid)) {
+      module.emitError() << "helix-insert-collectives: the module already "
+                            "has @"
+                         << kAttnGrid << " (it is in global view already)";
+      return signalPassFailure();
+    }
+    FailureOr<ShardPlan> plan = ShardPlan::read(func);
+    Type act = activationType(func);
+    if (failed(plan))
+      return signalPassFailure();
+    if (!act) {
+      func.emitError() << "helix-insert-collectives: no helix.embed";
+      return signalPassFailure();
+    }
+    if (failed(rewrite(module, func, *plan, act)))
+      return signalPassFailure();
+  }
+
+  LogicalResult rewrite(ModuleOp module, func::FuncOp func,
+                        const ShardPlan &plan, Type act) {
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(module.getBody());
+    const ::helix::Layout &l = plan.layout;
+    Location loc = func.getLoc();
+    shard::GridOp::create(b, loc, kAttnGrid,
+                          ArrayRef<int64_t>{l.pp, l.dp, l.kvp, l.tpa});
+    shard::GridOp::create(b, loc, kFFNGrid,
+                          ArrayRef<int64_t>{l.pp, plan.replicas, l.ep, l.tpf});
+
+    // The step's signature with the batch fixed (and, for tp-pp, the first
+    // cache row of the micro-batch).
+    SmallVector<Type> argTypes;
+    for (Type t : func.getArgumentTypes()) {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      argTypes.push_back(
+          tensor ? RankedTensorType::get({plan.batch}, tensor.getElementType())
+                 : t);
+    }
+    bool microBatched = l.pp > 1;
+    if (microBatched)
+      argTypes.push_back(b.getIndexType());
+    b.setInsertionPoint(func);
+    auto sharded = func::FuncOp::create(b, loc, func.getName(),
+                                        b.getFunctionType(argTypes, {}));
+    for (NamedAttribute a : func->getDiscardableAttrs())
+      sharded->setAttr(a.getName(), a.getValue());
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (DictionaryAttr attrs = func.getArgAttrDict(i))
+        sharded.setArgAttrs(i, attrs.getValue());
+    Block *body = sharded.addEntryBlock();
+
+    GlobalView g(b, plan);
+    ShardRewriter r(g, act);
+    for (auto [old, now] : llvm::zip(func.getArguments(), body->getArguments()))
+      r.set(old, now);
+    if (microBatched) {
+      r.rowBase = body->getArguments().back();
+      sharded.setArgAttr(argTypes.size() - 1, "helix.name",
+                         b.getStringAttr("micro_batch_row"));
+      sharded->setAttr("helix.micro_batches",
+                       b.getI64IntegerAttr(plan.microBatches));
+    }
+
+    b.setInsertionPointToEnd(body);
+    for (Operation &op : func.getBody().front()) {
+      FailureOr<int64_t> stage = r.stageOfOp(&op);
+      if (failed(stage))
+        return failure();
+      g.stage = *stage;
+      g.loc = op.getLoc();
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        SmallVector<Value> results;
+        for (Value v : ret.getOperands())
+          results.push_back(r.get(v));
+        func::ReturnOp::create(b, g.loc, results);
+        sharded.setType(
+            b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+        continue;
+      }
+      if (failed(rewriteOp(r, &op)))
+        return failure();
+    }
+    func.erase();
+    return success();
+  }
+};
+
+} // namespace

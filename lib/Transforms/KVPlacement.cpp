@@ -1,0 +1,164 @@
+//===- KVPlacement.cpp - helix-kv-placement -------------------------------===//
+//
+// Section 2.3 of the Helix paper: new KV entries go to one KVP rank at a
+// time, `block` tokens per rank, round-robin. Records each attention's
+// placement and feeds it the slots and spans of one helix.kv_slots per
+// placement, stage and batch distribution.
+//
+//===----------------------------------------------------------------------===//
+
+#include "helix/Dialect/Helix/HelixOps.h"
+#include "helix/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <tuple>
+
+namespace mlir::helix {
+#define GEN_PASS_DEF_HELIXKVPLACEMENT
+#include "helix/Transforms/Passes.h.inc"
+} // namespace mlir::helix
+
+using namespace mlir;
+using namespace mlir::helix;
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Token slots one rank needs per request: its round-robin share of the
+/// context, or of a window (the ring holds the window's blocks on this rank
+/// plus the one being filled).
+int64_t capacityOf(int64_t context, int64_t window, int64_t block,
+                   int64_t kvp) {
+  int64_t full = ceilDiv(ceilDiv(context, block), kvp) * block;
+  if (window <= 0)
+    return full;
+  int64_t ring = (ceilDiv(std::min(window, context), block * kvp) + 1) * block;
+  return std::min(full, ring);
+}
+
+/// The positions the attention's requests were projected at: follow its q
+/// back (through HOP-B's slices) to the QKV projection.
+Value positionsOf(AttentionPartialOp op) {
+  Value q = op.getQ();
+  while (auto slice = q.getDefiningOp<tensor::ExtractSliceOp>())
+    q = slice.getSource();
+  if (auto qkv = q.getDefiningOp<QKVOp>())
+    return qkv.getPositions();
+  if (auto mla = q.getDefiningOp<MLAQKVOp>())
+    return mla.getPositions();
+  return {};
+}
+
+DistAttr distOf(Value v) {
+  return dyn_cast_or_null<DistAttr>(
+      cast<RankedTensorType>(v.getType()).getEncoding());
+}
+
+/// Rows [offset, offset + rows) of dimension 1 of `v`.
+Value rowsOf(OpBuilder &b, Location loc, Value v, int64_t offset,
+             int64_t rows) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (offset == 0 && rows == type.getDimSize(1))
+    return v;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[1] = rows;
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    offsets.push_back(b.getIndexAttr(d == 1 ? offset : 0));
+    sizes.push_back(b.getIndexAttr(shape[d]));
+    strides.push_back(b.getIndexAttr(1));
+  }
+  auto result =
+      RankedTensorType::get(shape, type.getElementType(), type.getEncoding());
+  return tensor::ExtractSliceOp::create(b, loc, result, v, offsets, sizes,
+                                        strides);
+}
+
+struct KVPlacement
+    : public mlir::helix::impl::HelixKVPlacementBase<KVPlacement> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (block <= 0 || context < 0) {
+      getOperation().emitError() << "helix-kv-placement: block must be "
+                                    "positive and context not negative";
+      return signalPassFailure();
+    }
+    getOperation().walk([&](func::FuncOp func) {
+      if (failed(place(func)))
+        signalPassFailure();
+    });
+  }
+
+  LogicalResult place(func::FuncOp func) {
+    int64_t tokens = context;
+    if (auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
+        !tokens && plan)
+      tokens = plan.getContextLength();
+    // One kv_slots per (placement, positions, distribution of the slots).
+    llvm::DenseMap<std::tuple<Attribute, Value, Attribute>, KVSlotsOp> slotsOf;
+    WalkResult walk = func.walk([&](AttentionPartialOp op) {
+      if (op.getPlacement())
+        return WalkResult::advance();
+      if (!tokens) {
+        op.emitOpError() << "helix-kv-placement: no context length (no "
+                            "helix.plan on the function and no context option)";
+        return WalkResult::interrupt();
+      }
+      Value positions = positionsOf(op);
+      if (!positions) {
+        op.emitOpError() << "helix-kv-placement: cannot find the positions "
+                            "the attention's queries were projected at";
+        return WalkResult::interrupt();
+      }
+      auto partial = cast<RankedTensorType>(op.getResult().getType());
+      int64_t kvp = partial.getDimSize(0);
+      int64_t window = op.getConfig().getWindow();
+      auto placement =
+          KVPlacementAttr::get(op.getContext(), block, kvp,
+                               capacityOf(tokens, window, block, kvp), window);
+      // The slots are split like the partials over KV shards and like the
+      // requests over DP replicas.
+      DistAttr pd = distOf(op.getResult()), qd = distOf(op.getQ());
+      Attribute dist;
+      if (pd) {
+        SmallVector<SmallVector<int16_t>> split = {
+            SmallVector<int16_t>(pd.getSplitAxes(0)),
+            SmallVector<int16_t>(qd ? qd.getSplitAxes(0)
+                                    : ArrayRef<int16_t>())};
+        dist = DistAttr::getFromAxes(op.getContext(), pd.getGrid(), split, {},
+                                     pd.getStage());
+      }
+      KVSlotsOp &slots = slotsOf[{placement, positions, dist}];
+      OpBuilder b(op);
+      if (!slots) {
+        b.setInsertionPointAfterValue(positions);
+        int64_t rows =
+            cast<RankedTensorType>(positions.getType()).getDimSize(0);
+        auto i64 = b.getI64Type();
+        slots = KVSlotsOp::create(
+            b, op.getLoc(), RankedTensorType::get({kvp, rows}, i64, dist),
+            RankedTensorType::get({kvp, rows, 2}, i64, dist), positions,
+            placement, b.getI64IntegerAttr(0));
+        b.setInsertionPoint(op);
+      }
+      int64_t rows = cast<RankedTensorType>(op.getQ().getType()).getDimSize(0);
+      int64_t offset = op.getBatchOffset();
+      op.getSlotsMutable().assign(
+          rowsOf(b, op.getLoc(), slots.getSlots(), offset, rows));
+      op.getSpansMutable().assign(
+          rowsOf(b, op.getLoc(), slots.getSpans(), offset, rows));
+      op.setPlacementAttr(placement);
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+};
+
+} // namespace

@@ -1,0 +1,60 @@
+//===- Pipeline.cpp - helix-sharding-pipeline -----------------------------===//
+
+#include "helix/Transforms/Pipeline.h"
+#include "helix/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+namespace helix {
+
+void buildShardingPipeline(mlir::OpPassManager &pm,
+                           const ShardingPipelineOptions &o) {
+  // Without HOP-B, Helix is helix-no-hopb: the plan then says so too.
+  std::string strategy = !o.hopb && o.strategy == "helix"
+                             ? "helix-no-hopb"
+                             : o.strategy.getValue();
+  if (o.layout == "search") {
+    mlir::helix::HelixSearchLayoutsOptions s;
+    s.hardware = o.hardware;
+    s.gpus = o.gpus;
+    s.maxGpus = o.maxGpus;
+    s.batch = o.batch;
+    s.context = o.context;
+    s.dtype = o.dtype;
+    s.ttlMs = o.ttlMs;
+    s.strategy = strategy;
+    pm.addPass(mlir::helix::createHelixSearchLayouts(s));
+  } else if (!o.layout.empty()) {
+    mlir::helix::HelixApplyLayoutOptions a;
+    a.layout = o.layout;
+    a.strategy = strategy;
+    a.gpus = o.gpus;
+    a.batch = o.batch;
+    a.context = o.context;
+    a.hardware = o.hardware;
+    a.dtype = o.dtype;
+    a.hopb = o.hopb;
+    pm.addPass(mlir::helix::createHelixApplyLayout(a));
+  }
+  pm.addPass(mlir::helix::createHelixInsertCollectives());
+  mlir::helix::HelixHopBOptions h;
+  h.enable = o.hopb;
+  h.slices = o.slices;
+  pm.addPass(mlir::helix::createHelixHopB(h));
+  mlir::helix::HelixKVPlacementOptions k;
+  k.block = o.kvBlock;
+  pm.addPass(mlir::helix::createHelixKVPlacement(k));
+  pm.addPass(mlir::helix::createHelixPartition());
+}
+
+void registerShardingPipeline() {
+  mlir::PassPipelineRegistration<ShardingPipelineOptions>(
+      "helix-sharding-pipeline",
+      "Model IR to rank IR: layout search or an explicit layout (when "
+      "asked), helix-insert-collectives, helix-hopb, helix-kv-placement, "
+      "helix-partition",
+      buildShardingPipeline);
+}
+
+} // namespace helix

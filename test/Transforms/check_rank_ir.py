@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Summarises rank IR for structural lit tests.
+
+Reads rank IR (the output of helix-partition) and prints, for the whole
+module, facts that must hold on every rank: the number of rank programs, the
+collectives each rank issues per kind and group (identical on every rank of
+a pipeline stage), the attention layers and their all-to-alls, and the KV
+shards' token slots against context / KVP.
+"""
+
+import collections
+import re
+import sys
+
+FUNC = re.compile(r"^\s*func\.func @decode_step_rank(\d+)\(")
+COLL = re.compile(r"shard\.(all_to_all|all_reduce|all_gather|reduce_scatter|all_slice|send|recv)\s+\S+ on @(\w+) grid_axes = \[([0-9, ]*)\]")
+ATTN = re.compile(r"helix\.attention_partial .*layer = (\d+) : i64")
+SHARD = re.compile(r"!helix\.kv_shard<rows = (\d+), tokens = (\d+),[^>]*?(window = \d+)?>")
+PLAN = re.compile(r"helix\.plan = #helix\.plan<[^>]*context_length = (\d+)")
+PLACEMENT = re.compile(r"#helix\.kv_placement<block = (\d+), kvp = (\d+)")
+
+
+def main(path):
+    ranks = collections.OrderedDict()
+    rank = None
+    context = None
+    block = kvp = None
+    in_async = False
+    for line in open(path):
+        m = PLAN.search(line)
+        if m and context is None:
+            context = int(m.group(1))
+        m = FUNC.match(line)
+        if m:
+            rank = int(m.group(1))
+            ranks[rank] = {"coll": collections.Counter(), "layers": set(),
+                           "async_a2a": 0, "shards": set()}
+            for s in SHARD.finditer(line):
+                ranks[rank]["shards"].add((int(s.group(2)), s.group(3) is not None))
+            continue
+        if rank is None:
+            continue
+        r = ranks[rank]
+        if "helix.async_start" in line:
+            in_async = True
+        m = COLL.search(line)
+        if m:
+            key = "%s @%s [%s]" % (m.group(1), m.group(2), m.group(3))
+            r["coll"][key] += 1
+            if m.group(1) == "all_to_all" and in_async:
+                r["async_a2a"] += 1
+        if "helix.async_yield" in line:
+            in_async = False
+        m = ATTN.search(line)
+        if m:
+            r["layers"].add(int(m.group(1)))
+        m = PLACEMENT.search(line)
+        if m:
+            block, kvp = int(m.group(1)), int(m.group(2))
+
+    print("ranks: %d" % len(ranks))
+    # Every rank of a stage issues the same collectives: print the distinct
+    # profiles with the ranks that have them.
+    profiles = collections.OrderedDict()
+    for n, r in ranks.items():
+        key = tuple(sorted(r["coll"].items()))
+        profiles.setdefault(key, []).append(n)
+    for key, members in profiles.items():
+        print("profile of %d ranks (first %d):" % (len(members), members[0]))
+        for name, count in key:
+            print("  %s x %d" % (name, count))
+    for n, r in ranks.items():
+        layers = len(r["layers"])
+        a2a = sum(c for k, c in r["coll"].items() if k.startswith("all_to_all"))
+        r["a2a_per_layer"] = a2a / layers if layers else 0
+    per_layer = sorted({r["a2a_per_layer"] for r in ranks.values()})
+    print("attention layers per rank: %s" %
+          sorted({len(r["layers"]) for r in ranks.values()}))
+    print("all-to-alls per attention layer: %s" %
+          ", ".join("%g" % x for x in per_layer))
+    print("asynchronous all-to-alls: %d" %
+          sum(r["async_a2a"] for r in ranks.values()))
+    full = sorted({t for r in ranks.values() for t, w in r["shards"] if not w})
+    print("kv shard tokens (full attention): %s" % full)
+    if context and kvp and block and full:
+        exact = context / kvp
+        ok = all(abs(t - exact) < block for t in full)
+        print("context / kvp = %g, block %d: within one block: %s" %
+              (exact, block, "yes" if ok else "no"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
