@@ -16,6 +16,7 @@ using Action = std::function<int()>;
 Action addImportCommand(CLI::App &app);
 Action addPlanCommand(CLI::App &app);
 Action addCostCommand(CLI::App &app);
+Action addCompileCommand(CLI::App &app);
 
 } // namespace helix::driver
 

@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
   add(helix::driver::addImportCommand);
   add(helix::driver::addPlanCommand);
   add(helix::driver::addCostCommand);
+  add(helix::driver::addCompileCommand);
 
   CLI11_PARSE(app, argc, argv);
   for (auto &[sub, action] : commands)

@@ -1,0 +1,185 @@
+//===- CompileCommand.cpp - helix compile ---------------------------------===//
+//
+// Plans a configuration (an explicit layout, validated, or the layout
+// search) and runs the sharding pipeline to planned IR or rank IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "CommonOptions.h"
+#include "OutputFile.h"
+
+#include "helix/Cost/Evaluate.h"
+#include "helix/InitAllHelix.h"
+#include "helix/ModelIR/ModelIR.h"
+#include "helix/Transforms/Pipeline.h"
+#include "helix/Transforms/Planning.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+namespace helix::driver {
+
+namespace {
+struct CompileArgs {
+  WorkloadArgs workload;
+  int64_t gpus = 0;
+  int64_t batch = 0;
+  std::string layout;
+  std::string strategy = "helix";
+  std::string hopb = "on";
+  double ttlMs = 0;
+  int64_t kvBlock = 16;
+  std::string slices = "per-request";
+  std::string emit = "rank-ir";
+  std::string output = "-";
+};
+} // namespace
+
+static int fail(const std::string &message) {
+  std::cerr << "helix compile: error: " << message << "\n";
+  return 1;
+}
+
+/// The planning request of the arguments.
+static bool makeRequest(const CompileArgs &args, PlanRequest &request,
+                        std::string &error) {
+  request.hardware = args.workload.hardware;
+  request.gpus = args.gpus;
+  request.batch = args.batch;
+  request.ttlMs = args.ttlMs;
+  request.hopb = args.hopb == "on";
+  if (!parseStrategy(args.strategy, request.strategy, error)) {
+    error = "--strategy: " + error;
+    return false;
+  }
+  // Without HOP-B, Helix is helix-no-hopb (and the plan says so).
+  if (!request.hopb && request.strategy == Strategy::Helix)
+    request.strategy = Strategy::HelixNoHopB;
+  if (!args.layout.empty()) {
+    Layout layout;
+    if (!parseLayout(args.layout, layout, error)) {
+      error = "--layout: " + error;
+      return false;
+    }
+    request.layout = layout;
+  }
+  return true;
+}
+
+static int runCompile(const CompileArgs &args) {
+  const char *cmd = "helix compile";
+  if (args.emit == "project")
+    return fail("--emit project comes with code generation, which is not "
+                "implemented yet; use planned-ir or rank-ir");
+  if (args.gpus < 1)
+    return fail("--gpus: expected at least 1, got " +
+                std::to_string(args.gpus));
+  if (args.batch < 1)
+    return fail("--batch: expected at least 1, got " +
+                std::to_string(args.batch));
+  if (args.kvBlock < 1)
+    return fail("--kv-block: expected at least 1 token, got " +
+                std::to_string(args.kvBlock));
+  LoadedWorkload in;
+  if (!loadWorkload(args.workload, cmd, in))
+    return 1;
+  PlanRequest request;
+  PlanRecord record;
+  std::string error;
+  if (!makeRequest(args, request, error) ||
+      !choosePlan(in.model, in.hardware, in.workload, request, record, error))
+    return fail(error);
+
+  // HOP-B slices: one per request (the paper's), the count the cost model
+  // finds best, or the user's.
+  int64_t slices = 0;
+  if (args.slices == "auto") {
+    slices =
+        evaluate(in.model, in.hardware, in.workload, record.config).hopbSlices;
+  } else if (args.slices != "per-request") {
+    char *end = nullptr;
+    slices = std::strtoll(args.slices.c_str(), &end, 10);
+    if (args.slices.empty() || *end != '\0' || slices < 1)
+      return fail("--slices: expected auto, per-request or a positive count, "
+                  "got '" +
+                  args.slices + "'");
+  }
+
+  mlir::DialectRegistry registry;
+  registerAllHelixDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::string diagnostic;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (diagnostic.empty() &&
+        d.getSeverity() == mlir::DiagnosticSeverity::Error)
+      diagnostic = d.str();
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module = buildModelIR(context, in.model);
+  applyPlan(findDecodeStep(*module), record);
+  if (args.emit == "rank-ir") {
+    ShardingPipelineOptions options;
+    options.hopb = args.hopb == "on";
+    options.slices = slices;
+    options.kvBlock = args.kvBlock;
+    mlir::PassManager pm(&context);
+    buildShardingPipeline(pm, options);
+    if (mlir::failed(pm.run(*module)))
+      return fail(diagnostic.empty() ? "the sharding pipeline failed"
+                                     : diagnostic);
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  return writeOutputFile(cmd, args.output,
+                         [&](std::ostream &out) { out << text; })
+             ? 0
+             : 1;
+}
+
+Action addCompileCommand(CLI::App &app) {
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App *cmd = app.add_subcommand(
+      "compile", "Plan a configuration and compile the decode step to "
+                 "per-rank SPMD programs (rank IR) or planned IR");
+  addWorkloadOptions(cmd, args->workload);
+  cmd->add_option("--gpus", args->gpus, "GPUs")->required();
+  cmd->add_option("--batch", args->batch, "concurrent requests")->required();
+  cmd->add_option("--layout", args->layout,
+                  "e.g. kvp=4,tpa=8,tpf=32,ep=1 (pp=, dp= optional); "
+                  "searched when not given");
+  cmd->add_option("--strategy", args->strategy,
+                  "helix, helix-no-hopb, tp, tp-pp, ep or kvp")
+      ->capture_default_str();
+  cmd->add_option("--hopb", args->hopb, "HOP-B overlap: on or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--ttl-ms", args->ttlMs,
+                  "search: the most tokens/s/GPU within this latency "
+                  "budget (default: the fastest configuration)");
+  cmd->add_option("--kv-block", args->kvBlock,
+                  "tokens appended to one KVP rank before the next")
+      ->capture_default_str();
+  cmd->add_option("--slices", args->slices,
+                  "HOP-B batch slices: per-request (the paper's), auto (the "
+                  "count the cost model finds best) or a number")
+      ->capture_default_str();
+  cmd->add_option("--emit", args->emit,
+                  "planned-ir, rank-ir (or project, "
+                  "with code generation)")
+      ->check(CLI::IsMember({"planned-ir", "rank-ir", "project"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "output file (default: stdout)");
+  return [args] { return runCompile(*args); };
+}
+
+} // namespace helix::driver
