@@ -236,8 +236,9 @@ def HelixPartition : Pass<"helix-partition", "mlir::ModuleOp"> {
     view of the checkpoint tensor), each KV cache the rank's
     `!helix.kv_shard`, each `helix.collective` the upstream `shard`
     collective on the grid (`send_recv` a `shard.send` on the sending
-    stage and a `shard.recv` on the receiving one), and the ranks of a
-    stage keep only that stage's ops. Biases of row-parallel results are
+    stage and a `shard.recv` on the receiving one) with its group's world
+    ranks in `helix.group`, and the ranks of a stage keep only that stage's
+    ops. Biases of row-parallel results are
     kept on one rank of the reduction group (the others do not load them).
     The global function is removed and the plan moves to the module; the
     result is checked by `helix-verify-partition`.
@@ -261,7 +262,7 @@ def HelixPartition : Pass<"helix-partition", "mlir::ModuleOp"> {
           view [32, 128, 4096] offsets [16, 0, 0] : tensor<16x128x4096xbf16>
       ...
       %x = shard.all_to_all %p on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0
-          : tensor<1x4x16x129xf32> -> tensor<2x4x8x129xf32>
+          {helix.group = array<i64: 1, 3>} : tensor<1x4x16x129xf32> -> tensor<2x4x8x129xf32>
     ```
   }];
   let dependentDialects = ["mlir::shard::ShardDialect",
@@ -275,8 +276,9 @@ def HelixVerifyPartition : Pass<"helix-verify-partition", "mlir::ModuleOp"> {
     rank of the grids with matching `helix.rank` and coordinates; every
     tensor static and local (no `#helix.dist`, no global
     `!helix.kv_cache`, no `helix.collective`); the ranks of a stage run
-    the same program; every collective is issued by every member of its
-    group in the same order with the same shapes and attributes, and every
+    the same program; every collective names its group (`helix.group`)
+    and is issued by every member in the same order with the same shapes
+    and attributes, and every
     `shard.send` meets its `shard.recv`; every checkpoint tensor is covered
     exactly by the slices the ranks load (replicas aside).
 

@@ -286,9 +286,12 @@ LogicalResult RankBuilder::fixUp(Operation *global, Operation *local) {
 LogicalResult RankBuilder::lowerCollective(CollectiveOp op) {
   Location loc = op.getLoc();
   Value input = map.lookupOrNull(op.getInput());
+  // The group's members, explicit for the runtime's communicators.
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("grid", op.getGridAttr()),
-      b.getNamedAttr("grid_axes", op.getGridAxesAttr())};
+      b.getNamedAttr("grid_axes", op.getGridAxesAttr()),
+      b.getNamedAttr(kGroupAttr, b.getDenseI64ArrayAttr(grids.group(
+                                     op.getGrid(), rank, op.getGridAxes())))};
   auto index = [&](StringRef name, std::optional<uint64_t> v) {
     attrs.push_back(b.getNamedAttr(name, b.getIndexAttr(*v)));
   };

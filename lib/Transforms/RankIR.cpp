@@ -46,6 +46,28 @@ SmallVector<int64_t> Grids::coords(StringRef name, int64_t rank) const {
   return c;
 }
 
+SmallVector<int64_t> Grids::group(StringRef name, int64_t rank,
+                                  ArrayRef<int16_t> axes) const {
+  ArrayRef<int64_t> shape = shapes.find(name)->second;
+  SmallVector<int64_t> c = coords(name, rank);
+  int64_t size = 1;
+  for (int16_t a : axes)
+    size *= shape[a];
+  SmallVector<int64_t> members;
+  for (int64_t index = 0; index < size; ++index) {
+    int64_t rest = index;
+    for (int64_t j = int64_t(axes.size()) - 1; j >= 0; --j) {
+      c[axes[j]] = rest % shape[axes[j]];
+      rest /= shape[axes[j]];
+    }
+    int64_t r = 0;
+    for (auto [d, x] : llvm::zip(shape, c))
+      r = r * d + x;
+    members.push_back(r);
+  }
+  return members;
+}
+
 FailureOr<LocalPart> localPart(RankedTensorType global, const Grids &grids,
                                int64_t rank, std::string &error) {
   LocalPart part;

@@ -19,6 +19,8 @@
 namespace helix::sharding {
 
 inline constexpr const char *kRankFuncPrefix = "decode_step_rank";
+/// On every collective of rank IR: the world ranks of its group.
+inline constexpr const char *kGroupAttr = "helix.group";
 
 /// The shard.grid symbols of a module: name -> shape.
 struct Grids {
@@ -32,6 +34,11 @@ struct Grids {
                                      llvm::StringRef pass);
   /// Row-major coordinates of `rank` on grid `name`.
   llvm::SmallVector<int64_t> coords(llvm::StringRef name, int64_t rank) const;
+  /// The ranks of `rank`'s group over `axes` of grid `name`, in in-group
+  /// index order (the first axis major): what a collective on those axes
+  /// exchanges with.
+  llvm::SmallVector<int64_t> group(llvm::StringRef name, int64_t rank,
+                                   llvm::ArrayRef<int16_t> axes) const;
 };
 
 /// The part of a global-view tensor one rank holds.

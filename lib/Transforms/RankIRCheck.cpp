@@ -191,6 +191,11 @@ LogicalResult Checker::record(int64_t rank, Operation *op) {
     return fail(op) << "unknown grid " << grid;
   auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
   ArrayRef<int16_t> a = axes ? axes.asArrayRef() : ArrayRef<int16_t>();
+  if (auto members = op->getAttrOfType<DenseI64ArrayAttr>(kGroupAttr))
+    if (members.asArrayRef() != ArrayRef(grids.group(grid.getValue(), rank, a)))
+      return fail(op) << kGroupAttr << " of rank " << rank
+                      << " is not its group on " << grid << " over its "
+                      << "grid_axes";
   std::string type = text(op->getOperand(0).getType());
   if (auto send = dyn_cast<shard::SendOp>(op)) {
     sent[{rank, peer(rank, grid.getValue(), a, send.getDestination())}]

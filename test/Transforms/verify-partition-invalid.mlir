@@ -163,3 +163,16 @@ func.func @decode_step_rank1() attributes {helix.coords = {g = array<i64: 1, 0>}
 func.func @decode_step_rank0() attributes {helix.rank = 0 : i64} {
   return
 }
+
+// -----
+
+// CHECK: error: helix-verify-partition: helix.group of rank 1 is not its group on @g over its grid_axes
+shard.grid @g(shape = 1x2)
+func.func @decode_step_rank0(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
+  %z = shard.all_reduce %x on @g grid_axes = [1] {helix.group = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+func.func @decode_step_rank1(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
+  %z = shard.all_reduce %x on @g grid_axes = [1] {helix.group = array<i64: 1, 0>} : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
