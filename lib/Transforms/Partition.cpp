@@ -239,9 +239,11 @@ LogicalResult RankBuilder::fixUp(Operation *global, Operation *local) {
       return failure();
     return p->offsets[d];
   };
-  auto partialRoot = [&]() {
-    FailureOr<LocalPart> p = part(global, global->getResult(0).getType());
-    return succeeded(p) && p->partialRoot;
+  // A row-parallel output's bias is added by the rank holding the first
+  // slice of the contraction dimension (one per reduction group).
+  auto firstSlice = [&](Value weight, unsigned d) {
+    FailureOr<int64_t> o = offsetOf(weight, d);
+    return succeeded(o) && *o == 0;
   };
   if (auto w = dyn_cast<WeightOp>(local)) {
     FailureOr<LocalPart> p = part(global, global->getResult(0).getType());
@@ -269,16 +271,20 @@ LogicalResult RankBuilder::fixUp(Operation *global, Operation *local) {
     if (failed(o))
       return failure();
     m.setExpertOffset(*o);
-    // The down biases are added once per TPF group.
-    if (!partialRoot() && !m.getExpertBiases().empty() &&
+    // Each expert's down bias: on the first TPF rank of its group.
+    auto g = cast<MoEExpertsOp>(global);
+    Value down = g.getExpertWeights().back();
+    if (!firstSlice(down, g.getFusedGateUp() ? 1 : 2) &&
+        !m.getExpertBiases().empty() &&
         m.getExpertBiases().size() == m.getExpertWeights().size())
       m.getExpertBiasesMutable().erase(m.getExpertBiases().size() - 1);
   }
-  // Biases of row-parallel results: kept on one rank of the reduction.
-  if (auto mm = dyn_cast<MatmulOp>(local); mm && mm.getBias() && !partialRoot())
+  if (auto mm = dyn_cast<MatmulOp>(local);
+      mm && mm.getBias() && !firstSlice(cast<MatmulOp>(global).getWeight(), 1))
     mm.getBiasMutable().clear();
   if (auto mlp = dyn_cast<GatedMLPOp>(local);
-      mlp && mlp.getBDown() && !partialRoot())
+      mlp && mlp.getBDown() &&
+      !firstSlice(cast<GatedMLPOp>(global).getWDown(), 1))
     mlp.getBDownMutable().clear();
   return success();
 }

@@ -112,8 +112,6 @@ FailureOr<LocalPart> localPart(RankedTensorType global, const Grids &grids,
       return failure();
     }
   }
-  for (int16_t a : dist.getPartial())
-    part.partialRoot &= coords[a] == 0;
   part.type = RankedTensorType::get(local, global.getElementType());
   return part;
 }

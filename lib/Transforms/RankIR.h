@@ -45,9 +45,6 @@ struct Grids {
 struct LocalPart {
   mlir::RankedTensorType type; // static local type, no encoding
   llvm::SmallVector<int64_t> offsets;
-  /// The rank is the first of the group over which the value is partial
-  /// (the one that adds biases).
-  bool partialRoot = true;
 };
 
 /// The part of `global` (a tensor with or without #helix.dist) that rank
