@@ -1,0 +1,303 @@
+//===- Codegen.h - What generated host code calls ---------------*- C++ -*-===//
+//
+// The adapters between rank IR and the op-level runtime API: one function
+// per rank-IR op (`convert-helix-to-emitc` lowers each op to one call), so
+// the generated code is a flat list of calls with the op's attributes as
+// constant arguments. They take the op's operands in its own layout (the
+// packed attention partials, the #helix.kv_placement arithmetic, grid
+// groups as explicit member ranks) and call the runtime ops; no model logic
+// is generated.
+//
+// A generated program is one RankProgram per rank (load / prepare / step
+// functions) registered at static initialization, and a main calling
+// runRankPrograms, which runs the helix-decode driver (Decode.h).
+//
+// Value types of rank IR:
+//   float and i32 tensors   helix::rt::Tensor (backend memory)
+//   i64 tensors             helix::rt::cg::Ints (host: tokens, positions,
+//                           KV slots and spans)
+//   !helix.kv_shard         helix::rt::KVCache (a shared handle)
+//   !helix.async<T>         helix::rt::cg::Async (a collective in flight)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_RUNTIME_CODEGEN_H
+#define HELIX_RUNTIME_CODEGEN_H
+
+#include "helix/Runtime/Context.h"
+#include "helix/Runtime/Decode.h"
+#include "helix/Runtime/Error.h"
+#include "helix/Runtime/KVCache.h"
+#include "helix/Runtime/Ops.h"
+#include "helix/Runtime/Rope.h"
+#include "helix/Runtime/Safetensors.h"
+#include "helix/Runtime/Tensor.h"
+
+#ifdef HELIX_RUNTIME_CUDA
+#include "helix/Runtime/CudaBackend.h"
+#endif
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace helix {
+namespace rt {
+namespace cg {
+
+//===----------------------------------------------------------------------===//
+// Values and state
+//===----------------------------------------------------------------------===//
+
+/// A host tensor of 64-bit integers, row-major.
+struct Ints {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> data;
+};
+
+/// A collective in flight and what turns its raw result into the value
+/// the op yields.
+struct Async {
+  CommRequest request;
+  std::function<Tensor(const Tensor &)> finish;
+  Tensor done; // a collective that completed at once
+};
+
+/// What one rank holds across steps: its weight slices (in the order its
+/// load function loads them) and its KV shards.
+struct RankState {
+  std::vector<Tensor> weights;
+  std::vector<KVCache> caches;
+};
+
+/// How a weight slice is stored after loading (the layout its consumer
+/// takes).
+enum WeightLayout : int {
+  /// As the box of the view selects it.
+  Plain = 0,
+  /// Last two dimensions swapped ([E, I, H] -> [E, H, I]).
+  TransposeLast2 = 1,
+  /// Fused gate/up, interleaved along the last dimension ([E, H, 2I],
+  /// gpt-oss): stored as [2, E, I, H] (gate, then up).
+  SplitGateUpTransposed = 2,
+  /// Fused gate/up bias, interleaved ([E, 2I]): stored as [2, E, I].
+  SplitGateUp = 3,
+};
+
+//===----------------------------------------------------------------------===//
+// Load and prepare
+//===----------------------------------------------------------------------===//
+
+/// Loads the box [offsets, offsets + sizes) of checkpoint tensor `name`
+/// (stored shape `shape`, seen as `view`) into the next weight slot. A name
+/// containing "{expert}" names one tensor per expert: the view's first
+/// dimension enumerates experts and `shape` is one expert's tensor.
+void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
+                RankState &state, const std::string &name,
+                const std::vector<int64_t> &shape,
+                const std::vector<int64_t> &view,
+                const std::vector<int64_t> &offsets,
+                const std::vector<int64_t> &sizes, int layout);
+/// Allocates the next KV shard (zeroed).
+void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
+             int64_t heads, int64_t keyDim, int64_t valueDim, bool latent);
+/// Creates (collectively over the members) the communicator of a group.
+void group(Context &ctx, const std::vector<int> &members);
+
+//===----------------------------------------------------------------------===//
+// Step inputs and state
+//===----------------------------------------------------------------------===//
+
+/// The step's token ids / positions as a [batch] host tensor.
+Ints tokens(const StepInputs &in, int64_t batch);
+Ints positions(const StepInputs &in, int64_t batch);
+Tensor weight(RankState &state, int64_t slot);
+KVCache kvShard(RankState &state, int64_t slot);
+/// An absent optional operand.
+inline Tensor none() { return Tensor(); }
+
+//===----------------------------------------------------------------------===//
+// Compute ops
+//===----------------------------------------------------------------------===//
+
+/// RoPE of a layer (#helix.rope plus what the op knows).
+RopeConfig rope(double theta, const std::string &scaling, double factor,
+                int64_t originalMaxPosition, double lowFreqFactor,
+                double highFreqFactor, double betaFast, double betaSlow,
+                double mscale, double mscaleAllDim, int64_t maxPosition,
+                int64_t rotaryDim, bool interleaved);
+/// Softmax scale of attention: 1 / sqrt(headDim), times DeepSeek's yarn
+/// mscale^2 for MLA.
+float softmaxScale(const RopeConfig &rope, int64_t headDim, bool mla);
+
+/// helix.embed_rows.
+Tensor embedRows(Context &ctx, const Ints &tokens, const Tensor &table,
+                 int64_t vocabOffset);
+/// helix.norm.
+Tensor norm(Context &ctx, const Tensor &x, const Tensor &weight, double eps);
+/// helix.matmul (bias may be none()).
+Tensor matmul(Context &ctx, const Tensor &x, const Tensor &weight,
+              const Tensor &bias);
+/// helix.add.
+Tensor add(Context &ctx, const Tensor &a, const Tensor &b);
+/// helix.group_sum.
+Tensor groupSum(Context &ctx, const Tensor &x);
+/// helix.gated_mlp (biases may be none()); `activation`: the op's name.
+Tensor gatedMlp(Context &ctx, const Tensor &x, const Tensor &wGate,
+                const Tensor &wUp, const Tensor &wDown, const Tensor &bGate,
+                const Tensor &bUp, const Tensor &bDown,
+                const std::string &activation);
+
+/// helix.qkv: q [B, Hq, D], k [B, K, D], v [B, K, Dv].
+std::tuple<Tensor, Tensor, Tensor>
+qkv(Context &ctx, const Tensor &x, const Ints &positions, const Tensor &wq,
+    const Tensor &wk, const Tensor &wv, const Tensor &bq, const Tensor &bk,
+    const Tensor &bv, const Tensor &qNorm, const Tensor &kNorm, double normEps,
+    const RopeConfig &rope);
+/// helix.mla_qkv with W_UK loaded as [Hq, qk_nope, kv_lora] (the first
+/// qk_nope rows of each head of kv_b_proj): q [B, Hq, R + rd],
+/// latent [B, 1, R + rd].
+std::tuple<Tensor, Tensor>
+mlaQkv(Context &ctx, const Tensor &x, const Ints &positions,
+       const Tensor &wqA, const Tensor &qNorm, const Tensor &wqB,
+       const Tensor &wkvA, const Tensor &kvNorm, const Tensor &wUK,
+       int64_t ropeDim, const RopeConfig &rope);
+/// helix.kv_slots: slots [P, B] and spans [P, B, 2] of KVP ranks
+/// [rankOffset, rankOffset + P).
+std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
+                               int64_t kvp, int64_t capacity, int64_t window,
+                               int64_t rankOffset, int64_t ranks);
+/// helix.attention_partial: appends k (and v) at `slots`, attends q over
+/// `spans` (a ring of cache.capacity slots) of cache rows
+/// [rowBase, rowBase + B), applies W_UV ([Hq, Dv, kv_lora]) for MLA, and
+/// packs [1, B, Hq * headSplit, Dv / headSplit + 1] (outputs, then LSE).
+Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
+                        const Tensor &v, KVCache cache, const Tensor &wUV,
+                        const Ints &slots, const Ints &spans, int64_t rowBase,
+                        int64_t headSplit, float scale);
+/// helix.lse_combine: [P, B, Hs, d + 1] (+ sinks [Hs]) -> [B, Hs * d].
+Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks);
+
+/// helix.moe_router -> (weights [B, k] f32, ids [B, k] i32). `bias` is the
+/// router's logit bias when `logitBias`, else the selection-only score
+/// correction. `groupScore`: "" (no grouped routing), "max" or "top2sum".
+std::tuple<Tensor, Tensor>
+moeRouter(Context &ctx, const Tensor &x, const Tensor &weight,
+          const Tensor &bias, bool logitBias, bool sigmoid, int64_t topK,
+          int64_t groups, int64_t topkGroups, const std::string &groupScore,
+          bool normTopkProb, double routedScaling);
+/// helix.moe_experts. `gate`, `up` [E, I, H] and `down` [E, H, I]; when
+/// `fused` (gpt-oss) `gate` holds both as [2, E, I, H] (SplitGateUpTransposed)
+/// and `up` is none(). Biases: gate/up [E, I] (fused: [2, E, I] in
+/// `gateBias`), down [E, H], each may be none(). Shared experts gate/up
+/// [S, H], down [H, S] or none(). The result is [1, B, H] when `groupDim`,
+/// else [B, H].
+Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
+                  const Tensor &ids, const Tensor &gate, const Tensor &up,
+                  const Tensor &down, const Tensor &gateBias,
+                  const Tensor &upBias, const Tensor &downBias,
+                  const Tensor &sharedGate, const Tensor &sharedUp,
+                  const Tensor &sharedDown, int64_t expertOffset,
+                  const std::string &activation, bool fused, bool groupDim);
+
+//===----------------------------------------------------------------------===//
+// Layout (tensor dialect)
+//===----------------------------------------------------------------------===//
+
+/// tensor.extract_slice with unit strides.
+Tensor slice(Context &ctx, const Tensor &x, const std::vector<int64_t> &offsets,
+             const std::vector<int64_t> &sizes);
+Ints slice(Context &ctx, const Ints &x, const std::vector<int64_t> &offsets,
+           const std::vector<int64_t> &sizes);
+/// tensor.concat.
+Tensor concat(Context &ctx, int64_t dim, const std::vector<Tensor> &parts);
+template <typename... T>
+Tensor concat(Context &ctx, int64_t dim, const Tensor &first,
+              const T &...rest) {
+  return concat(ctx, dim, std::vector<Tensor>{first, rest...});
+}
+/// tensor.empty.
+Tensor empty(Context &ctx, const std::vector<int64_t> &shape);
+
+//===----------------------------------------------------------------------===//
+// Collectives (upstream shard ops over explicit member ranks)
+//===----------------------------------------------------------------------===//
+
+/// shard.all_reduce (sum). `inPlace`: x is not used again.
+Tensor allReduce(Context &ctx, const Tensor &x, const std::vector<int> &members,
+                 bool inPlace);
+/// shard.all_gather along `axis`.
+Tensor allGather(Context &ctx, const Tensor &x, const std::vector<int> &members,
+                 int64_t axis);
+/// shard.all_to_all.
+Tensor allToAll(Context &ctx, const Tensor &x, const std::vector<int> &members,
+                int64_t splitAxis, int64_t concatAxis);
+/// shard.reduce_scatter (sum) along `axis`.
+Tensor reduceScatter(Context &ctx, const Tensor &x,
+                     const std::vector<int> &members, int64_t axis);
+/// shard.all_slice: block `index` of `count` along `axis` (no data moves).
+Tensor allSlice(Context &ctx, const Tensor &x, int64_t axis, int64_t index,
+                int64_t count);
+Ints allSlice(Context &ctx, const Ints &x, int64_t axis, int64_t index,
+              int64_t count);
+/// shard.send / shard.recv between two world ranks.
+Tensor send(Context &ctx, const Tensor &x, int from, int to);
+Tensor recv(Context &ctx, const Tensor &buffer, int from, int to);
+
+/// helix.async_start of an all-to-all or all-reduce; other collectives
+/// complete at once.
+Async allToAllStart(Context &ctx, const Tensor &x,
+                    const std::vector<int> &members, int64_t splitAxis,
+                    int64_t concatAxis);
+Async allReduceStart(Context &ctx, const Tensor &x,
+                     const std::vector<int> &members, bool inPlace);
+Async ready(const Tensor &x);
+/// helix.async_wait.
+Tensor wait(Context &ctx, Async &pending);
+
+//===----------------------------------------------------------------------===//
+// The program
+//===----------------------------------------------------------------------===//
+
+using LoadFn = void (*)(Context &, const SafetensorsCheckpoint &, RankState &);
+using PrepareFn = void (*)(Context &);
+using StepFn = Tensor (*)(Context &, RankState &, const StepInputs &);
+
+/// One rank's generated functions; constructing one registers it.
+struct RankProgram {
+  int rank;
+  LoadFn load;
+  PrepareFn prepare;
+  StepFn step;
+  RankProgram(int rank, LoadFn load, PrepareFn prepare, StepFn step);
+};
+
+/// Runs the helix-decode driver over the registered rank programs: `batch`
+/// rows per step (prompt files may have fewer rows; the rest run as
+/// padding), `vocab` logits, `maxContext` positions, `worldSize` ranks.
+int runRankPrograms(int argc, char **argv, const std::string &name,
+                    int worldSize, int64_t vocab, int64_t maxContext,
+                    int64_t batch, const std::string &defaultBackend);
+
+/// What the generated main calls: registers the backends the program was
+/// built for (HELIX_RUNTIME_CUDA: the CUDA backend, the default one) and
+/// runs the rank programs.
+inline int run(int argc, char **argv, const std::string &name, int worldSize,
+               int64_t vocab, int64_t maxContext, int64_t batch) {
+#ifdef HELIX_RUNTIME_CUDA
+  registerCudaBackend();
+  const char *backend = "cuda";
+#else
+  const char *backend = "cpu";
+#endif
+  return runRankPrograms(argc, argv, name, worldSize, vocab, maxContext, batch,
+                         backend);
+}
+
+} // namespace cg
+} // namespace rt
+} // namespace helix
+
+#endif // HELIX_RUNTIME_CODEGEN_H

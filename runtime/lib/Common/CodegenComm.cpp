@@ -1,0 +1,170 @@
+//===- CodegenComm.cpp - The shard collectives of rank IR -----------------===//
+//
+// Upstream shard collectives on local tensors, over groups given as world
+// ranks in the group's order (the generated code computes them from the
+// grid and the rank's coordinates). The runtime's communicators exchange
+// blocks of the leading dimension; an op's split / gather / concat axis is
+// brought there and back with views and at most one transposition each way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "helix/Runtime/Codegen.h"
+
+namespace helix {
+namespace rt {
+namespace cg {
+
+namespace {
+
+int64_t product(const std::vector<int64_t> &shape, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end; ++i)
+    n *= shape[i];
+  return n;
+}
+
+/// x with dimension `axis` = G * m -> [G, ...x with m at axis]: block j of
+/// the axis becomes row j.
+Tensor axisToStack(Context &ctx, const Tensor &x, size_t axis, int64_t G) {
+  std::vector<int64_t> s = x.shape();
+  check(axis < s.size() && s[axis] % G == 0,
+        "collective: dimension " + std::to_string(axis) + " of " + x.str() +
+            " does not split over " + std::to_string(G) + " ranks");
+  int64_t A = product(s, 0, axis), M = x.numel() / (A * G);
+  Tensor t = x.view({A, G, M});
+  if (A > 1)
+    t = swapAxes01(ctx, t);
+  s[axis] /= G;
+  s.insert(s.begin(), G);
+  return t.view(s);
+}
+
+/// [G, ...s] -> s with dimension `axis` G times larger, row j as block j.
+Tensor stackToAxis(Context &ctx, const Tensor &stacked, size_t axis) {
+  std::vector<int64_t> s(stacked.shape().begin() + 1, stacked.shape().end());
+  int64_t G = stacked.dim(0), A = product(s, 0, axis);
+  Tensor t = stacked.view({G, A, stacked.numel() / (G * A)});
+  if (A > 1 && G > 1)
+    t = swapAxes01(ctx, t);
+  s[axis] *= G;
+  return t.view(s);
+}
+
+std::vector<int64_t> dropLeading(const std::vector<int64_t> &s) {
+  return std::vector<int64_t>(s.begin() + 1, s.end());
+}
+
+Communicator &groupOf(Context &ctx, const std::vector<int> &members) {
+  return ctx.group(members);
+}
+
+} // namespace
+
+Tensor allReduce(Context &ctx, const Tensor &x, const std::vector<int> &members,
+                 bool inPlace) {
+  Tensor y = inPlace ? x : clone(ctx, x);
+  groupOf(ctx, members).allReduceSum(y);
+  return y;
+}
+
+Tensor allGather(Context &ctx, const Tensor &x, const std::vector<int> &members,
+                 int64_t axis) {
+  return stackToAxis(ctx, groupOf(ctx, members).allGather(x),
+                     static_cast<size_t>(axis));
+}
+
+Tensor allToAll(Context &ctx, const Tensor &x, const std::vector<int> &members,
+                int64_t splitAxis, int64_t concatAxis) {
+  Async a = allToAllStart(ctx, x, members, splitAxis, concatAxis);
+  return wait(ctx, a);
+}
+
+Tensor reduceScatter(Context &ctx, const Tensor &x,
+                     const std::vector<int> &members, int64_t axis) {
+  Communicator &comm = groupOf(ctx, members);
+  int64_t G = comm.size();
+  Tensor stacked = axisToStack(ctx, x, static_cast<size_t>(axis), G);
+  std::vector<int64_t> local = dropLeading(stacked.shape());
+  return comm.reduceScatterSum(stacked.view({G, x.numel() / G})).view(local);
+}
+
+Tensor allSlice(Context &ctx, const Tensor &x, int64_t axis, int64_t index,
+                int64_t count) {
+  std::vector<int64_t> offsets(x.shape().size(), 0), sizes = x.shape();
+  check(sizes[axis] % count == 0,
+        "all_slice: dimension " + std::to_string(axis) + " of " + x.str() +
+            " does not split over " + std::to_string(count) + " ranks");
+  sizes[axis] /= count;
+  offsets[axis] = index * sizes[axis];
+  return slice(ctx, x, offsets, sizes);
+}
+
+Ints allSlice(Context &ctx, const Ints &x, int64_t axis, int64_t index,
+              int64_t count) {
+  std::vector<int64_t> offsets(x.shape.size(), 0), sizes = x.shape;
+  check(sizes[axis] % count == 0,
+        "all_slice: dimension " + std::to_string(axis) +
+            " does not split over " + std::to_string(count) + " ranks");
+  sizes[axis] /= count;
+  offsets[axis] = index * sizes[axis];
+  return slice(ctx, x, offsets, sizes);
+}
+
+static Communicator &pair(Context &ctx, int a, int b) {
+  return ctx.group({std::min(a, b), std::max(a, b)});
+}
+
+Tensor send(Context &ctx, const Tensor &x, int from, int to) {
+  pair(ctx, from, to).send(x, to > from ? 1 : 0);
+  return x;
+}
+
+Tensor recv(Context &ctx, const Tensor &buffer, int from, int to) {
+  Tensor y = clone(ctx, buffer);
+  pair(ctx, from, to).recv(y, from > to ? 1 : 0);
+  return y;
+}
+
+Async allToAllStart(Context &ctx, const Tensor &x,
+                    const std::vector<int> &members, int64_t splitAxis,
+                    int64_t concatAxis) {
+  Communicator &comm = groupOf(ctx, members);
+  int64_t G = comm.size();
+  Tensor stacked = axisToStack(ctx, x, static_cast<size_t>(splitAxis), G);
+  std::vector<int64_t> shape = stacked.shape();
+  Async a;
+  a.request = comm.allToAllStart(stacked.view({G, x.numel() / G}), 0);
+  Context *c = &ctx;
+  size_t axis = static_cast<size_t>(concatAxis);
+  a.finish = [c, shape, axis](const Tensor &r) {
+    return stackToAxis(*c, r.view(shape), axis);
+  };
+  return a;
+}
+
+Async allReduceStart(Context &ctx, const Tensor &x,
+                     const std::vector<int> &members, bool inPlace) {
+  Tensor y = inPlace ? x : clone(ctx, x);
+  Async a;
+  a.request = groupOf(ctx, members).allReduceSumStart(y);
+  return a;
+}
+
+Async ready(const Tensor &x) {
+  Async a;
+  a.done = x;
+  return a;
+}
+
+Tensor wait(Context &, Async &pending) {
+  if (pending.done.defined())
+    return pending.done;
+  pending.request.wait();
+  Tensor r = pending.request.result();
+  pending.done = pending.finish ? pending.finish(r) : r;
+  return pending.done;
+}
+
+} // namespace cg
+} // namespace rt
+} // namespace helix
