@@ -5,6 +5,8 @@
 #include "helix/Transforms/Passes.h"
 #include "helix/Transforms/Pipeline.h"
 #include "helix/Translate/ImportHFConfig.h"
+#include "helix/Conversion/Passes.h"
+#include "helix/Codegen/EmitCpp.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -22,8 +24,10 @@ void helix::registerAllHelixDialects(mlir::DialectRegistry &registry) {
 void helix::registerAllHelixPasses() {
   mlir::helix::registerHelixPasses();
   registerShardingPipeline();
+  mlir::helix::registerHelixConversionPasses();
 }
 
 void helix::registerAllHelixTranslations() {
   registerImportHFConfigTranslation();
+  registerEmitCppTranslation();
 }

@@ -1,0 +1,195 @@
+//===- AttentionOps.cpp - Attention ops to adapter calls ------------------===//
+//
+// helix.qkv, helix.mla_qkv, helix.kv_slots, helix.attention_partial and
+// helix.lse_combine. RoPE is built from the layer's #helix.rope and the
+// model's max_position (one `helix::rt::cg::rope` call per use).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+#include "helix/Dialect/Helix/HelixOps.h"
+
+using namespace mlir;
+using namespace mlir::helix;
+
+namespace helix::emitc_codegen {
+
+namespace {
+
+double f64(const llvm::APFloat &v) { return v.convertToDouble(); }
+
+/// A RopeConfig value for `rope` (default RoPE when null).
+Value ropeConfig(OpBuilder &b, Location loc, RopeAttr rope,
+                 int64_t maxPosition, int64_t rotaryDim, bool interleaved) {
+  if (!rope)
+    rope = RopeAttr::get(b.getContext(), llvm::APFloat(10000.0), "",
+                         llvm::APFloat(1.0), 0, llvm::APFloat(0.0),
+                         llvm::APFloat(0.0), llvm::APFloat(0.0),
+                         llvm::APFloat(0.0), llvm::APFloat(0.0),
+                         llvm::APFloat(0.0));
+  return Call(b, loc, "rope")
+      .f64(f64(rope.getTheta()))
+      .str(rope.getScaling())
+      .f64(f64(rope.getFactor()))
+      .i64(rope.getOriginalMaxPosition())
+      .f64(f64(rope.getLowFreqFactor()))
+      .f64(f64(rope.getHighFreqFactor()))
+      .f64(f64(rope.getBetaFast()))
+      .f64(f64(rope.getBetaSlow()))
+      .f64(f64(rope.getMscale()))
+      .f64(f64(rope.getMscaleAllDim()))
+      .i64(maxPosition)
+      .i64(rotaryDim)
+      .boolean(interleaved)
+      .create1(ropeType(b.getContext()));
+}
+
+struct QKVLowering : HelixPattern<QKVOp> {
+  using HelixPattern::HelixPattern;
+  LogicalResult
+  matchAndRewrite(QKVOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    AttentionConfigAttr c = op.getConfig();
+    Value rope = ropeConfig(rewriter, loc, op.getRope(), facts.maxPosition,
+                            c.getHeadDim(), /*interleaved=*/false);
+    Type t = tensorType(getContext());
+    auto call = Call(rewriter, loc, "qkv")
+                    .operand(contextOf(op))
+                    .operand(a.getInput())
+                    .operand(a.getPositions())
+                    .operand(a.getWq())
+                    .operand(a.getWk())
+                    .operand(a.getWv())
+                    .optional(a.getBq())
+                    .optional(a.getBk())
+                    .optional(a.getBv())
+                    .optional(a.getQNorm())
+                    .optional(a.getKNorm())
+                    .f64(facts.normEps)
+                    .operand(rope)
+                    .create({t, t, t});
+    rewriter.replaceOp(op, call.getResults());
+    return success();
+  }
+};
+
+struct MLAQKVLowering : HelixPattern<MLAQKVOp> {
+  using HelixPattern::HelixPattern;
+  LogicalResult
+  matchAndRewrite(MLAQKVOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    AttentionConfigAttr c = op.getConfig();
+    Value rope = ropeConfig(rewriter, loc, op.getRope(), facts.maxPosition,
+                            c.getRopeDim(), /*interleaved=*/true);
+    Type t = tensorType(getContext());
+    auto call = Call(rewriter, loc, "mlaQkv")
+                    .operand(contextOf(op))
+                    .operand(a.getInput())
+                    .operand(a.getPositions())
+                    .optional(a.getWqA())
+                    .optional(a.getQNorm())
+                    .operand(a.getWqB())
+                    .operand(a.getWkvA())
+                    .operand(a.getKvNorm())
+                    .operand(a.getWkvB())
+                    .i64(c.getRopeDim())
+                    .operand(rope)
+                    .create({t, t});
+    rewriter.replaceOp(op, call.getResults());
+    return success();
+  }
+};
+
+struct KVSlotsLowering : HelixPattern<KVSlotsOp> {
+  using HelixPattern::HelixPattern;
+  LogicalResult
+  matchAndRewrite(KVSlotsOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    KVPlacementAttr p = op.getPlacement();
+    Type t = intsType(getContext());
+    auto call = Call(rewriter, op.getLoc(), "kvSlots")
+                    .operand(a.getPositions())
+                    .i64(p.getBlock())
+                    .i64(p.getKvp())
+                    .i64(p.getCapacity())
+                    .i64(p.getWindow())
+                    .i64(op.getRankOffset())
+                    .i64(op.getSlots().getType().getDimSize(0))
+                    .create({t, t});
+    rewriter.replaceOp(op, call.getResults());
+    return success();
+  }
+};
+
+struct AttentionPartialLowering : HelixPattern<AttentionPartialOp> {
+  using HelixPattern::HelixPattern;
+  LogicalResult
+  matchAndRewrite(AttentionPartialOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!a.getSlots())
+      return op.emitOpError("convert-helix-to-emitc: the attention has no KV "
+                            "placement (run helix-kv-placement)"),
+             failure();
+    if (a.getRowBase())
+      return op.emitOpError("convert-helix-to-emitc: row_base (pipeline "
+                            "micro-batches) is not lowered yet"),
+             failure();
+    Location loc = op.getLoc();
+    AttentionConfigAttr c = op.getConfig();
+    bool mla = c.isMLA();
+    RopeAttr ropeAttr = dyn_cast_or_null<RopeAttr>(
+        facts.layerRope.lookup(static_cast<int64_t>(op.getLayer())));
+    Value rope = ropeConfig(rewriter, loc, ropeAttr, facts.maxPosition,
+                            mla ? c.getRopeDim() : c.getHeadDim(), mla);
+    Value scale = Call(rewriter, loc, "softmaxScale")
+                      .operand(rope)
+                      .i64(c.getHeadDim())
+                      .boolean(mla)
+                      .create1(rewriter.getF32Type());
+    Value r = Call(rewriter, loc, "attentionPartial")
+                  .operand(contextOf(op))
+                  .operand(a.getQ())
+                  .operand(a.getK())
+                  .optional(a.getV())
+                  .operand(a.getCache())
+                  .optional(a.getWUv())
+                  .operand(a.getSlots())
+                  .operand(a.getSpans())
+                  .i64(op.getBatchOffset())
+                  .i64(op.getHeadSplit())
+                  .operand(scale)
+                  .create1(tensorType(getContext()));
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct LSECombineLowering : HelixPattern<LSECombineOp> {
+  using HelixPattern::HelixPattern;
+  LogicalResult
+  matchAndRewrite(LSECombineOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value r = Call(rewriter, op.getLoc(), "lseCombine")
+                  .operand(contextOf(op))
+                  .operand(a.getPartials())
+                  .optional(a.getSinks())
+                  .create1(tensorType(getContext()));
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateAttentionPatterns(RewritePatternSet &patterns,
+                               const TypeConverter &converter,
+                               const ModuleFacts &facts) {
+  patterns.add<QKVLowering, MLAQKVLowering, KVSlotsLowering,
+               AttentionPartialLowering, LSECombineLowering>(
+      converter, patterns.getContext(), facts);
+}
+
+} // namespace helix::emitc_codegen

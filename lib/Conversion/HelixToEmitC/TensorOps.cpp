@@ -1,0 +1,100 @@
+//===- TensorOps.cpp - tensor dialect ops and returns to adapter calls ----===//
+//
+// The tensor ops rank IR uses (HOP-B's batch slices and their
+// concatenation, pipeline receive buffers) and the step's return.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace helix::emitc_codegen {
+
+namespace {
+
+struct ExtractSliceLowering
+    : public OpConversionPattern<tensor::ExtractSliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tensor::ExtractSliceOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.hasUnitStride() || !op.getOffsets().empty() ||
+        !op.getSizes().empty())
+      return op.emitOpError("convert-helix-to-emitc: expects static offsets "
+                            "and sizes with unit strides"),
+             failure();
+    Type t = getTypeConverter()->convertType(op.getType());
+    Value r = Call(rewriter, op.getLoc(), "slice")
+                  .operand(contextOf(op))
+                  .operand(a.getSource())
+                  .ints(op.getStaticOffsets())
+                  .ints(op.getStaticSizes())
+                  .create1(t);
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct ConcatLowering : public OpConversionPattern<tensor::ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tensor::ConcatOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    Call call(rewriter, op.getLoc(), "concat");
+    call.operand(contextOf(op)).i64(op.getDim());
+    for (Value v : a.getInputs())
+      call.operand(v);
+    rewriter.replaceOp(op, call.create1(tensorType(getContext())));
+    return success();
+  }
+};
+
+struct EmptyLowering : public OpConversionPattern<tensor::EmptyOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tensor::EmptyOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getType().hasStaticShape())
+      return op.emitOpError("convert-helix-to-emitc: dynamic shape"),
+             failure();
+    Value r = Call(rewriter, op.getLoc(), "empty")
+                  .operand(contextOf(op))
+                  .ints(op.getType().getShape())
+                  .create1(tensorType(getContext()));
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// The step returns its logits (or no tensor on ranks that have none).
+struct ReturnLowering : public OpConversionPattern<func::ReturnOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(func::ReturnOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (a.getOperands().size() > 1)
+      return op.emitOpError("convert-helix-to-emitc: a rank function returns "
+                            "at most its logits"),
+             failure();
+    Value v = a.getOperands().empty()
+                  ? Call(rewriter, op.getLoc(), "none")
+                        .create1(tensorType(getContext()))
+                  : a.getOperands()[0];
+    rewriter.replaceOpWithNewOp<emitc::ReturnOp>(op, v);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateTensorPatterns(RewritePatternSet &patterns,
+                            const TypeConverter &converter) {
+  patterns.add<ExtractSliceLowering, ConcatLowering, EmptyLowering,
+               ReturnLowering>(converter, patterns.getContext());
+}
+
+} // namespace helix::emitc_codegen
