@@ -9,9 +9,11 @@
 #include "CommonOptions.h"
 #include "OutputFile.h"
 
+#include "helix/Codegen/ProjectWriter.h"
 #include "helix/Cost/Evaluate.h"
 #include "helix/InitAllHelix.h"
 #include "helix/ModelIR/ModelIR.h"
+#include "helix/Plan/PlanJSON.h"
 #include "helix/Transforms/Pipeline.h"
 #include "helix/Transforms/Planning.h"
 
@@ -24,6 +26,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace helix::driver {
 
@@ -40,6 +43,7 @@ struct CompileArgs {
   std::string slices = "per-request";
   std::string emit = "rank-ir";
   std::string output = "-";
+  std::string backend = "cpu";
 };
 } // namespace
 
@@ -76,9 +80,8 @@ static bool makeRequest(const CompileArgs &args, PlanRequest &request,
 
 static int runCompile(const CompileArgs &args) {
   const char *cmd = "helix compile";
-  if (args.emit == "project")
-    return fail("--emit project comes with code generation, which is not "
-                "implemented yet; use planned-ir or rank-ir");
+  if (args.emit == "project" && args.output == "-")
+    return fail("--emit project: the project directory is required (-o DIR)");
   if (args.gpus < 1)
     return fail("--gpus: expected at least 1, got " +
                 std::to_string(args.gpus));
@@ -126,7 +129,7 @@ static int runCompile(const CompileArgs &args) {
   });
   mlir::OwningOpRef<mlir::ModuleOp> module = buildModelIR(context, in.model);
   applyPlan(findDecodeStep(*module), record);
-  if (args.emit == "rank-ir") {
+  if (args.emit == "rank-ir" || args.emit == "project") {
     ShardingPipelineOptions options;
     options.hopb = args.hopb == "on";
     options.slices = slices;
@@ -136,6 +139,20 @@ static int runCompile(const CompileArgs &args) {
     if (mlir::failed(pm.run(*module)))
       return fail(diagnostic.empty() ? "the sharding pipeline failed"
                                      : diagnostic);
+  }
+  if (args.emit == "project") {
+    ProjectOptions project;
+    project.outputDir = args.output;
+    project.backend = args.backend;
+    std::ostringstream cost;
+    writeCostJSON(cost, evaluate(in.model, in.hardware, in.workload,
+                                 record.config));
+    project.costJson = cost.str();
+    project.origin = "helix compile --model " + args.workload.model +
+                     " --emit project --backend " + args.backend;
+    if (!writeProject(*module, project, error))
+      return fail(error);
+    return 0;
   }
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -174,11 +191,16 @@ Action addCompileCommand(CLI::App &app) {
                   "count the cost model finds best) or a number")
       ->capture_default_str();
   cmd->add_option("--emit", args->emit,
-                  "planned-ir, rank-ir (or project, "
-                  "with code generation)")
+                  "planned-ir, rank-ir, or project (a CMake project of the "
+                  "generated host code in the -o directory)")
       ->check(CLI::IsMember({"planned-ir", "rank-ir", "project"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "output file (default: stdout)");
+  cmd->add_option("--backend", args->backend,
+                  "--emit project: the runtime it links, cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output,
+                  "output file (default: stdout), or the project directory");
   return [args] { return runCompile(*args); };
 }
 
