@@ -17,7 +17,7 @@
 // CHECK: void decode_step_rank1_prepare(helix::rt::Context& [[CTX:v[0-9]+]]) {
 // CHECK-NEXT: helix::rt::cg::group([[CTX]], {0, 1});
 // CHECK-NEXT: return;
-// CHECK: helix::rt::Tensor decode_step_rank1(helix::rt::Context& [[CTX:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]], const helix::rt::StepInputs& [[IN:v[0-9]+]]) {
+// CHECK: helix::rt::Tensor decode_step_rank1(helix::rt::Context& [[CTX:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]], const helix::rt::StepInputs& [[IN:v[0-9]+]], size_t {{v[0-9]+}}) {
 // CHECK-NEXT: helix::rt::cg::Ints [[TOK:v[0-9]+]] = helix::rt::cg::tokens([[IN]], 2);
 // CHECK-NEXT: helix::rt::cg::Ints [[POS:v[0-9]+]] = helix::rt::cg::positions([[IN]], 2);
 // CHECK-NEXT: helix::rt::KVCache [[KV:v[0-9]+]] = helix::rt::cg::kvShard([[ST]], 0);
@@ -27,7 +27,7 @@
 // CHECK: helix::rt::RopeConfig [[ROPE:v[0-9]+]] = helix::rt::cg::rope(1.00000000000000000e+04, "", 1.00000000000000000e+00, 0, 0.0e+00, 0.0e+00, 0.0e+00, 0.0e+00, 0.0e+00, 0.0e+00, 0, 8, true);
 // CHECK: std::tie([[Q:v[0-9]+]], [[LAT:v[0-9]+]]) = helix::rt::cg::mlaQkv([[CTX]], {{.*}}, [[POS]], {{.*}}, 8, [[ROPE]]);
 // CHECK: float [[SCALE:v[0-9]+]] = helix::rt::cg::softmaxScale({{v[0-9]+}}, 24, true);
-// CHECK: helix::rt::Tensor [[P:v[0-9]+]] = helix::rt::cg::attentionPartial([[CTX]], {{v[0-9]+}}, {{v[0-9]+}}, helix::rt::Tensor(), [[KV]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, 0, 1, [[SCALE]]);
+// CHECK: helix::rt::Tensor [[P:v[0-9]+]] = helix::rt::cg::attentionPartial([[CTX]], {{v[0-9]+}}, {{v[0-9]+}}, helix::rt::Tensor(), [[KV]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, 0, 0, 1, [[SCALE]]);
 // CHECK: helix::rt::cg::Async [[T:v[0-9]+]] = helix::rt::cg::allToAllStart([[CTX]], [[P]], {0, 1}, 2, 0);
 // CHECK: helix::rt::Tensor [[X:v[0-9]+]] = helix::rt::cg::wait([[CTX]], [[T]]);
 // CHECK: helix::rt::cg::lseCombine([[CTX]], [[X]], helix::rt::Tensor());
@@ -37,11 +37,11 @@
 // CHECK-NEXT: return [[L]];
 // CHECK: helix::rt::cg::RankProgram decode_step_rank1_program = {1, decode_step_rank1_load, decode_step_rank1_prepare, decode_step_rank1};
 // CHECK: int32_t main(int32_t [[ARGC:v[0-9]+]], char** [[ARGV:v[0-9]+]]) {
-// CHECK-NEXT: int32_t [[RC:v[0-9]+]] = helix::rt::cg::run([[ARGC]], [[ARGV]], "helix-decode", 2, 512, 4096, 2);
+// CHECK-NEXT: int32_t [[RC:v[0-9]+]] = helix::rt::cg::run([[ARGC]], [[ARGV]], "helix-decode", 2, 512, 4096, 2, 2, 0);
 // CHECK-NEXT: return [[RC]];
 
 // TP: helix::rt::cg::RankProgram decode_step_rank0_program
 // TP: helix::rt::cg::RankProgram decode_step_rank1_program
-// TP: helix::rt::cg::run({{.*}}, "helix-decode", 2, 1024, 64, 1);
+// TP: helix::rt::cg::run({{.*}}, "helix-decode", 2, 1024, 64, 1, 1, 0);
 
 // GLOBAL: error: convert-helix-to-emitc: expects rank IR

@@ -11,7 +11,7 @@
 // RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=tpa=1,dp=4,tpf=1,ep=4 strategy=ep batch=3 context=4096" \
 // RUN:   | helix-opt --convert-helix-to-emitc | FileCheck %s --check-prefix=EP
 // RUN: helix-opt %S/../Transforms/Inputs/gqa.mlir --helix-sharding-pipeline="layout=tpa=2,tpf=2,pp=2 strategy=tp-pp batch=2 context=8192" \
-// RUN:   | not helix-opt --convert-helix-to-emitc 2>&1 | FileCheck %s --check-prefix=PP
+// RUN:   | helix-opt --convert-helix-to-emitc | FileCheck %s --check-prefix=PP
 // RUN: not helix-opt %S/../Transforms/Inputs/gqa.mlir --convert-helix-to-emitc 2>&1 | FileCheck %s --check-prefix=GLOBAL
 
 // Helix kvp=2 x tpa=2 with HOP-B in two slices. Rank 3 loads its slices
@@ -42,9 +42,9 @@
 // GQA: %[[Q0:.*]] = call_opaque "helix::rt::cg::slice"(%arg0, %[[QKV]]#0) {args = [0 : index, 1 : index, dense<0> : tensor<3xi64>, dense<[2, 4, 32]> : tensor<3xi64>]}
 // GQA: %[[S0:.*]] = call_opaque "helix::rt::cg::slice"(%arg0, %[[SLOTS]]#0) {{.*}} -> !emitc.opaque<"helix::rt::cg::Ints">
 // GQA: %[[SCALE:.*]] = call_opaque "helix::rt::cg::softmaxScale"(%{{.*}}) {args = [0 : index, 32, false]} : {{.*}} -> f32
-// GQA: %[[P0:.*]] = call_opaque "helix::rt::cg::attentionPartial"(%arg0, %[[Q0]], %{{.*}}, %{{.*}}, %[[KV0]], %[[S0]], %{{.*}}, %[[SCALE]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, 4 : index, #emitc.opaque<"helix::rt::Tensor()">, 5 : index, 6 : index, 0, 1, 7 : index]}
+// GQA: %[[P0:.*]] = call_opaque "helix::rt::cg::attentionPartial"(%arg0, %[[Q0]], %{{.*}}, %{{.*}}, %[[KV0]], %[[S0]], %{{.*}}, %[[SCALE]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, 4 : index, #emitc.opaque<"helix::rt::Tensor()">, 5 : index, 6 : index, 0, 0, 1, 7 : index]}
 // GQA: %[[T0:.*]] = call_opaque "helix::rt::cg::allToAllStart"(%arg0, %[[P0]]) {args = [0 : index, 1 : index, dense<[1, 3]> : tensor<2xi64>, 2, 0]} : {{.*}} -> !emitc.opaque<"helix::rt::cg::Async">
-// GQA: call_opaque "helix::rt::cg::attentionPartial"({{.*}}, 2, 1, 7 : index]}
+// GQA: call_opaque "helix::rt::cg::attentionPartial"({{.*}}, 0, 2, 1, 7 : index]}
 // GQA: %[[T1:.*]] = call_opaque "helix::rt::cg::allToAllStart"
 // GQA: %[[X0:.*]] = call_opaque "helix::rt::cg::wait"(%arg0, %[[T0]])
 // GQA: %[[O0:.*]] = call_opaque "helix::rt::cg::lseCombine"(%arg0, %[[X0]]) {args = [0 : index, 1 : index, #emitc.opaque<"helix::rt::Tensor()">]}
@@ -60,7 +60,7 @@
 // GQA: emitc.global @decode_step_rank3_program : !emitc.opaque<"helix::rt::cg::RankProgram"> = #emitc.opaque<"{3, decode_step_rank3_load, decode_step_rank3_prepare, decode_step_rank3}"> {helix.rank = 3 : i64}
 // GQA-LABEL: emitc.func @main(
 // GQA-SAME: %[[ARGC:.*]]: i32, %[[ARGV:.*]]: !emitc.ptr<!emitc.ptr<!emitc.opaque<"char">>>) -> i32
-// GQA: %[[RC:.*]] = call_opaque "helix::rt::cg::run"(%[[ARGC]], %[[ARGV]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22helix-decode\22">, 4, 1024, 8192, 4]}
+// GQA: %[[RC:.*]] = call_opaque "helix::rt::cg::run"(%[[ARGC]], %[[ARGV]]) {args = [0 : index, 1 : index, #emitc.opaque<"\22helix-decode\22">, 4, 1024, 8192, 4, 4, 0]}
 // GQA: return %[[RC]] : i32
 // GQA-NOT: helix.
 // GQA-NOT: shard.
@@ -83,7 +83,7 @@
 // MLA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {{.*}}, 8, true]}
 // MLA: %[[QL:.*]]:2 = call_opaque "helix::rt::cg::mlaQkv"({{.*}}, 8, 9 : index]}
 // MLA: %[[SCALE:.*]] = call_opaque "helix::rt::cg::softmaxScale"(%{{.*}}) {args = [0 : index, 24, true]}
-// MLA: call_opaque "helix::rt::cg::attentionPartial"(%arg0, %[[QL]]#0, %[[QL]]#1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"helix::rt::Tensor()">, 3 : index, 4 : index, 5 : index, 6 : index, 0, 1, 7 : index]}
+// MLA: call_opaque "helix::rt::cg::attentionPartial"(%arg0, %[[QL]]#0, %[[QL]]#1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"helix::rt::Tensor()">, 3 : index, 4 : index, 5 : index, 6 : index, 0, 0, 1, 7 : index]}
 // MLA: call_opaque "helix::rt::cg::allToAll"({{.*}}dense<[0, 1, 2, 3]> : tensor<4xi64>, 2, 0]}
 // MLA: %[[R:.*]]:2 = call_opaque "helix::rt::cg::moeRouter"({{.*}}false, true, 2, 2, 1, #emitc.opaque<"\22top2sum\22">, true, 2.500000e+00]}
 // MLA: %[[G:.*]] = call_opaque "helix::rt::cg::moeExperts"(%arg0, %{{.*}}, %[[R]]#0, %[[R]]#1, {{.*}}, 0, #emitc.opaque<"\22silu\22">, false, true]}
@@ -117,5 +117,22 @@
 // EP: call_opaque "helix::rt::cg::allGather"({{.*}}dense<[0, 1, 2, 3]> : tensor<4xi64>, 0]}
 // EP: call_opaque "helix::rt::cg::reduceScatter"({{.*}}dense<[0, 1, 2, 3]> : tensor<4xi64>, 0]}
 
-// PP: error: convert-helix-to-emitc: argument 3 of @decode_step_rank0 (micro_batch_row) is not supported: pipeline-parallel rank IR is not lowered yet
+// TP x PP, micro-batches of one row: stage 0 (ranks 0, 1) sends the
+// residual stream to its peer on stage 1 and returns no logits; stage 1
+// receives it; each attends at its micro-batch's cache rows (the step's
+// fourth argument). The logits come from rank 2, so ranks 0 and 2 share a
+// group (also the send's) to bring them to rank 0.
+// PP-LABEL: emitc.func @decode_step_rank0_prepare(
+// PP-NEXT: call_opaque "helix::rt::cg::group"(%arg0) {args = [0 : index, dense<[0, 1]> : tensor<2xi64>]}
+// PP-NEXT: call_opaque "helix::rt::cg::group"(%arg0) {args = [0 : index, dense<[0, 2]> : tensor<2xi64>]}
+// PP-LABEL: emitc.func @decode_step_rank0(
+// PP-SAME: %[[ROW:[a-z0-9]+]]: index) -> !emitc.opaque<"helix::rt::Tensor">
+// PP: call_opaque "helix::rt::cg::attentionPartial"({{.*}}, %[[ROW]], {{.*}}) {args = [{{.*}}, 7 : index, 0, 1, 8 : index]}
+// PP: call_opaque "helix::rt::cg::send"(%arg0, %{{.*}}) {args = [0 : index, 1 : index, dense<[0, 2]> : tensor<2xi64>, 1]}
+// PP-NEXT: %[[NONE:.*]] = call_opaque "helix::rt::cg::none"()
+// PP-NEXT: return %[[NONE]]
+// PP-LABEL: emitc.func @decode_step_rank2(
+// PP: %[[BUF:.*]] = call_opaque "helix::rt::cg::empty"(%arg0) {args = [0 : index, dense<[1, 256]> : tensor<2xi64>]}
+// PP-NEXT: call_opaque "helix::rt::cg::recv"(%arg0, %[[BUF]]) {args = [0 : index, 1 : index, dense<[0, 2]> : tensor<2xi64>, 0]}
+// PP: call_opaque "helix::rt::cg::run"({{.*}}, 4, 1024, 8192, 2, 1, 2]}
 // GLOBAL: error: convert-helix-to-emitc: expects rank IR (the output of helix-partition): the module has no shard.grid

@@ -133,10 +133,6 @@ struct AttentionPartialLowering : HelixPattern<AttentionPartialOp> {
       return op.emitOpError("convert-helix-to-emitc: the attention has no KV "
                             "placement (run helix-kv-placement)"),
              failure();
-    if (a.getRowBase())
-      return op.emitOpError("convert-helix-to-emitc: row_base (pipeline "
-                            "micro-batches) is not lowered yet"),
-             failure();
     Location loc = op.getLoc();
     AttentionConfigAttr c = op.getConfig();
     bool mla = c.isMLA();
@@ -149,16 +145,20 @@ struct AttentionPartialLowering : HelixPattern<AttentionPartialOp> {
                       .i64(c.getHeadDim())
                       .boolean(mla)
                       .create1(rewriter.getF32Type());
-    Value r = Call(rewriter, loc, "attentionPartial")
-                  .operand(contextOf(op))
-                  .operand(a.getQ())
-                  .operand(a.getK())
-                  .optional(a.getV())
-                  .operand(a.getCache())
-                  .optional(a.getWUv())
-                  .operand(a.getSlots())
-                  .operand(a.getSpans())
-                  .i64(op.getBatchOffset())
+    Call call(rewriter, loc, "attentionPartial");
+    call.operand(contextOf(op))
+        .operand(a.getQ())
+        .operand(a.getK())
+        .optional(a.getV())
+        .operand(a.getCache())
+        .optional(a.getWUv())
+        .operand(a.getSlots())
+        .operand(a.getSpans());
+    if (a.getRowBase())
+      call.operand(a.getRowBase());
+    else
+      call.i64(0);
+    Value r = call.i64(op.getBatchOffset())
                   .i64(op.getHeadSplit())
                   .operand(scale)
                   .create1(tensorType(getContext()));

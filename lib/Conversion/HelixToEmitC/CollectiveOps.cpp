@@ -119,42 +119,35 @@ int64_t peerOf(const ModuleFacts &facts, StringRef grid,
   return facts.rankOf(grid, c);
 }
 
-struct SendLowering : HelixPattern<shard::SendOp> {
-  using HelixPattern::HelixPattern;
+/// shard.send / shard.recv over the pair's group (its `helix.group`, else
+/// the two ranks in increasing order).
+template <typename Op>
+struct PointToPointLowering : HelixPattern<Op> {
+  using HelixPattern<Op>::HelixPattern;
   LogicalResult
-  matchAndRewrite(shard::SendOp op, OpAdaptor a,
+  matchAndRewrite(Op op, typename Op::Adaptor a,
                   ConversionPatternRewriter &rewriter) const override {
     int64_t rank = rankOf(op);
-    int64_t to = peerOf(facts, op.getGrid(), op.getGridAxes(),
-                        op.getDestination(), rank);
-    Value r = Call(rewriter, op.getLoc(), "send")
-                  .operand(contextOf(op))
-                  .operand(a.getInput())
-                  .i64(rank)
-                  .i64(to)
-                  .create1(tensorType(getContext()));
-    rewriter.replaceOp(op, r);
-    return success();
-  }
-};
-
-struct RecvLowering : HelixPattern<shard::RecvOp> {
-  using HelixPattern::HelixPattern;
-  LogicalResult
-  matchAndRewrite(shard::RecvOp op, OpAdaptor a,
-                  ConversionPatternRewriter &rewriter) const override {
-    int64_t rank = rankOf(op);
-    if (!op.getSource())
-      return op.emitOpError("convert-helix-to-emitc: recv without source"),
+    SmallVector<int64_t> members = groupOf(op, this->facts, rank);
+    int64_t peer = -1;
+    if constexpr (std::is_same_v<Op, shard::SendOp>)
+      peer = peerOf(this->facts, op.getGrid(), op.getGridAxes(),
+                    op.getDestination(), rank);
+    else if (op.getSource())
+      peer = peerOf(this->facts, op.getGrid(), op.getGridAxes(),
+                    *op.getSource(), rank);
+    auto it = llvm::find(members, peer);
+    if (peer < 0 || it == members.end() || !llvm::is_contained(members, rank))
+      return op.emitOpError("convert-helix-to-emitc: the peer is not in the "
+                            "op's group"),
              failure();
-    int64_t from =
-        peerOf(facts, op.getGrid(), op.getGridAxes(), *op.getSource(), rank);
-    Value r = Call(rewriter, op.getLoc(), "recv")
+    Value r = Call(rewriter, op.getLoc(),
+                   std::is_same_v<Op, shard::SendOp> ? "send" : "recv")
                   .operand(contextOf(op))
                   .operand(a.getInput())
-                  .i64(from)
-                  .i64(rank)
-                  .create1(tensorType(getContext()));
+                  .ints(members)
+                  .i64(it - members.begin())
+                  .create1(tensorType(this->getContext()));
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -218,6 +211,17 @@ SmallVector<int64_t> groupOf(Operation *op, const ModuleFacts &facts,
     return from(o);
   if (auto o = dyn_cast<shard::AllSliceOp>(op))
     return from(o);
+  // A point-to-point pair: this rank and its peer, in increasing order.
+  auto pair = [&](int64_t peer) {
+    return peer < rank ? SmallVector<int64_t>{peer, rank}
+                       : SmallVector<int64_t>{rank, peer};
+  };
+  if (auto o = dyn_cast<shard::SendOp>(op))
+    return pair(peerOf(facts, o.getGrid(), o.getGridAxes(),
+                       o.getDestination(), rank));
+  if (auto o = dyn_cast<shard::RecvOp>(op); o && o.getSource())
+    return pair(
+        peerOf(facts, o.getGrid(), o.getGridAxes(), *o.getSource(), rank));
   return {};
 }
 
@@ -228,8 +232,10 @@ void populateCollectivePatterns(RewritePatternSet &patterns,
                CollectiveLowering<shard::AllGatherOp>,
                CollectiveLowering<shard::AllToAllOp>,
                CollectiveLowering<shard::ReduceScatterOp>,
-               CollectiveLowering<shard::AllSliceOp>, SendLowering,
-               RecvLowering, AsyncStartLowering, AsyncWaitLowering>(
+               CollectiveLowering<shard::AllSliceOp>,
+               PointToPointLowering<shard::SendOp>,
+               PointToPointLowering<shard::RecvOp>, AsyncStartLowering,
+               AsyncWaitLowering>(
       converter, patterns.getContext(), facts);
 }
 

@@ -89,7 +89,7 @@ std::set<SmallVector<int64_t>> groupsOf(func::FuncOp f, const ModuleFacts &facts
   std::set<SmallVector<int64_t>> groups;
   f.walk([&](Operation *op) {
     if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::AllToAllOp,
-            shard::ReduceScatterOp>(op))
+            shard::ReduceScatterOp, shard::SendOp, shard::RecvOp>(op))
       groups.insert(groupOf(op, facts, rank));
   });
   return groups;
@@ -135,9 +135,11 @@ LogicalResult ProgramBuilder::buildRank(
       {ctxT, opaque(ctx, "const helix::rt::SafetensorsCheckpoint&"), stateT},
       {}, rank);
   emitc::FuncOp prepare = makeFunc(loc, name + "_prepare", {ctxT}, {}, rank);
-  emitc::FuncOp step =
-      makeFunc(loc, name, {ctxT, stateT, opaque(ctx, "const helix::rt::StepInputs&")},
-               {tensorT}, rank);
+  emitc::FuncOp step = makeFunc(
+      loc, name,
+      {ctxT, stateT, opaque(ctx, "const helix::rt::StepInputs&"),
+       b.getIndexType()},
+      {tensorT}, rank);
 
   // Communicators, in the order every rank shares.
   b.setInsertionPointToEnd(&prepare.getBody().front());
@@ -180,7 +182,9 @@ LogicalResult ProgramBuilder::buildRank(
               .i64(type.getDimSize(0))
               .create1(intsType(ctx));
     } else {
-      llvm_unreachable("arguments are checked by build()");
+      // The micro-batch's first row (pipeline stages).
+      arg.replaceAllUsesWith(step.getArgument(3));
+      continue;
     }
     auto cast = UnrealizedConversionCastOp::create(b, loc, arg.getType(), v);
     arg.replaceAllUsesWith(cast.getResult(0));
@@ -251,14 +255,17 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
     for (BlockArgument arg : f.getArguments()) {
       auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                  "helix.name");
-      if (!isa<KVShardType>(arg.getType()) &&
-          !(name && (name.getValue() == "tokens" ||
-                     name.getValue() == "positions")))
+      bool known = isa<KVShardType>(arg.getType()) ||
+                   (name && (name.getValue() == "tokens" ||
+                             name.getValue() == "positions")) ||
+                   (name && name.getValue() == "micro_batch_row" &&
+                    arg.getType().isIndex());
+      if (!known)
         return f.emitError("convert-helix-to-emitc: argument ")
                << arg.getArgNumber() << " of @" << n << " ("
                << (name ? name.getValue() : StringRef("unnamed"))
-               << ") is not supported: pipeline-parallel rank IR is not "
-                  "lowered yet";
+               << ") is not a step input (tokens, positions, a KV shard or "
+                  "micro_batch_row)";
     }
     ranks.push_back({f, r});
   }
@@ -267,18 +274,33 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
 
   // Every group of every rank, in one order: each rank creates its own in
   // that order, so creation (collective over the members) cannot deadlock.
+  // Rows per step: the tokens' (or, with pipeline stages, the KV shards'
+  // rows, each stage running micro-batches of the tokens' rows). The
+  // logits come from the first rank whose program returns them.
   std::set<SmallVector<int64_t>> all;
-  int64_t batch = 0;
+  int64_t microBatch = 0, cacheRows = 0, logitsRank = -1;
+  bool pipelined = false;
   for (auto [f, r] : ranks) {
     for (const SmallVector<int64_t> &g : groupsOf(f, facts, r))
       all.insert(g);
-    for (BlockArgument arg : f.getArguments())
-      if (auto n = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "helix.name"))
-        if (n.getValue() == "tokens")
-          batch = std::max(batch,
-                           cast<RankedTensorType>(arg.getType()).getDimSize(0));
+    for (BlockArgument arg : f.getArguments()) {
+      auto n = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
+      if (n && n.getValue() == "tokens")
+        microBatch = std::max(
+            microBatch, cast<RankedTensorType>(arg.getType()).getDimSize(0));
+      pipelined |= n && n.getValue() == "micro_batch_row";
+      if (auto shard = dyn_cast<KVShardType>(arg.getType()))
+        cacheRows = std::max(cacheRows, shard.getRows());
+    }
+    if (f.getNumResults() > 0 && (logitsRank < 0 || r < logitsRank))
+      logitsRank = r;
   }
+  if (logitsRank < 0)
+    return module.emitError("convert-helix-to-emitc: no rank function "
+                            "returns the logits");
+  int64_t batch = pipelined ? cacheRows : microBatch;
+  if (logitsRank != 0)
+    all.insert(SmallVector<int64_t>{0, logitsRank});
   std::vector<SmallVector<int64_t>> groups(all.begin(), all.end());
   std::stable_sort(groups.begin(), groups.end(),
                    [](const auto &a, const auto &b) {
@@ -308,6 +330,8 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
                  .i64(facts.vocab)
                  .i64(facts.context)
                  .i64(batch)
+                 .i64(microBatch)
+                 .i64(logitsRank)
                  .create1(mb.getI32Type());
   emitc::ReturnOp::create(mb, loc, rc);
   return success();

@@ -64,13 +64,18 @@ std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
 Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
                         const Tensor &v, KVCache cache, const Tensor &wUV,
                         const Ints &slots, const Ints &spans, int64_t rowBase,
-                        int64_t headSplit, float scale) {
+                        int64_t batchOffset, int64_t headSplit, float scale) {
   int64_t B = q.dim(0), Hq = q.dim(1);
   check(slots.data.size() == static_cast<size_t>(B) &&
             spans.data.size() == static_cast<size_t>(2 * B),
         "attention_partial: expected the slots and spans of one KV shard "
         "for " + std::to_string(B) + " rows");
-  KVCache c = cache.rows(rowBase, rowBase + B);
+  int64_t row0 = rowBase + batchOffset;
+  check(row0 >= 0 && row0 + B <= cache.config.batch,
+        "attention_partial: rows [" + std::to_string(row0) + ", " +
+            std::to_string(row0 + B) + ") outside the " +
+            std::to_string(cache.config.batch) + " rows of the KV shard");
+  KVCache c = cache.rows(row0, row0 + B);
   kvAppend(ctx, c, k, v.defined() ? &v : nullptr, slots.data);
 
   // The entries a row holds are local indices [begin, end), stored in a

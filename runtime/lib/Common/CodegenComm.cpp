@@ -110,18 +110,16 @@ Ints allSlice(Context &ctx, const Ints &x, int64_t axis, int64_t index,
   return slice(ctx, x, offsets, sizes);
 }
 
-static Communicator &pair(Context &ctx, int a, int b) {
-  return ctx.group({std::min(a, b), std::max(a, b)});
-}
-
-Tensor send(Context &ctx, const Tensor &x, int from, int to) {
-  pair(ctx, from, to).send(x, to > from ? 1 : 0);
+Tensor send(Context &ctx, const Tensor &x, const std::vector<int> &members,
+            int64_t peer) {
+  ctx.group(members).send(x, static_cast<int>(peer));
   return x;
 }
 
-Tensor recv(Context &ctx, const Tensor &buffer, int from, int to) {
+Tensor recv(Context &ctx, const Tensor &buffer,
+            const std::vector<int> &members, int64_t peer) {
   Tensor y = clone(ctx, buffer);
-  pair(ctx, from, to).recv(y, from > to ? 1 : 0);
+  ctx.group(members).recv(y, static_cast<int>(peer));
   return y;
 }
 

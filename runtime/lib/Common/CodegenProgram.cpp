@@ -176,9 +176,23 @@ RankProgram::RankProgram(int rank, LoadFn load, PrepareFn prepare, StepFn step)
   registry().push_back(this);
 }
 
+/// Rows [begin, end) of the step's inputs.
+static StepInputs rowsOf(const StepInputs &in, int64_t begin, int64_t end) {
+  StepInputs sub;
+  sub.step = in.step;
+  auto cut = [&](const std::vector<int64_t> &v) {
+    return std::vector<int64_t>(v.begin() + begin, v.begin() + end);
+  };
+  sub.tokens = cut(in.tokens);
+  sub.positions = cut(in.positions);
+  sub.contextLengths = cut(in.contextLengths);
+  return sub;
+}
+
 int runRankPrograms(int argc, char **argv, const std::string &name,
                     int worldSize, int64_t vocab, int64_t maxContext,
-                    int64_t batch, const std::string &defaultBackend) {
+                    int64_t batch, int64_t microBatch, int logitsRank,
+                    const std::string &defaultBackend) {
   DecodeProgram prog;
   prog.name = name;
   prog.worldSize = worldSize;
@@ -194,6 +208,9 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
           std::to_string(promptRows) +
               " prompt rows, but the program was planned for a batch of " +
               std::to_string(batch));
+    check(microBatch >= 1 && batch % microBatch == 0,
+          "micro-batches of " + std::to_string(microBatch) +
+              " rows do not divide the batch of " + std::to_string(batch));
     for (const RankProgram *p : registry())
       if (p->rank == ctx.rank())
         mine = p;
@@ -210,7 +227,30 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
     padded.tokens.resize(batch, 0);
     padded.positions.resize(batch, fill);
     padded.contextLengths.resize(batch, fill + 1);
-    Tensor out = mine->step(ctx, state, padded);
+    // Micro-batches in order: a pipeline stage sends each one on as soon
+    // as it is done; the last stage returns their logits.
+    std::vector<Tensor> parts;
+    for (int64_t m = 0; m < batch; m += microBatch) {
+      Tensor t = mine->step(ctx, state, rowsOf(padded, m, m + microBatch),
+                            static_cast<size_t>(m));
+      if (t.defined())
+        parts.push_back(t);
+    }
+    Tensor out;
+    if (parts.size() == 1)
+      out = parts.front();
+    else if (!parts.empty())
+      out = concat(ctx, 0, parts);
+    if (logitsRank != 0 &&
+        (ctx.rank() == 0 || ctx.rank() == logitsRank)) {
+      Communicator &pair = ctx.group({0, logitsRank});
+      if (ctx.rank() == logitsRank) {
+        pair.send(out, 0);
+      } else {
+        out = ctx.empty({batch, vocab});
+        pair.recv(out, 1);
+      }
+    }
     if (out.defined() && out.rank() == 2 && out.dim(0) > rows)
       out = out.rows(0, rows);
     return out;

@@ -171,12 +171,13 @@ std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
                                int64_t rankOffset, int64_t ranks);
 /// helix.attention_partial: appends k (and v) at `slots`, attends q over
 /// `spans` (a ring of cache.capacity slots) of cache rows
-/// [rowBase, rowBase + B), applies W_UV ([Hq, Dv, kv_lora]) for MLA, and
-/// packs [1, B, Hq * headSplit, Dv / headSplit + 1] (outputs, then LSE).
+/// [rowBase + batchOffset, + B), applies W_UV ([Hq, Dv, kv_lora]) for MLA,
+/// and packs [1, B, Hq * headSplit, Dv / headSplit + 1] (outputs, then
+/// LSE). `rowBase`: the micro-batch's first row (pipeline stages), else 0.
 Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
                         const Tensor &v, KVCache cache, const Tensor &wUV,
                         const Ints &slots, const Ints &spans, int64_t rowBase,
-                        int64_t headSplit, float scale);
+                        int64_t batchOffset, int64_t headSplit, float scale);
 /// helix.lse_combine: [P, B, Hs, d + 1] (+ sinks [Hs]) -> [B, Hs * d].
 Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks);
 
@@ -242,9 +243,11 @@ Tensor allSlice(Context &ctx, const Tensor &x, int64_t axis, int64_t index,
                 int64_t count);
 Ints allSlice(Context &ctx, const Ints &x, int64_t axis, int64_t index,
               int64_t count);
-/// shard.send / shard.recv between two world ranks.
-Tensor send(Context &ctx, const Tensor &x, int from, int to);
-Tensor recv(Context &ctx, const Tensor &buffer, int from, int to);
+/// shard.send to / shard.recv from member `peer` of a group of two.
+Tensor send(Context &ctx, const Tensor &x, const std::vector<int> &members,
+            int64_t peer);
+Tensor recv(Context &ctx, const Tensor &buffer,
+            const std::vector<int> &members, int64_t peer);
 
 /// helix.async_start of an all-to-all or all-reduce; other collectives
 /// complete at once.
@@ -263,7 +266,10 @@ Tensor wait(Context &ctx, Async &pending);
 
 using LoadFn = void (*)(Context &, const SafetensorsCheckpoint &, RankState &);
 using PrepareFn = void (*)(Context &);
-using StepFn = Tensor (*)(Context &, RankState &, const StepInputs &);
+/// One micro-batch (all rows, without pipeline stages) of a step:
+/// `in` holds its rows, `microBatchRow` its first row in the batch.
+using StepFn = Tensor (*)(Context &, RankState &, const StepInputs &,
+                          size_t microBatchRow);
 
 /// One rank's generated functions; constructing one registers it.
 struct RankProgram {
@@ -274,18 +280,23 @@ struct RankProgram {
   RankProgram(int rank, LoadFn load, PrepareFn prepare, StepFn step);
 };
 
-/// Runs the helix-decode driver over the registered rank programs: `batch`
-/// rows per step (prompt files may have fewer rows; the rest run as
-/// padding), `vocab` logits, `maxContext` positions, `worldSize` ranks.
+/// Runs the helix-decode driver over the registered rank programs:
+/// `worldSize` ranks, `vocab` logits, `maxContext` positions, `batch` rows
+/// per step (prompt files may have fewer; the rest run as padding) in
+/// micro-batches of `microBatch` rows (pipeline stages run one at a time;
+/// else microBatch = batch). The logits come back from the step on rank
+/// `logitsRank` (the last stage's first rank), which sends them to rank 0.
 int runRankPrograms(int argc, char **argv, const std::string &name,
                     int worldSize, int64_t vocab, int64_t maxContext,
-                    int64_t batch, const std::string &defaultBackend);
+                    int64_t batch, int64_t microBatch, int logitsRank,
+                    const std::string &defaultBackend);
 
 /// What the generated main calls: registers the backends the program was
 /// built for (HELIX_RUNTIME_CUDA: the CUDA backend, the default one) and
 /// runs the rank programs.
 inline int run(int argc, char **argv, const std::string &name, int worldSize,
-               int64_t vocab, int64_t maxContext, int64_t batch) {
+               int64_t vocab, int64_t maxContext, int64_t batch,
+               int64_t microBatch, int logitsRank) {
 #ifdef HELIX_RUNTIME_CUDA
   registerCudaBackend();
   const char *backend = "cuda";
@@ -293,7 +304,7 @@ inline int run(int argc, char **argv, const std::string &name, int worldSize,
   const char *backend = "cpu";
 #endif
   return runRankPrograms(argc, argv, name, worldSize, vocab, maxContext, batch,
-                         backend);
+                         microBatch, logitsRank, backend);
 }
 
 } // namespace cg
