@@ -25,16 +25,19 @@ def ConvertHelixToEmitC : Pass<"convert-helix-to-emitc", "mlir::ModuleOp"> {
       allocates every `!helix.kv_shard`;
     - `decode_step_rank<R>_prepare(Context&)` creates the communicators of
       the rank's groups, in one order shared by all ranks (no deadlock);
-    - `decode_step_rank<R>(Context&, RankState&, const StepInputs&)` is one
-      decode step: the ops in order, collectives over explicit member
-      ranks (from the `shard.grid` shapes and the rank's coordinates),
-      `helix.async_start` / `helix.async_wait` as a collective in flight;
+    - `decode_step_rank<R>(Context&, RankState&, const StepInputs&,
+      size_t microBatchRow)` is one decode step (one micro-batch of it with
+      pipeline stages): the ops in order, collectives over explicit member
+      ranks (`helix.group`, or the `shard.grid` shape and the rank's
+      coordinates), `helix.async_start` / `helix.async_wait` as a
+      collective in flight;
     - `decode_step_rank<R>_program`, a `helix::rt::cg::RankProgram` global
       that registers the three.
 
     `main` calls `helix::rt::cg::run`, the runtime's `runDecode` driver
     (`--weights --prompts --steps [--dump-logits] [--dump-tokens]`) over the
-    registered programs: it picks the rank's functions by MPI rank.
+    registered programs: it picks the rank's functions by MPI rank, runs
+    pipeline micro-batches in order and brings the logits to rank 0.
 
     Types: float and i32 tensors become `helix::rt::Tensor`, i64 tensors
     (tokens, positions, KV slots) `helix::rt::cg::Ints` on the host,

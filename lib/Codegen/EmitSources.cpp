@@ -43,9 +43,9 @@ ProgramSummary summarize(ModuleOp m) {
     s.ttlS = plan.getTtlS().convertToDouble();
   }
   for (auto grid : m.getOps<shard::GridOp>())
-    s.grids.push_back({grid.getSymName().str(),
-                       std::vector<int64_t>(grid.getShape().begin(),
-                                            grid.getShape().end())});
+    s.grids.push_back(
+        {grid.getSymName().str(),
+         std::vector<int64_t>(grid.getShape().begin(), grid.getShape().end())});
   m.walk([&](func::FuncOp f) {
     for (unsigned i = 0; i < f.getNumArguments(); ++i)
       if (auto n = f.getArgAttrOfType<StringAttr>(i, "helix.name"))

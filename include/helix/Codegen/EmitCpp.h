@@ -18,9 +18,9 @@ namespace helix {
 
 /// Lowers rank IR in place to EmitC (convert-helix-to-emitc); a module
 /// already in EmitC is left as it is.
-mlir::LogicalResult lowerRankIRToEmitC(mlir::ModuleOp module,
-                                       const std::string &programName =
-                                           "helix-decode");
+mlir::LogicalResult
+lowerRankIRToEmitC(mlir::ModuleOp module,
+                   const std::string &programName = "helix-decode");
 
 /// Lowers rank IR and prints it as C++ (one translation unit).
 mlir::LogicalResult emitCpp(mlir::ModuleOp module, llvm::raw_ostream &os);

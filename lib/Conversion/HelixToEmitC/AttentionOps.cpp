@@ -20,14 +20,13 @@ namespace {
 double f64(const llvm::APFloat &v) { return v.convertToDouble(); }
 
 /// A RopeConfig value for `rope` (default RoPE when null).
-Value ropeConfig(OpBuilder &b, Location loc, RopeAttr rope,
-                 int64_t maxPosition, int64_t rotaryDim, bool interleaved) {
+Value ropeConfig(OpBuilder &b, Location loc, RopeAttr rope, int64_t maxPosition,
+                 int64_t rotaryDim, bool interleaved) {
   if (!rope)
-    rope = RopeAttr::get(b.getContext(), llvm::APFloat(10000.0), "",
-                         llvm::APFloat(1.0), 0, llvm::APFloat(0.0),
-                         llvm::APFloat(0.0), llvm::APFloat(0.0),
-                         llvm::APFloat(0.0), llvm::APFloat(0.0),
-                         llvm::APFloat(0.0));
+    rope = RopeAttr::get(
+        b.getContext(), llvm::APFloat(10000.0), "", llvm::APFloat(1.0), 0,
+        llvm::APFloat(0.0), llvm::APFloat(0.0), llvm::APFloat(0.0),
+        llvm::APFloat(0.0), llvm::APFloat(0.0), llvm::APFloat(0.0));
   return Call(b, loc, "rope")
       .f64(f64(rope.getTheta()))
       .str(rope.getScaling())

@@ -26,8 +26,8 @@ int64_t axisOf(const llvm::APInt &v) { return v.getSExtValue(); }
 bool reducibleInPlace(Value v) {
   Operation *def = v.getDefiningOp();
   return def && v.hasOneUse() &&
-         isa<MatmulOp, GatedMLPOp, MoEExpertsOp, EmbedRowsOp, GroupSumOp,
-             AddOp, LSECombineOp, NormOp>(def);
+         isa<MatmulOp, GatedMLPOp, MoEExpertsOp, EmbedRowsOp, GroupSumOp, AddOp,
+             LSECombineOp, NormOp>(def);
 }
 
 /// The call of a collective `op` on `input` (converted); `start`: as
@@ -85,7 +85,7 @@ FailureOr<Value> lowerCollective(OpBuilder &b, Operation *op, Value input,
             .i64(llvm::find(members, rank) - members.begin())
             .i64(members.size())
             .create1(type.getElementType().isInteger(64) ? intsType(ctx)
-                                                          : tensorType(ctx));
+                                                         : tensorType(ctx));
   } else {
     return op->emitOpError("convert-helix-to-emitc: unsupported collective"),
            failure();
@@ -95,8 +95,7 @@ FailureOr<Value> lowerCollective(OpBuilder &b, Operation *op, Value input,
   return v;
 }
 
-template <typename Op>
-struct CollectiveLowering : HelixPattern<Op> {
+template <typename Op> struct CollectiveLowering : HelixPattern<Op> {
   using HelixPattern<Op>::HelixPattern;
   LogicalResult
   matchAndRewrite(Op op, typename Op::Adaptor a,
@@ -111,8 +110,8 @@ struct CollectiveLowering : HelixPattern<Op> {
 };
 
 /// The peer of a send or recv: the rank at `peer` on the op's grid axes.
-int64_t peerOf(const ModuleFacts &facts, StringRef grid,
-               ArrayRef<int16_t> axes, ArrayRef<int64_t> peer, int64_t rank) {
+int64_t peerOf(const ModuleFacts &facts, StringRef grid, ArrayRef<int16_t> axes,
+               ArrayRef<int64_t> peer, int64_t rank) {
   SmallVector<int64_t> c = facts.coords(grid, rank);
   for (auto [i, axis] : llvm::enumerate(axes))
     c[axis] = peer[i];
@@ -121,8 +120,7 @@ int64_t peerOf(const ModuleFacts &facts, StringRef grid,
 
 /// shard.send / shard.recv over the pair's group (its `helix.group`, else
 /// the two ranks in increasing order).
-template <typename Op>
-struct PointToPointLowering : HelixPattern<Op> {
+template <typename Op> struct PointToPointLowering : HelixPattern<Op> {
   using HelixPattern<Op>::HelixPattern;
   LogicalResult
   matchAndRewrite(Op op, typename Op::Adaptor a,
@@ -217,8 +215,8 @@ SmallVector<int64_t> groupOf(Operation *op, const ModuleFacts &facts,
                        : SmallVector<int64_t>{rank, peer};
   };
   if (auto o = dyn_cast<shard::SendOp>(op))
-    return pair(peerOf(facts, o.getGrid(), o.getGridAxes(),
-                       o.getDestination(), rank));
+    return pair(
+        peerOf(facts, o.getGrid(), o.getGridAxes(), o.getDestination(), rank));
   if (auto o = dyn_cast<shard::RecvOp>(op); o && o.getSource())
     return pair(
         peerOf(facts, o.getGrid(), o.getGridAxes(), *o.getSource(), rank));
@@ -235,8 +233,7 @@ void populateCollectivePatterns(RewritePatternSet &patterns,
                CollectiveLowering<shard::AllSliceOp>,
                PointToPointLowering<shard::SendOp>,
                PointToPointLowering<shard::RecvOp>, AsyncStartLowering,
-               AsyncWaitLowering>(
-      converter, patterns.getContext(), facts);
+               AsyncWaitLowering>(converter, patterns.getContext(), facts);
 }
 
 } // namespace helix::emitc_codegen

@@ -125,8 +125,8 @@ struct MoERouterLowering : HelixPattern<MoERouterOp> {
                   ConversionPatternRewriter &rewriter) const override {
     MoEConfigAttr c = op.getConfig();
     StringRef type = facts.modelType;
-    bool grouped = (type == "deepseek_v3" || type == "kimi_k2") &&
-                   c.getNGroup() > 1;
+    bool grouped =
+        (type == "deepseek_v3" || type == "kimi_k2") && c.getNGroup() > 1;
     MLIRContext *ctx = getContext();
     auto call = Call(rewriter, op.getLoc(), "moeRouter")
                     .operand(contextOf(op))
@@ -155,8 +155,11 @@ struct MoEExpertsLowering : HelixPattern<MoEExpertsOp> {
     bool fused = op.getFusedGateUp();
     ValueRange w = a.getExpertWeights(), bias = a.getExpertBiases(),
                shared = a.getSharedWeights();
-    auto at = [](ValueRange r, size_t i) { return i < r.size() ? r[i] : Value(); };
-    if (w.size() != (fused ? 2u : 3u) || (!shared.empty() && shared.size() != 3))
+    auto at = [](ValueRange r, size_t i) {
+      return i < r.size() ? r[i] : Value();
+    };
+    if (w.size() != (fused ? 2u : 3u) ||
+        (!shared.empty() && shared.size() != 3))
       return op.emitOpError("convert-helix-to-emitc: unexpected expert weight "
                             "operands"),
              failure();

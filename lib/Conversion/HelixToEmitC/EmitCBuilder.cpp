@@ -17,7 +17,9 @@ Type intsType(MLIRContext *ctx) { return opaque(ctx, "helix::rt::cg::Ints"); }
 Type cacheType(MLIRContext *ctx) { return opaque(ctx, "helix::rt::KVCache"); }
 Type asyncType(MLIRContext *ctx) { return opaque(ctx, "helix::rt::cg::Async"); }
 Type ropeType(MLIRContext *ctx) { return opaque(ctx, "helix::rt::RopeConfig"); }
-Type contextType(MLIRContext *ctx) { return opaque(ctx, "helix::rt::Context&"); }
+Type contextType(MLIRContext *ctx) {
+  return opaque(ctx, "helix::rt::Context&");
+}
 Type stateType(MLIRContext *ctx) {
   return opaque(ctx, "helix::rt::cg::RankState&");
 }
@@ -65,8 +67,8 @@ Call &Call::boolean(bool v) {
 Call &Call::str(llvm::StringRef s) { return verbatim(cppString(s)); }
 
 Call &Call::ints(llvm::ArrayRef<int64_t> v) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(v.size())},
-                                    b.getI64Type());
+  auto type =
+      RankedTensorType::get({static_cast<int64_t>(v.size())}, b.getI64Type());
   args.push_back(DenseIntElementsAttr::get(type, v));
   return *this;
 }

@@ -40,8 +40,12 @@ struct WeightLoad {
 };
 
 // The layouts of helix::rt::cg::WeightLayout.
-enum { Plain = 0, TransposeLast2 = 1, SplitGateUpTransposed = 2,
-       SplitGateUp = 3 };
+enum {
+  Plain = 0,
+  TransposeLast2 = 1,
+  SplitGateUpTransposed = 2,
+  SplitGateUp = 3
+};
 
 /// What the consumer `use` of weight `w` loads.
 WeightLoad loadFor(WeightOp w, OpOperand &use) {
@@ -62,7 +66,8 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
   } else if (auto attn = dyn_cast<AttentionPartialOp>(owner)) {
     // W_UV: the v_head_dim rows after them.
     AttentionConfigAttr c = attn.getConfig();
-    if (attn.getWUv() && n == attn.getWUvMutable().begin()->getOperandNumber()) {
+    if (attn.getWUv() &&
+        n == attn.getWUvMutable().begin()->getOperandNumber()) {
       l.offsets[1] += c.getHeadDim() - c.getRopeDim();
       l.sizes[1] = c.getVHeadDim();
     }
@@ -84,8 +89,8 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
 }
 
 /// The groups a rank function communicates in (world ranks, group order).
-std::set<SmallVector<int64_t>> groupsOf(func::FuncOp f, const ModuleFacts &facts,
-                                        int64_t rank) {
+std::set<SmallVector<int64_t>>
+groupsOf(func::FuncOp f, const ModuleFacts &facts, int64_t rank) {
   std::set<SmallVector<int64_t>> groups;
   f.walk([&](Operation *op) {
     if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::AllToAllOp,
@@ -122,9 +127,9 @@ private:
   void loadWeights(emitc::FuncOp step, emitc::FuncOp load);
 };
 
-LogicalResult ProgramBuilder::buildRank(
-    func::FuncOp f, int64_t rank,
-    const std::vector<SmallVector<int64_t>> &groups) {
+LogicalResult
+ProgramBuilder::buildRank(func::FuncOp f, int64_t rank,
+                          const std::vector<SmallVector<int64_t>> &groups) {
   Location loc = f.getLoc();
   std::string name = f.getSymName().str();
   b.setInsertionPoint(f);
@@ -135,11 +140,11 @@ LogicalResult ProgramBuilder::buildRank(
       {ctxT, opaque(ctx, "const helix::rt::SafetensorsCheckpoint&"), stateT},
       {}, rank);
   emitc::FuncOp prepare = makeFunc(loc, name + "_prepare", {ctxT}, {}, rank);
-  emitc::FuncOp step = makeFunc(
-      loc, name,
-      {ctxT, stateT, opaque(ctx, "const helix::rt::StepInputs&"),
-       b.getIndexType()},
-      {tensorT}, rank);
+  emitc::FuncOp step =
+      makeFunc(loc, name,
+               {ctxT, stateT, opaque(ctx, "const helix::rt::StepInputs&"),
+                b.getIndexType()},
+               {tensorT}, rank);
 
   // Communicators, in the order every rank shares.
   b.setInsertionPointToEnd(&prepare.getBody().front());
@@ -157,8 +162,8 @@ LogicalResult ProgramBuilder::buildRank(
   int64_t kvSlot = 0;
   for (BlockArgument arg : old.getArguments()) {
     Value v;
-    auto nameAttr = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                   "helix.name");
+    auto nameAttr =
+        f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
     if (auto shard = dyn_cast<KVShardType>(arg.getType())) {
       Call(lb, loc, "allocKV")
           .operand(load.getArgument(0))
@@ -253,8 +258,8 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
              << "@" << n << " is not a rank function @" << kRankPrefix
              << "<R> of the " << facts.devices << " ranks";
     for (BlockArgument arg : f.getArguments()) {
-      auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                 "helix.name");
+      auto name =
+          f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
       bool known = isa<KVShardType>(arg.getType()) ||
                    (name && (name.getValue() == "tokens" ||
                              name.getValue() == "positions")) ||
@@ -302,10 +307,9 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
   if (logitsRank != 0)
     all.insert(SmallVector<int64_t>{0, logitsRank});
   std::vector<SmallVector<int64_t>> groups(all.begin(), all.end());
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const auto &a, const auto &b) {
-                     return a.size() > b.size();
-                   });
+  std::stable_sort(
+      groups.begin(), groups.end(),
+      [](const auto &a, const auto &b) { return a.size() > b.size(); });
   for (auto [f, r] : ranks)
     if (failed(buildRank(f, r, groups)))
       return failure();
@@ -315,8 +319,8 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
   b.setInsertionPointToStart(module.getBody());
   emitc::IncludeOp::create(b, loc, "helix/Runtime/Codegen.h");
   b.setInsertionPointToEnd(module.getBody());
-  Type argv = emitc::PointerType::get(
-      emitc::PointerType::get(opaque(ctx, "char")));
+  Type argv =
+      emitc::PointerType::get(emitc::PointerType::get(opaque(ctx, "char")));
   auto main = emitc::FuncOp::create(
       b, loc, "main",
       FunctionType::get(ctx, {b.getI32Type(), argv}, {b.getI32Type()}));

@@ -59,8 +59,7 @@ struct EmptyLowering : public OpConversionPattern<tensor::EmptyOp> {
   matchAndRewrite(tensor::EmptyOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (!op.getType().hasStaticShape())
-      return op.emitOpError("convert-helix-to-emitc: dynamic shape"),
-             failure();
+      return op.emitOpError("convert-helix-to-emitc: dynamic shape"), failure();
     Value r = Call(rewriter, op.getLoc(), "empty")
                   .operand(contextOf(op))
                   .ints(op.getType().getShape())
@@ -80,10 +79,9 @@ struct ReturnLowering : public OpConversionPattern<func::ReturnOp> {
       return op.emitOpError("convert-helix-to-emitc: a rank function returns "
                             "at most its logits"),
              failure();
-    Value v = a.getOperands().empty()
-                  ? Call(rewriter, op.getLoc(), "none")
-                        .create1(tensorType(getContext()))
-                  : a.getOperands()[0];
+    Value v = a.getOperands().empty() ? Call(rewriter, op.getLoc(), "none")
+                                            .create1(tensorType(getContext()))
+                                      : a.getOperands()[0];
     rewriter.replaceOpWithNewOp<emitc::ReturnOp>(op, v);
     return success();
   }
@@ -93,8 +91,9 @@ struct ReturnLowering : public OpConversionPattern<func::ReturnOp> {
 
 void populateTensorPatterns(RewritePatternSet &patterns,
                             const TypeConverter &converter) {
-  patterns.add<ExtractSliceLowering, ConcatLowering, EmptyLowering,
-               ReturnLowering>(converter, patterns.getContext());
+  patterns
+      .add<ExtractSliceLowering, ConcatLowering, EmptyLowering, ReturnLowering>(
+          converter, patterns.getContext());
 }
 
 } // namespace helix::emitc_codegen

@@ -49,9 +49,9 @@ std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
       int64_t p = positions.data[b];
       int64_t end = ownedBelow(p + 1, r, block, kvp);
       int64_t begin =
-          window > 0 ? ownedBelow(std::max<int64_t>(0, p + 1 - window), r,
-                                  block, kvp)
-                     : 0;
+          window > 0
+              ? ownedBelow(std::max<int64_t>(0, p + 1 - window), r, block, kvp)
+              : 0;
       bool mine = (p / block) % kvp == r;
       slots.data.push_back(mine ? (end - 1) % capacity : -1);
       spans.data.push_back(begin);
@@ -69,7 +69,8 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
   check(slots.data.size() == static_cast<size_t>(B) &&
             spans.data.size() == static_cast<size_t>(2 * B),
         "attention_partial: expected the slots and spans of one KV shard "
-        "for " + std::to_string(B) + " rows");
+        "for " +
+            std::to_string(B) + " rows");
   int64_t row0 = rowBase + batchOffset;
   check(row0 >= 0 && row0 + B <= cache.config.batch,
         "attention_partial: rows [" + std::to_string(row0) + ", " +
@@ -85,10 +86,10 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
   bool wraps = false;
   for (int64_t r = 0; r < B; ++r) {
     int64_t begin = spans.data[2 * r], n = spans.data[2 * r + 1] - begin;
-    check(n >= 0 && n <= cap,
-          "attention_partial: row " + std::to_string(r) + " holds " +
-              std::to_string(n) + " entries, more than the " +
-              std::to_string(cap) + " slots of its shard");
+    check(n >= 0 && n <= cap, "attention_partial: row " + std::to_string(r) +
+                                  " holds " + std::to_string(n) +
+                                  " entries, more than the " +
+                                  std::to_string(cap) + " slots of its shard");
     b1[r] = n ? begin % cap : 0;
     e1[r] = std::min(cap, b1[r] + n);
     e2[r] = b1[r] + n - e1[r];
@@ -103,8 +104,8 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
                              rest.out.view({B, 1, Hq * d}));
     Tensor bothLse =
         concatLast(ctx, lse.view({B, 1, Hq}), rest.lse.view({B, 1, Hq}));
-    out = rt::lseCombine(ctx, both.view({B, 2, Hq, d}),
-                         bothLse.view({B, 2, Hq}));
+    out =
+        rt::lseCombine(ctx, both.view({B, 2, Hq, d}), bothLse.view({B, 2, Hq}));
     std::vector<float> l1 = ctx.download(lse), l2 = ctx.download(rest.lse);
     for (size_t i = 0; i < l1.size(); ++i)
       l1[i] = logAddExp(l1[i], l2[i]);
@@ -119,8 +120,8 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
   Tensor l = lse.view({B, Hq, 1}), rep = l;
   for (int64_t i = 1; i < s; ++i)
     rep = concatLast(ctx, rep, l);
-  Tensor packed = concatLast(ctx, out.view({B, Hq * s, vd / s}),
-                             rep.view({B, Hq * s, 1}));
+  Tensor packed =
+      concatLast(ctx, out.view({B, Hq * s, vd / s}), rep.view({B, Hq * s, 1}));
   return packed.view({1, B, Hq * s, vd / s + 1});
 }
 
@@ -133,8 +134,8 @@ Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks) {
   t = t.view({B, P, Hs, d + 1});
   Tensor partials = sliceLast(ctx, t, 0, d);
   Tensor lse = sliceLast(ctx, t, d, 1).view({B, P, Hs});
-  Tensor out = rt::lseCombine(ctx, partials, lse,
-                              sinks.defined() ? &sinks : nullptr);
+  Tensor out =
+      rt::lseCombine(ctx, partials, lse, sinks.defined() ? &sinks : nullptr);
   return out.view({B, Hs * d});
 }
 

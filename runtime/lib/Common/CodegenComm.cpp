@@ -116,8 +116,8 @@ Tensor send(Context &ctx, const Tensor &x, const std::vector<int> &members,
   return x;
 }
 
-Tensor recv(Context &ctx, const Tensor &buffer,
-            const std::vector<int> &members, int64_t peer) {
+Tensor recv(Context &ctx, const Tensor &buffer, const std::vector<int> &members,
+            int64_t peer) {
   Tensor y = clone(ctx, buffer);
   ctx.group(members).recv(y, static_cast<int>(peer));
   return y;

@@ -116,8 +116,7 @@ qkv(Context &ctx, const Tensor &x, const Ints &positions, const Tensor &wq,
   auto project = [&](const Tensor &w, const Tensor &b) {
     int64_t h = w.dim(0), d = w.dim(1);
     Tensor bias = b.defined() ? b.view({h * d}) : Tensor();
-    return linear(ctx, x, w.view({h * d, w.dim(2)}), opt(bias))
-        .view({B, h, d});
+    return linear(ctx, x, w.view({h * d, w.dim(2)}), opt(bias)).view({B, h, d});
   };
   Tensor q = project(wq, bq), k = project(wk, bk), v = project(wv, bv);
   if (qNorm.defined()) {
@@ -130,21 +129,22 @@ qkv(Context &ctx, const Tensor &x, const Ints &positions, const Tensor &wq,
   return {q, k, v};
 }
 
-std::tuple<Tensor, Tensor>
-mlaQkv(Context &ctx, const Tensor &x, const Ints &positions, const Tensor &wqA,
-       const Tensor &qNorm, const Tensor &wqB, const Tensor &wkvA,
-       const Tensor &kvNorm, const Tensor &wUK, int64_t ropeDim,
-       const RopeConfig &ropeConfig) {
+std::tuple<Tensor, Tensor> mlaQkv(Context &ctx, const Tensor &x,
+                                  const Ints &positions, const Tensor &wqA,
+                                  const Tensor &qNorm, const Tensor &wqB,
+                                  const Tensor &wkvA, const Tensor &kvNorm,
+                                  const Tensor &wUK, int64_t ropeDim,
+                                  const RopeConfig &ropeConfig) {
   // DeepseekV3RMSNorm's default eps on the low-rank norms.
   const float lowRankEps = 1e-6f;
   int64_t B = x.dim(0), nH = wqB.dim(0), qk = wqB.dim(1), R = kvNorm.dim(0);
   int64_t nope = qk - ropeDim;
   Tensor wq = wqB.view({nH * qk, wqB.dim(2)});
-  Tensor q = wqA.defined()
-                 ? linear(ctx, rmsNorm(ctx, linear(ctx, x, wqA), qNorm,
-                                       lowRankEps),
-                          wq)
-                 : linear(ctx, x, wq);
+  Tensor q =
+      wqA.defined()
+          ? linear(ctx, rmsNorm(ctx, linear(ctx, x, wqA), qNorm, lowRankEps),
+                   wq)
+          : linear(ctx, x, wq);
   q = q.view({B, nH, qk});
   Rope r(ropeConfig);
   Tensor qPe = sliceLast(ctx, q, nope, ropeDim);
@@ -159,11 +159,12 @@ mlaQkv(Context &ctx, const Tensor &x, const Ints &positions, const Tensor &wqA,
           concatLast(ctx, latent.view({B, 1, R}), kPe)};
 }
 
-std::tuple<Tensor, Tensor>
-moeRouter(Context &ctx, const Tensor &x, const Tensor &weight,
-          const Tensor &bias, bool logitBias, bool sigmoid, int64_t topK,
-          int64_t groups, int64_t topkGroups, const std::string &groupScore,
-          bool normTopkProb, double routedScaling) {
+std::tuple<Tensor, Tensor> moeRouter(Context &ctx, const Tensor &x,
+                                     const Tensor &weight, const Tensor &bias,
+                                     bool logitBias, bool sigmoid, int64_t topK,
+                                     int64_t groups, int64_t topkGroups,
+                                     const std::string &groupScore,
+                                     bool normTopkProb, double routedScaling) {
   RouterConfig c;
   c.scoring = sigmoid ? RouterConfig::Sigmoid : RouterConfig::Softmax;
   c.topK = topK;
@@ -172,8 +173,8 @@ moeRouter(Context &ctx, const Tensor &x, const Tensor &weight,
   if (!groupScore.empty()) {
     c.numGroups = groups;
     c.topkGroups = topkGroups;
-    c.groupScore =
-        groupScore == "max" ? RouterConfig::GroupMax : RouterConfig::GroupSumTop2;
+    c.groupScore = groupScore == "max" ? RouterConfig::GroupMax
+                                       : RouterConfig::GroupSumTop2;
   }
   Tensor logits = linear(ctx, x, weight, logitBias ? opt(bias) : nullptr);
   Routing r = moeRoute(ctx, logits, c, logitBias ? nullptr : opt(bias));
@@ -227,7 +228,8 @@ Tensor slice(Context &ctx, const Tensor &x, const std::vector<int64_t> &offsets,
         "slice: offsets and sizes do not match " + x.str());
   Tensor y = x;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    check(offsets[d] >= 0 && offsets[d] + sizes[d] <= x.dim(static_cast<int>(d)),
+    check(offsets[d] >= 0 &&
+              offsets[d] + sizes[d] <= x.dim(static_cast<int>(d)),
           "slice: dimension " + std::to_string(d) + " outside " + x.str());
     if (d == 0 && sizes[0] != x.dim(0))
       y = y.rows(offsets[0], offsets[0] + sizes[0]);
@@ -267,7 +269,8 @@ Tensor concat(Context &ctx, int64_t dim, const std::vector<Tensor> &parts) {
   size_t d = static_cast<size_t>(dim);
   int64_t outer = product(shape, 0, d), total = 0;
   for (const Tensor &p : parts)
-    total += p.dim(static_cast<int>(d)) * product(p.shape(), d + 1, shape.size());
+    total +=
+        p.dim(static_cast<int>(d)) * product(p.shape(), d + 1, shape.size());
   // Rows of the [outer, total] result, one column block per part.
   Tensor out = ctx.empty({outer, total});
   if (outer == 1) {

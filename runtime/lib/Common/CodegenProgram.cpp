@@ -103,8 +103,8 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 const std::vector<int64_t> &view,
                 const std::vector<int64_t> &offsets,
                 const std::vector<int64_t> &sizes, int layout) {
-  HostTensor t = loadBox(ckpt, name, shape, view.empty() ? shape : view,
-                         offsets, sizes);
+  HostTensor t =
+      loadBox(ckpt, name, shape, view.empty() ? shape : view, offsets, sizes);
   switch (layout) {
   case Plain:
     break;
@@ -241,8 +241,7 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
       out = parts.front();
     else if (!parts.empty())
       out = concat(ctx, 0, parts);
-    if (logitsRank != 0 &&
-        (ctx.rank() == 0 || ctx.rank() == logitsRank)) {
+    if (logitsRank != 0 && (ctx.rank() == 0 || ctx.rank() == logitsRank)) {
       Communicator &pair = ctx.group({0, logitsRank});
       if (ctx.rank() == logitsRank) {
         pair.send(out, 0);

@@ -159,11 +159,12 @@ qkv(Context &ctx, const Tensor &x, const Ints &positions, const Tensor &wq,
 /// helix.mla_qkv with W_UK loaded as [Hq, qk_nope, kv_lora] (the first
 /// qk_nope rows of each head of kv_b_proj): q [B, Hq, R + rd],
 /// latent [B, 1, R + rd].
-std::tuple<Tensor, Tensor>
-mlaQkv(Context &ctx, const Tensor &x, const Ints &positions,
-       const Tensor &wqA, const Tensor &qNorm, const Tensor &wqB,
-       const Tensor &wkvA, const Tensor &kvNorm, const Tensor &wUK,
-       int64_t ropeDim, const RopeConfig &rope);
+std::tuple<Tensor, Tensor> mlaQkv(Context &ctx, const Tensor &x,
+                                  const Ints &positions, const Tensor &wqA,
+                                  const Tensor &qNorm, const Tensor &wqB,
+                                  const Tensor &wkvA, const Tensor &kvNorm,
+                                  const Tensor &wUK, int64_t ropeDim,
+                                  const RopeConfig &rope);
 /// helix.kv_slots: slots [P, B] and spans [P, B, 2] of KVP ranks
 /// [rankOffset, rankOffset + P).
 std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
@@ -184,11 +185,12 @@ Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks);
 /// helix.moe_router -> (weights [B, k] f32, ids [B, k] i32). `bias` is the
 /// router's logit bias when `logitBias`, else the selection-only score
 /// correction. `groupScore`: "" (no grouped routing), "max" or "top2sum".
-std::tuple<Tensor, Tensor>
-moeRouter(Context &ctx, const Tensor &x, const Tensor &weight,
-          const Tensor &bias, bool logitBias, bool sigmoid, int64_t topK,
-          int64_t groups, int64_t topkGroups, const std::string &groupScore,
-          bool normTopkProb, double routedScaling);
+std::tuple<Tensor, Tensor> moeRouter(Context &ctx, const Tensor &x,
+                                     const Tensor &weight, const Tensor &bias,
+                                     bool logitBias, bool sigmoid, int64_t topK,
+                                     int64_t groups, int64_t topkGroups,
+                                     const std::string &groupScore,
+                                     bool normTopkProb, double routedScaling);
 /// helix.moe_experts. `gate`, `up` [E, I, H] and `down` [E, H, I]; when
 /// `fused` (gpt-oss) `gate` holds both as [2, E, I, H] (SplitGateUpTransposed)
 /// and `up` is none(). Biases: gate/up [E, I] (fused: [2, E, I] in
@@ -246,8 +248,8 @@ Ints allSlice(Context &ctx, const Ints &x, int64_t axis, int64_t index,
 /// shard.send to / shard.recv from member `peer` of a group of two.
 Tensor send(Context &ctx, const Tensor &x, const std::vector<int> &members,
             int64_t peer);
-Tensor recv(Context &ctx, const Tensor &buffer,
-            const std::vector<int> &members, int64_t peer);
+Tensor recv(Context &ctx, const Tensor &buffer, const std::vector<int> &members,
+            int64_t peer);
 
 /// helix.async_start of an all-to-all or all-reduce; other collectives
 /// complete at once.
