@@ -128,7 +128,12 @@ bool emitSources(ModuleOp rankIR, const ProjectOptions &options,
       error = "code generation failed: cannot print " + id + ".cpp";
       return false;
     }
-    sources[id + ".cpp"] = text;
+    // Other files' top-level ops print as empty lines.
+    size_t begin = text.find_first_not_of('\n');
+    size_t end = text.find_last_not_of('\n');
+    sources[id + ".cpp"] = begin == std::string::npos
+                               ? ""
+                               : text.substr(begin, end - begin + 1) + "\n";
   }
   return true;
 }

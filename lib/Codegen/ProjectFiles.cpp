@@ -60,7 +60,16 @@ std::string cmakeLists(const ProgramSummary &s, const ProjectOptions &o,
     os << "# Host code: nvcc compiles it as the CUDA program's sources.\n"
        << "set_source_files_properties(${HELIX_DECODE_SOURCES} PROPERTIES "
           "LANGUAGE CUDA)\n";
-  os << "add_executable(" << o.programName << " ${HELIX_DECODE_SOURCES})\n"
+  os << "# The generated functions are long lists of runtime calls: "
+        "optimising\n"
+     << "# them takes minutes per rank for large models and buys nothing "
+        "(the\n"
+     << "# runtime does the work), so they are compiled without.\n"
+     << "set(HELIX_DECODE_HOST_FLAGS \"-O0\" CACHE STRING\n"
+     << "    \"compiler options of the generated host code\")\n"
+     << "add_executable(" << o.programName << " ${HELIX_DECODE_SOURCES})\n"
+     << "target_compile_options(" << o.programName
+     << " PRIVATE ${HELIX_DECODE_HOST_FLAGS})\n"
      << "target_link_libraries(" << o.programName << " PRIVATE "
      << (cuda ? "Helix::HelixRuntimeCUDA " : "") << "Helix::HelixRuntime)\n";
   if (cuda)

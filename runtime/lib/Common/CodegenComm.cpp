@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "helix/Runtime/Codegen.h"
+#include "CodegenDetail.h"
 
 namespace helix {
 namespace rt {
@@ -54,33 +54,31 @@ std::vector<int64_t> dropLeading(const std::vector<int64_t> &s) {
   return std::vector<int64_t>(s.begin() + 1, s.end());
 }
 
-Communicator &groupOf(Context &ctx, const std::vector<int> &members) {
-  return ctx.group(members);
+Communicator &groupOf(Context &ctx, Ranks members) {
+  return ctx.group(std::vector<int>(members));
 }
 
 } // namespace
 
-Tensor allReduce(Context &ctx, const Tensor &x, const std::vector<int> &members,
-                 bool inPlace) {
+Tensor allReduce(Context &ctx, const Tensor &x, Ranks members, bool inPlace) {
   Tensor y = inPlace ? x : clone(ctx, x);
   groupOf(ctx, members).allReduceSum(y);
   return y;
 }
 
-Tensor allGather(Context &ctx, const Tensor &x, const std::vector<int> &members,
-                 int64_t axis) {
+Tensor allGather(Context &ctx, const Tensor &x, Ranks members, int64_t axis) {
   return stackToAxis(ctx, groupOf(ctx, members).allGather(x),
                      static_cast<size_t>(axis));
 }
 
-Tensor allToAll(Context &ctx, const Tensor &x, const std::vector<int> &members,
-                int64_t splitAxis, int64_t concatAxis) {
+Tensor allToAll(Context &ctx, const Tensor &x, Ranks members, int64_t splitAxis,
+                int64_t concatAxis) {
   Async a = allToAllStart(ctx, x, members, splitAxis, concatAxis);
   return wait(ctx, a);
 }
 
-Tensor reduceScatter(Context &ctx, const Tensor &x,
-                     const std::vector<int> &members, int64_t axis) {
+Tensor reduceScatter(Context &ctx, const Tensor &x, Ranks members,
+                     int64_t axis) {
   Communicator &comm = groupOf(ctx, members);
   int64_t G = comm.size();
   Tensor stacked = axisToStack(ctx, x, static_cast<size_t>(axis), G);
@@ -90,42 +88,35 @@ Tensor reduceScatter(Context &ctx, const Tensor &x,
 
 Tensor allSlice(Context &ctx, const Tensor &x, int64_t axis, int64_t index,
                 int64_t count) {
-  std::vector<int64_t> offsets(x.shape().size(), 0), sizes = x.shape();
-  check(sizes[axis] % count == 0,
-        "all_slice: dimension " + std::to_string(axis) + " of " + x.str() +
-            " does not split over " + std::to_string(count) + " ranks");
-  sizes[axis] /= count;
-  offsets[axis] = index * sizes[axis];
-  return slice(ctx, x, offsets, sizes);
+  int64_t n = x.dim(static_cast<int>(axis));
+  check(n % count == 0, "all_slice: dimension " + std::to_string(axis) +
+                            " of " + x.str() + " does not split over " +
+                            std::to_string(count) + " ranks");
+  return sliceAxisOf(ctx, x, axis, index * (n / count), n / count);
 }
 
-Ints allSlice(Context &ctx, const Ints &x, int64_t axis, int64_t index,
+Ints allSlice(Context &, const Ints &x, int64_t axis, int64_t index,
               int64_t count) {
-  std::vector<int64_t> offsets(x.shape.size(), 0), sizes = x.shape;
-  check(sizes[axis] % count == 0,
-        "all_slice: dimension " + std::to_string(axis) +
-            " does not split over " + std::to_string(count) + " ranks");
-  sizes[axis] /= count;
-  offsets[axis] = index * sizes[axis];
-  return slice(ctx, x, offsets, sizes);
+  int64_t n = x.shape[axis];
+  check(n % count == 0, "all_slice: dimension " + std::to_string(axis) +
+                            " does not split over " + std::to_string(count) +
+                            " ranks");
+  return sliceAxisOf(x, axis, index * (n / count), n / count);
 }
 
-Tensor send(Context &ctx, const Tensor &x, const std::vector<int> &members,
-            int64_t peer) {
-  ctx.group(members).send(x, static_cast<int>(peer));
+Tensor send(Context &ctx, const Tensor &x, Ranks members, int64_t peer) {
+  groupOf(ctx, members).send(x, static_cast<int>(peer));
   return x;
 }
 
-Tensor recv(Context &ctx, const Tensor &buffer, const std::vector<int> &members,
-            int64_t peer) {
+Tensor recv(Context &ctx, const Tensor &buffer, Ranks members, int64_t peer) {
   Tensor y = clone(ctx, buffer);
-  ctx.group(members).recv(y, static_cast<int>(peer));
+  groupOf(ctx, members).recv(y, static_cast<int>(peer));
   return y;
 }
 
-Async allToAllStart(Context &ctx, const Tensor &x,
-                    const std::vector<int> &members, int64_t splitAxis,
-                    int64_t concatAxis) {
+Async allToAllStart(Context &ctx, const Tensor &x, Ranks members,
+                    int64_t splitAxis, int64_t concatAxis) {
   Communicator &comm = groupOf(ctx, members);
   int64_t G = comm.size();
   Tensor stacked = axisToStack(ctx, x, static_cast<size_t>(splitAxis), G);
@@ -140,8 +131,8 @@ Async allToAllStart(Context &ctx, const Tensor &x,
   return a;
 }
 
-Async allReduceStart(Context &ctx, const Tensor &x,
-                     const std::vector<int> &members, bool inPlace) {
+Async allReduceStart(Context &ctx, const Tensor &x, Ranks members,
+                     bool inPlace) {
   Tensor y = inPlace ? x : clone(ctx, x);
   Async a;
   a.request = groupOf(ctx, members).allReduceSumStart(y);

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "helix/Runtime/Codegen.h"
+#include "CodegenDetail.h"
 
 #include <cmath>
 
@@ -47,7 +47,7 @@ Tensor sliceAxis(Context &ctx, const Tensor &x, size_t axis, int64_t begin,
 
 } // namespace
 
-RopeConfig rope(double theta, const std::string &scaling, double factor,
+RopeConfig rope(double theta, const char *scaling, double factor,
                 int64_t originalMaxPosition, double lowFreqFactor,
                 double highFreqFactor, double betaFast, double betaSlow,
                 double mscale, double mscaleAllDim, int64_t maxPosition,
@@ -99,7 +99,7 @@ Tensor groupSum(Context &ctx, const Tensor &x) { return sumLeading(ctx, x); }
 Tensor gatedMlp(Context &ctx, const Tensor &x, const Tensor &wGate,
                 const Tensor &wUp, const Tensor &wDown, const Tensor &bGate,
                 const Tensor &bUp, const Tensor &bDown,
-                const std::string &activation) {
+                const char *activation) {
   Tensor h = gatedActivation(ctx, linear(ctx, x, wGate, opt(bGate)),
                              linear(ctx, x, wUp, opt(bUp)),
                              activationFromName(activation));
@@ -163,18 +163,19 @@ std::tuple<Tensor, Tensor> moeRouter(Context &ctx, const Tensor &x,
                                      const Tensor &weight, const Tensor &bias,
                                      bool logitBias, bool sigmoid, int64_t topK,
                                      int64_t groups, int64_t topkGroups,
-                                     const std::string &groupScore,
-                                     bool normTopkProb, double routedScaling) {
+                                     const char *groupScore, bool normTopkProb,
+                                     double routedScaling) {
   RouterConfig c;
   c.scoring = sigmoid ? RouterConfig::Sigmoid : RouterConfig::Softmax;
   c.topK = topK;
   c.normTopkProb = normTopkProb;
   c.routedScalingFactor = routedScaling;
-  if (!groupScore.empty()) {
+  std::string score = groupScore;
+  if (!score.empty()) {
     c.numGroups = groups;
     c.topkGroups = topkGroups;
-    c.groupScore = groupScore == "max" ? RouterConfig::GroupMax
-                                       : RouterConfig::GroupSumTop2;
+    c.groupScore =
+        score == "max" ? RouterConfig::GroupMax : RouterConfig::GroupSumTop2;
   }
   Tensor logits = linear(ctx, x, weight, logitBias ? opt(bias) : nullptr);
   Routing r = moeRoute(ctx, logits, c, logitBias ? nullptr : opt(bias));
@@ -187,7 +188,7 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
                   const Tensor &upBias, const Tensor &downBias,
                   const Tensor &sharedGate, const Tensor &sharedUp,
                   const Tensor &sharedDown, int64_t expertOffset,
-                  const std::string &activation, bool fused, bool groupDim) {
+                  const char *activation, bool fused, bool groupDim) {
   Activation act = activationFromName(activation);
   ExpertWeights w;
   auto half = [](const Tensor &t, int64_t i) {
@@ -222,8 +223,9 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
   return y;
 }
 
-Tensor slice(Context &ctx, const Tensor &x, const std::vector<int64_t> &offsets,
-             const std::vector<int64_t> &sizes) {
+static Tensor sliceTensor(Context &ctx, const Tensor &x,
+                          const std::vector<int64_t> &offsets,
+                          const std::vector<int64_t> &sizes) {
   check(offsets.size() == x.shape().size() && sizes.size() == offsets.size(),
         "slice: offsets and sizes do not match " + x.str());
   Tensor y = x;
@@ -239,8 +241,8 @@ Tensor slice(Context &ctx, const Tensor &x, const std::vector<int64_t> &offsets,
   return y;
 }
 
-Ints slice(Context &, const Ints &x, const std::vector<int64_t> &offsets,
-           const std::vector<int64_t> &sizes) {
+static Ints sliceInts(const Ints &x, const std::vector<int64_t> &offsets,
+                      const std::vector<int64_t> &sizes) {
   size_t r = x.shape.size();
   check(offsets.size() == r && sizes.size() == r,
         "slice: offsets and sizes do not match the host tensor");
@@ -261,6 +263,29 @@ Ints slice(Context &, const Ints &x, const std::vector<int64_t> &offsets,
     }
   }
   return y;
+}
+
+Tensor slice(Context &ctx, const Tensor &x, Dims offsets, Dims sizes) {
+  return sliceTensor(ctx, x, offsets, sizes);
+}
+
+Ints slice(Context &, const Ints &x, Dims offsets, Dims sizes) {
+  return sliceInts(x, offsets, sizes);
+}
+
+Tensor sliceAxisOf(Context &ctx, const Tensor &x, int64_t axis, int64_t begin,
+                   int64_t count) {
+  std::vector<int64_t> offsets(x.shape().size(), 0), sizes = x.shape();
+  offsets[axis] = begin;
+  sizes[axis] = count;
+  return sliceTensor(ctx, x, offsets, sizes);
+}
+
+Ints sliceAxisOf(const Ints &x, int64_t axis, int64_t begin, int64_t count) {
+  std::vector<int64_t> offsets(x.shape.size(), 0), sizes = x.shape;
+  offsets[axis] = begin;
+  sizes[axis] = count;
+  return sliceInts(x, offsets, sizes);
 }
 
 Tensor concat(Context &ctx, int64_t dim, const std::vector<Tensor> &parts) {
@@ -294,8 +319,8 @@ Tensor concat(Context &ctx, int64_t dim, const std::vector<Tensor> &parts) {
   return out.view(shape);
 }
 
-Tensor empty(Context &ctx, const std::vector<int64_t> &shape) {
-  return ctx.zeros(shape);
+Tensor empty(Context &ctx, Dims shape) {
+  return ctx.zeros(std::vector<int64_t>(shape));
 }
 
 } // namespace cg

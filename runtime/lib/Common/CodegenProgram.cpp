@@ -98,13 +98,10 @@ std::vector<const RankProgram *> &registry() {
 } // namespace
 
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
-                RankState &state, const std::string &name,
-                const std::vector<int64_t> &shape,
-                const std::vector<int64_t> &view,
-                const std::vector<int64_t> &offsets,
-                const std::vector<int64_t> &sizes, int layout) {
+                RankState &state, const char *name, Dims shape, Dims view,
+                Dims offsets, Dims sizes, int layout) {
   HostTensor t =
-      loadBox(ckpt, name, shape, view.empty() ? shape : view, offsets, sizes);
+      loadBox(ckpt, name, shape, view.size() ? view : shape, offsets, sizes);
   switch (layout) {
   case Plain:
     break;
@@ -121,7 +118,7 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
     t = splitInterleaved(t);
     break;
   default:
-    throw Error("weight " + name + ": unknown layout " +
+    throw Error("weight " + std::string(name) + ": unknown layout " +
                 std::to_string(layout));
   }
   state.weights.push_back(ctx.upload(t.data, t.shape));
@@ -139,8 +136,8 @@ void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
   state.caches.push_back(makeKVCache(ctx, c));
 }
 
-void group(Context &ctx, const std::vector<int> &members) {
-  ctx.group(members);
+void group(Context &ctx, Ranks members) {
+  ctx.group(std::vector<int>(members));
 }
 
 static Ints hostInts(const std::vector<int64_t> &v, int64_t batch,

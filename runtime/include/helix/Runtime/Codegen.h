@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -50,6 +51,11 @@ namespace cg {
 //===----------------------------------------------------------------------===//
 // Values and state
 //===----------------------------------------------------------------------===//
+
+/// Constant lists in generated calls (braced lists of literals: no heap
+/// temporaries, which keeps huge generated functions cheap to compile).
+using Dims = std::initializer_list<int64_t>;
+using Ranks = std::initializer_list<int>;
 
 /// A host tensor of 64-bit integers, row-major.
 struct Ints {
@@ -95,16 +101,13 @@ enum WeightLayout : int {
 /// containing "{expert}" names one tensor per expert: the view's first
 /// dimension enumerates experts and `shape` is one expert's tensor.
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
-                RankState &state, const std::string &name,
-                const std::vector<int64_t> &shape,
-                const std::vector<int64_t> &view,
-                const std::vector<int64_t> &offsets,
-                const std::vector<int64_t> &sizes, int layout);
+                RankState &state, const char *name, Dims shape, Dims view,
+                Dims offsets, Dims sizes, int layout);
 /// Allocates the next KV shard (zeroed).
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
              int64_t heads, int64_t keyDim, int64_t valueDim, bool latent);
 /// Creates (collectively over the members) the communicator of a group.
-void group(Context &ctx, const std::vector<int> &members);
+void group(Context &ctx, Ranks members);
 
 //===----------------------------------------------------------------------===//
 // Step inputs and state
@@ -123,7 +126,7 @@ inline Tensor none() { return Tensor(); }
 //===----------------------------------------------------------------------===//
 
 /// RoPE of a layer (#helix.rope plus what the op knows).
-RopeConfig rope(double theta, const std::string &scaling, double factor,
+RopeConfig rope(double theta, const char *scaling, double factor,
                 int64_t originalMaxPosition, double lowFreqFactor,
                 double highFreqFactor, double betaFast, double betaSlow,
                 double mscale, double mscaleAllDim, int64_t maxPosition,
@@ -147,8 +150,7 @@ Tensor groupSum(Context &ctx, const Tensor &x);
 /// helix.gated_mlp (biases may be none()); `activation`: the op's name.
 Tensor gatedMlp(Context &ctx, const Tensor &x, const Tensor &wGate,
                 const Tensor &wUp, const Tensor &wDown, const Tensor &bGate,
-                const Tensor &bUp, const Tensor &bDown,
-                const std::string &activation);
+                const Tensor &bUp, const Tensor &bDown, const char *activation);
 
 /// helix.qkv: q [B, Hq, D], k [B, K, D], v [B, K, Dv].
 std::tuple<Tensor, Tensor, Tensor>
@@ -189,8 +191,8 @@ std::tuple<Tensor, Tensor> moeRouter(Context &ctx, const Tensor &x,
                                      const Tensor &weight, const Tensor &bias,
                                      bool logitBias, bool sigmoid, int64_t topK,
                                      int64_t groups, int64_t topkGroups,
-                                     const std::string &groupScore,
-                                     bool normTopkProb, double routedScaling);
+                                     const char *groupScore, bool normTopkProb,
+                                     double routedScaling);
 /// helix.moe_experts. `gate`, `up` [E, I, H] and `down` [E, H, I]; when
 /// `fused` (gpt-oss) `gate` holds both as [2, E, I, H] (SplitGateUpTransposed)
 /// and `up` is none(). Biases: gate/up [E, I] (fused: [2, E, I] in
@@ -203,17 +205,15 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
                   const Tensor &upBias, const Tensor &downBias,
                   const Tensor &sharedGate, const Tensor &sharedUp,
                   const Tensor &sharedDown, int64_t expertOffset,
-                  const std::string &activation, bool fused, bool groupDim);
+                  const char *activation, bool fused, bool groupDim);
 
 //===----------------------------------------------------------------------===//
 // Layout (tensor dialect)
 //===----------------------------------------------------------------------===//
 
 /// tensor.extract_slice with unit strides.
-Tensor slice(Context &ctx, const Tensor &x, const std::vector<int64_t> &offsets,
-             const std::vector<int64_t> &sizes);
-Ints slice(Context &ctx, const Ints &x, const std::vector<int64_t> &offsets,
-           const std::vector<int64_t> &sizes);
+Tensor slice(Context &ctx, const Tensor &x, Dims offsets, Dims sizes);
+Ints slice(Context &ctx, const Ints &x, Dims offsets, Dims sizes);
 /// tensor.concat.
 Tensor concat(Context &ctx, int64_t dim, const std::vector<Tensor> &parts);
 template <typename... T>
@@ -222,42 +222,37 @@ Tensor concat(Context &ctx, int64_t dim, const Tensor &first,
   return concat(ctx, dim, std::vector<Tensor>{first, rest...});
 }
 /// tensor.empty.
-Tensor empty(Context &ctx, const std::vector<int64_t> &shape);
+Tensor empty(Context &ctx, Dims shape);
 
 //===----------------------------------------------------------------------===//
 // Collectives (upstream shard ops over explicit member ranks)
 //===----------------------------------------------------------------------===//
 
 /// shard.all_reduce (sum). `inPlace`: x is not used again.
-Tensor allReduce(Context &ctx, const Tensor &x, const std::vector<int> &members,
-                 bool inPlace);
+Tensor allReduce(Context &ctx, const Tensor &x, Ranks members, bool inPlace);
 /// shard.all_gather along `axis`.
-Tensor allGather(Context &ctx, const Tensor &x, const std::vector<int> &members,
-                 int64_t axis);
+Tensor allGather(Context &ctx, const Tensor &x, Ranks members, int64_t axis);
 /// shard.all_to_all.
-Tensor allToAll(Context &ctx, const Tensor &x, const std::vector<int> &members,
-                int64_t splitAxis, int64_t concatAxis);
+Tensor allToAll(Context &ctx, const Tensor &x, Ranks members, int64_t splitAxis,
+                int64_t concatAxis);
 /// shard.reduce_scatter (sum) along `axis`.
-Tensor reduceScatter(Context &ctx, const Tensor &x,
-                     const std::vector<int> &members, int64_t axis);
+Tensor reduceScatter(Context &ctx, const Tensor &x, Ranks members,
+                     int64_t axis);
 /// shard.all_slice: block `index` of `count` along `axis` (no data moves).
 Tensor allSlice(Context &ctx, const Tensor &x, int64_t axis, int64_t index,
                 int64_t count);
 Ints allSlice(Context &ctx, const Ints &x, int64_t axis, int64_t index,
               int64_t count);
 /// shard.send to / shard.recv from member `peer` of a group of two.
-Tensor send(Context &ctx, const Tensor &x, const std::vector<int> &members,
-            int64_t peer);
-Tensor recv(Context &ctx, const Tensor &buffer, const std::vector<int> &members,
-            int64_t peer);
+Tensor send(Context &ctx, const Tensor &x, Ranks members, int64_t peer);
+Tensor recv(Context &ctx, const Tensor &buffer, Ranks members, int64_t peer);
 
 /// helix.async_start of an all-to-all or all-reduce; other collectives
 /// complete at once.
-Async allToAllStart(Context &ctx, const Tensor &x,
-                    const std::vector<int> &members, int64_t splitAxis,
-                    int64_t concatAxis);
-Async allReduceStart(Context &ctx, const Tensor &x,
-                     const std::vector<int> &members, bool inPlace);
+Async allToAllStart(Context &ctx, const Tensor &x, Ranks members,
+                    int64_t splitAxis, int64_t concatAxis);
+Async allReduceStart(Context &ctx, const Tensor &x, Ranks members,
+                     bool inPlace);
 Async ready(const Tensor &x);
 /// helix.async_wait.
 Tensor wait(Context &ctx, Async &pending);
@@ -296,7 +291,7 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
 /// What the generated main calls: registers the backends the program was
 /// built for (HELIX_RUNTIME_CUDA: the CUDA backend, the default one) and
 /// runs the rank programs.
-inline int run(int argc, char **argv, const std::string &name, int worldSize,
+inline int run(int argc, char **argv, const char *name, int worldSize,
                int64_t vocab, int64_t maxContext, int64_t batch,
                int64_t microBatch, int logitsRank) {
 #ifdef HELIX_RUNTIME_CUDA
