@@ -99,13 +99,13 @@ RopeTable ropeFor(const RopeSpec &r, int64_t dim, int64_t maxPos,
     for (double &f : t.inv) {
       double wl = 2 * M_PI / f;
       if (wl < highW)
-        continue;                 // high frequency: kept
-      if (wl > lowW) {            // low frequency: scaled
+        continue;      // high frequency: kept
+      if (wl > lowW) { // low frequency: scaled
         f = f / r.factor;
         continue;
       }
-      double smooth = (old / wl - r.lowFreqFactor) /
-                      (r.highFreqFactor - r.lowFreqFactor);
+      double smooth =
+          (old / wl - r.lowFreqFactor) / (r.highFreqFactor - r.lowFreqFactor);
       f = (1 - smooth) * f / r.factor + smooth * f;
     }
     return t;
@@ -120,8 +120,8 @@ RopeTable ropeFor(const RopeSpec &r, int64_t dim, int64_t maxPos,
       return dim * std::log(orig / (rot * 2 * M_PI)) / (2 * std::log(r.theta));
     };
     double lo = std::max(0.0, std::floor(corrDim(r.betaFast)));
-    double hi = std::min(static_cast<double>(dim - 1),
-                         std::ceil(corrDim(r.betaSlow)));
+    double hi =
+        std::min(static_cast<double>(dim - 1), std::ceil(corrDim(r.betaSlow)));
     if (lo == hi)
       hi += 0.001;
     for (size_t i = 0; i < t.inv.size(); ++i) {
@@ -143,10 +143,10 @@ void rotate(float *v, int64_t dim, const RopeTable &t, int64_t pos,
   std::vector<float> out(dim);
   for (int64_t i = 0; i < half; ++i) {
     float ang = static_cast<float>(t.inv[i]) * static_cast<float>(pos);
-    float c = static_cast<float>(std::cos(static_cast<double>(ang)) *
-                                 t.attnFactor);
-    float s = static_cast<float>(std::sin(static_cast<double>(ang)) *
-                                 t.attnFactor);
+    float c =
+        static_cast<float>(std::cos(static_cast<double>(ang)) * t.attnFactor);
+    float s =
+        static_cast<float>(std::sin(static_cast<double>(ang)) * t.attnFactor);
     int64_t a = interleaved ? 2 * i : i, b = interleaved ? 2 * i + 1 : i + half;
     out[a] = static_cast<float>(static_cast<double>(v[a]) * c -
                                 static_cast<double>(v[b]) * s);
@@ -211,8 +211,8 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
   if (!spec.quantMethod.empty())
     throw Error("reference: quantized checkpoints (quant_method \"" +
                 spec.quantMethod + "\") are not supported");
-  topkMethod_ = config.value(
-      "topk_method", type_ == "deepseek_v2" ? "greedy" : "noaux_tc");
+  topkMethod_ = config.value("topk_method",
+                             type_ == "deepseek_v2" ? "greedy" : "noaux_tc");
   swigluLimit_ = config.value("swiglu_limit", 7.0);
   int64_t H = spec.hiddenSize, V = spec.vocabSize;
   embed_ = load("model.embed_tokens.weight", {V, H});
@@ -243,8 +243,9 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
       L->kvaBias = loadIf(a.qkvBias, s + "kv_a_proj_with_mqa.bias",
                           {a.kvLoraRank + a.qkRopeHeadDim});
       L->kvaNorm = load(s + "kv_a_layernorm.weight", {a.kvLoraRank});
-      L->kvb = load(s + "kv_b_proj.weight",
-                    {a.numHeads * (a.qkNopeHeadDim + a.vHeadDim), a.kvLoraRank});
+      L->kvb =
+          load(s + "kv_b_proj.weight",
+               {a.numHeads * (a.qkNopeHeadDim + a.vHeadDim), a.kvLoraRank});
       L->o = load(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
       L->ob = loadIf(a.outBias, s + "o_proj.bias", {H});
     } else {
@@ -365,8 +366,7 @@ Vec ReferenceModel::attention(Layer &l, RowCache &c, size_t li, const Vec &x,
       std::copy(n.begin(), n.end(), k.begin() + h * hd);
     }
   }
-  RopeTable rope =
-      ropeFor(a.rope, hd, spec_.maxPositionEmbeddings, pos + 1);
+  RopeTable rope = ropeFor(a.rope, hd, spec_.maxPositionEmbeddings, pos + 1);
   for (int64_t h = 0; h < nH; ++h)
     rotate(q.data() + h * hd, hd, rope, pos, false);
   for (int64_t h = 0; h < K; ++h)
@@ -375,9 +375,8 @@ Vec ReferenceModel::attention(Layer &l, RowCache &c, size_t li, const Vec &x,
     throw Error("reference: positions must be fed in order");
   c.keys[li].push_back(k);
   c.values[li].push_back(v);
-  int64_t first = a.slidingWindow > 0
-                      ? std::max<int64_t>(0, pos - a.slidingWindow + 1)
-                      : 0;
+  int64_t first =
+      a.slidingWindow > 0 ? std::max<int64_t>(0, pos - a.slidingWindow + 1) : 0;
   double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   Vec out(nH * a.vHeadDim);
   for (int64_t h = 0; h < nH; ++h) {
@@ -396,10 +395,9 @@ Vec ReferenceModel::mla(Layer &l, RowCache &c, size_t li, const Vec &x,
   int64_t nH = a.numHeads, nope = a.qkNopeHeadDim, rd = a.qkRopeHeadDim,
           vd = a.vHeadDim, R = a.kvLoraRank, qk = nope + rd;
   // The low-rank norms use DeepseekV3RMSNorm's default eps (1e-6).
-  Vec q = a.qLoraRank > 0
-              ? matvec(l.qbProj, rmsnorm(matvec(l.qa, x, &l.qaBias), l.qaNorm,
-                                         1e-6))
-              : matvec(l.q, x);
+  Vec q = a.qLoraRank > 0 ? matvec(l.qbProj, rmsnorm(matvec(l.qa, x, &l.qaBias),
+                                                     l.qaNorm, 1e-6))
+                          : matvec(l.q, x);
   Vec kva = matvec(l.kva, x, &l.kvaBias);
   Vec latent = rmsnorm(kva.data(), R, l.kvaNorm, 1e-6);
   Vec kpe(kva.begin() + R, kva.end());
@@ -476,8 +474,8 @@ Vec ReferenceModel::moe(Layer &l, const Vec &x) {
       for (double &s : scores)
         s /= sum;
     }
-    bool deepseek = type_ == "deepseek_v2" || type_ == "deepseek_v3" ||
-                    type_ == "kimi_k2";
+    bool deepseek =
+        type_ == "deepseek_v2" || type_ == "deepseek_v3" || type_ == "kimi_k2";
     std::vector<double> choice = scores;
     if (deepseek && !l.correction.empty())
       for (int64_t e = 0; e < E; ++e)
@@ -568,8 +566,7 @@ Vec ReferenceModel::step(int64_t row, int64_t token, int64_t pos) {
   if (row < 0 || row >= static_cast<int64_t>(rows_.size()))
     throw Error("reference: row out of range");
   if (token < 0 || token >= spec_.vocabSize)
-    throw Error("reference: token " + std::to_string(token) +
-                " out of range");
+    throw Error("reference: token " + std::to_string(token) + " out of range");
   RowCache &c = *rows_[row];
   int64_t H = spec_.hiddenSize;
   Vec h(embed_.v.begin() + token * H, embed_.v.begin() + (token + 1) * H);

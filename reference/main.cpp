@@ -70,8 +70,8 @@ int main(int argc, char **argv) {
   try {
     nlohmann::json raw = nlohmann::json::parse(rt::readTextFile(config));
     rt::Prompts rows = rt::parsePrompts(rt::readTextFile(prompts), prompts);
-    rt::validatePrompts(rows, spec.vocabSize, steps,
-                        spec.maxPositionEmbeddings, prompts);
+    rt::validatePrompts(rows, spec.vocabSize, steps, spec.maxPositionEmbeddings,
+                        prompts);
     rt::SafetensorsCheckpoint ckpt = rt::SafetensorsCheckpoint::open(weights);
     int64_t B = static_cast<int64_t>(rows.size());
     reference::ReferenceModel model(spec, raw, ckpt, B);

@@ -79,10 +79,9 @@ AttentionConfigAttr
 ModelIRBuilder::attentionConfig(const ::helix::AttentionSpec &a) const {
   bool mla = a.kind == ::helix::AttentionKind::MLA;
   return AttentionConfigAttr::get(
-      ctx, toAttrKind(a.kind), a.numHeads, a.numKVHeads, a.headDim,
-      a.vHeadDim, mla ? a.qLoraRank : 0, mla ? a.kvLoraRank : 0,
-      mla ? a.qkRopeHeadDim : 0, a.qkvBias, a.outBias, a.qkNorm, a.sinks,
-      a.slidingWindow);
+      ctx, toAttrKind(a.kind), a.numHeads, a.numKVHeads, a.headDim, a.vHeadDim,
+      mla ? a.qLoraRank : 0, mla ? a.kvLoraRank : 0, mla ? a.qkRopeHeadDim : 0,
+      a.qkvBias, a.outBias, a.qkNorm, a.sinks, a.slidingWindow);
 }
 
 RopeAttr ModelIRBuilder::rope(const ::helix::RopeSpec &r) const {
@@ -95,11 +94,10 @@ RopeAttr ModelIRBuilder::rope(const ::helix::RopeSpec &r) const {
 MoEConfigAttr ModelIRBuilder::moeConfig(const ::helix::MoESpec &m) const {
   ScoringFunc scoring =
       m.scoringFunc == "sigmoid" ? ScoringFunc::sigmoid : ScoringFunc::softmax;
-  return MoEConfigAttr::get(ctx, m.numExperts, m.topK, m.expertIntermediate,
-                            m.numSharedExperts, m.sharedIntermediate, m.nGroup,
-                            m.topkGroup, f64(m.routedScalingFactor),
-                            m.normTopkProb, scoring, m.activation,
-                            m.expertBias);
+  return MoEConfigAttr::get(
+      ctx, m.numExperts, m.topK, m.expertIntermediate, m.numSharedExperts,
+      m.sharedIntermediate, m.nGroup, m.topkGroup, f64(m.routedScalingFactor),
+      m.normTopkProb, scoring, m.activation, m.expertBias);
 }
 
 KVCacheType ModelIRBuilder::cacheType(const ::helix::AttentionSpec &a) const {
@@ -111,8 +109,8 @@ KVCacheType ModelIRBuilder::cacheType(const ::helix::AttentionSpec &a) const {
                           /*latent=*/false, a.slidingWindow);
 }
 
-Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h, Value positions,
-                     Value cache) {
+Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h,
+                            Value positions, Value cache) {
   const ::helix::AttentionSpec &a = l.attention;
   std::string prefix = layerPrefix(l.index);
   std::string attnPrefix = prefix + ".self_attn";
@@ -128,14 +126,13 @@ Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h, Value position
     qkvTypes = {heads(a.numHeads, a.headDim), heads(a.numKVHeads, a.headDim),
                 heads(a.numKVHeads, a.vHeadDim)};
   }
-  auto qkv = QKVProjOp::create(
-      b, loc, qkvTypes[0], qkvTypes[1],
-      config.isMLA() ? Type() : qkvTypes[2], n, positions, config,
-      rope(a.rope), layerIdx, b.getStringAttr(attnPrefix), LayoutAttr());
-  Value o = AttentionOp::create(b, loc, act(config.getOutputDim()),
-                                qkv.getQ(), qkv.getK(), qkv.getV(), cache,
-                                config, layerIdx, b.getStringAttr(attnPrefix),
-                                LayoutAttr());
+  auto qkv = QKVProjOp::create(b, loc, qkvTypes[0], qkvTypes[1],
+                               config.isMLA() ? Type() : qkvTypes[2], n,
+                               positions, config, rope(a.rope), layerIdx,
+                               b.getStringAttr(attnPrefix), LayoutAttr());
+  Value o = AttentionOp::create(b, loc, act(config.getOutputDim()), qkv.getQ(),
+                                qkv.getK(), qkv.getV(), cache, config, layerIdx,
+                                b.getStringAttr(attnPrefix), LayoutAttr());
   Value proj = LinearOp::create(
       b, loc, act(spec.hiddenSize), o,
       b.getStringAttr(attnPrefix + ".o_proj.weight"),
@@ -146,9 +143,8 @@ Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h, Value position
   Value n2 = rmsNorm(r, prefix + ".post_attention_layernorm.weight");
   Value f;
   if (l.isMoE) {
-    std::string moePrefix = prefix + (spec.modelType == "mixtral"
-                                          ? ".block_sparse_moe"
-                                          : ".mlp");
+    std::string moePrefix =
+        prefix + (spec.modelType == "mixtral" ? ".block_sparse_moe" : ".mlp");
     f = MoEOp::create(b, loc, n2.getType(), n2, moeConfig(l.moe), layerIdx,
                       b.getStringAttr(moePrefix), LayoutAttr());
   } else {
@@ -176,9 +172,8 @@ OwningOpRef<ModuleOp> ModelIRBuilder::build() {
   int64_t mainLayers = llvm::count_if(
       spec.layers, [](const ::helix::LayerSpec &l) { return !l.isMTP; });
   func->setAttr(::helix::kModelAttrName,
-                ModelAttr::get(ctx, spec.name, spec.modelType,
-                               spec.hiddenSize, spec.vocabSize,
-                               mainLayers, spec.checkpointDType,
+                ModelAttr::get(ctx, spec.name, spec.modelType, spec.hiddenSize,
+                               spec.vocabSize, mainLayers, spec.checkpointDType,
                                spec.quantMethod, spec.maxPositionEmbeddings,
                                spec.tieWordEmbeddings));
   func.setArgAttr(0, "helix.name", b.getStringAttr("tokens"));
@@ -192,11 +187,11 @@ OwningOpRef<ModuleOp> ModelIRBuilder::build() {
   for (auto [i, l] : llvm::enumerate(spec.layers))
     h = layer(l, h, body->getArgument(1), body->getArgument(2 + i));
   Value n = rmsNorm(h, "model.norm.weight");
-  Value out = LMHeadOp::create(
-      b, loc, logits, n,
-      b.getStringAttr(spec.tieWordEmbeddings ? "model.embed_tokens.weight"
-                                             : "lm_head.weight"),
-      LayoutAttr());
+  Value out = LMHeadOp::create(b, loc, logits, n,
+                               b.getStringAttr(spec.tieWordEmbeddings
+                                                   ? "model.embed_tokens.weight"
+                                                   : "lm_head.weight"),
+                               LayoutAttr());
   func::ReturnOp::create(b, loc, out);
   return module;
 }

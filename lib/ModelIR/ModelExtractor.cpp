@@ -134,8 +134,8 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
   });
   for (auto &[index, l] : layers) {
     if (l.attention.numHeads == 0)
-      return func.emitError() << "layer " << index
-                              << " has an FFN but no helix.qkv_proj";
+      return func.emitError()
+             << "layer " << index << " has an FFN but no helix.qkv_proj";
     if (!hasFFN[index])
       return func.emitError() << "layer " << index
                               << " has attention but no helix.ffn or helix.moe";

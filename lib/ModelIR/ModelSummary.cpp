@@ -83,12 +83,11 @@ LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
   if (!spec.quantMethod.empty())
     os << " / " << spec.quantMethod;
   os << "\n";
-  os << "dimensions  hidden " << spec.hiddenSize << ", vocab "
-     << spec.vocabSize << ", " << spec.numLayers() << " layers ("
-     << spec.numDenseLayers() << " dense FFN, " << spec.numMoELayers()
-     << " MoE";
-  int64_t mtp = llvm::count_if(spec.layers,
-                               [](const LayerSpec &l) { return l.isMTP; });
+  os << "dimensions  hidden " << spec.hiddenSize << ", vocab " << spec.vocabSize
+     << ", " << spec.numLayers() << " layers (" << spec.numDenseLayers()
+     << " dense FFN, " << spec.numMoELayers() << " MoE";
+  int64_t mtp =
+      llvm::count_if(spec.layers, [](const LayerSpec &l) { return l.isMTP; });
   if (mtp)
     os << ", " << mtp << " multi-token-prediction";
   os << ")";
@@ -123,8 +122,8 @@ LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
     for (size_t first = 0; first < 2; ++first) {
       size_t last = (n - 1) % 2 == first ? n - 1 : n - 2;
       os << "  " << spec.layers[first].index << ","
-         << spec.layers[first + 2].index << ",...,"
-         << spec.layers[last].index << "  " << texts[first] << "\n";
+         << spec.layers[first + 2].index << ",...," << spec.layers[last].index
+         << "  " << texts[first] << "\n";
     }
     return success();
   }

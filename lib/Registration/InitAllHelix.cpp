@@ -1,12 +1,12 @@
 //===- InitAllHelix.cpp - Register everything helix provides --------------===//
 
 #include "helix/InitAllHelix.h"
+#include "helix/Codegen/EmitCpp.h"
+#include "helix/Conversion/Passes.h"
 #include "helix/Dialect/Helix/HelixDialect.h"
 #include "helix/Transforms/Passes.h"
 #include "helix/Transforms/Pipeline.h"
 #include "helix/Translate/ImportHFConfig.h"
-#include "helix/Conversion/Passes.h"
-#include "helix/Codegen/EmitCpp.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"

@@ -66,8 +66,7 @@ static llvm::cl::opt<bool>
 
 void registerImportHFConfigTranslation() {
   TranslateToMLIRRegistration reg(
-      "import-hf-config",
-      "import a Hugging Face config.json as helix model IR",
+      "import-hf-config", "import a Hugging Face config.json as helix model IR",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
         const llvm::MemoryBuffer *buffer =

@@ -155,14 +155,14 @@ public:
          "vocab " + std::to_string(spec.vocabSize) + " not divisible by N");
     for (const LayerSpec &l : spec.layers) {
       const AttentionSpec &a = l.attention;
-      need(a.numHeads % N == 0, "query heads not divisible by N = " +
-                                    std::to_string(N));
+      need(a.numHeads % N == 0,
+           "query heads not divisible by N = " + std::to_string(N));
       if (a.kind == AttentionKind::MLA)
         need(L.tpa == 1, "MLA has one latent KV head: use tpa = 1");
       else
-        need(a.numKVHeads % L.tpa == 0,
-             "KV heads " + std::to_string(a.numKVHeads) +
-                 " not divisible by tpa");
+        need(a.numKVHeads % L.tpa == 0, "KV heads " +
+                                            std::to_string(a.numKVHeads) +
+                                            " not divisible by tpa");
       if (!l.isMoE) {
         need(l.ffn.intermediate % N == 0,
              "FFN intermediate not divisible by N");
@@ -213,8 +213,8 @@ public:
 
     std::string topkMethod =
         raw.value("topk_method", type == "deepseek_v2" ? "greedy" : "noaux_tc");
-    bool deepseek = type == "deepseek_v2" || type == "deepseek_v3" ||
-                    type == "kimi_k2";
+    bool deepseek =
+        type == "deepseek_v2" || type == "deepseek_v3" || type == "kimi_k2";
     layers.resize(spec.layers.size());
     for (size_t li = 0; li < spec.layers.size(); ++li) {
       const LayerSpec &ls = spec.layers[li];
@@ -271,8 +271,8 @@ public:
         // W_UK for every head (the query is absorbed on every KVP rank),
         // W_UV for this rank's heads only.
         l.wUK = up(ck.loadSlice(kvb, kvbShape, {{0, nH}, {0, nope}}, view));
-        l.wUV = up(ck.loadSlice(kvb, kvbShape, {{headBase, hN}, {nope, vd}},
-                                view));
+        l.wUV =
+            up(ck.loadSlice(kvb, kvbShape, {{headBase, hN}, {nope, vd}}, view));
         l.wo = cols(s + "o_proj.weight", {H, nH * vd}, headBase * vd, hN * vd);
         cc.heads = 1;
         cc.keyDim = R + rd;
@@ -280,8 +280,8 @@ public:
         cc.valueInKey = true;
       } else {
         int64_t hd = a.headDim, hq = nH / L.tpa, hk = a.numKVHeads / L.tpa;
-        l.wq = rows(s + "q_proj.weight", {nH * hd, H}, tpaIdx * hq * hd,
-                    hq * hd);
+        l.wq =
+            rows(s + "q_proj.weight", {nH * hd, H}, tpaIdx * hq * hd, hq * hd);
         l.wk = rows(s + "k_proj.weight", {a.numKVHeads * hd, H},
                     tpaIdx * hk * hd, hk * hd);
         l.wv = rows(s + "v_proj.weight", {a.numKVHeads * hd, H},
@@ -346,10 +346,12 @@ public:
         l.routerBias = whole(p + "mlp.router.bias", {E});
         // gate_up_proj [E, H, 2I] interleaves gate (even) and up (odd).
         std::vector<int64_t> gu = {E, H, 2 * I}, guView = {E, H, I, 2};
-        HostTensor g = ck.loadSlice(x + "gate_up_proj", gu,
-                                    {{e0, El}, {0, H}, {i0, Il}, {0, 1}}, guView);
-        HostTensor u = ck.loadSlice(x + "gate_up_proj", gu,
-                                    {{e0, El}, {0, H}, {i0, Il}, {1, 1}}, guView);
+        HostTensor g =
+            ck.loadSlice(x + "gate_up_proj", gu,
+                         {{e0, El}, {0, H}, {i0, Il}, {0, 1}}, guView);
+        HostTensor u =
+            ck.loadSlice(x + "gate_up_proj", gu,
+                         {{e0, El}, {0, H}, {i0, Il}, {1, 1}}, guView);
         g.shape = {El, H, Il};
         u.shape = {El, H, Il};
         l.experts.gate = up(transposeLast2(g));
@@ -379,12 +381,12 @@ public:
       d.shape = {El, H, Il};
       for (int64_t j = 0; j < El; ++j) {
         std::string e = x + "experts." + std::to_string(e0 + j) + ".";
-        HostTensor gj = ck.loadRows(e + (mixtral ? "w1" : "gate_proj") +
-                                        ".weight", {I, H}, i0, Il);
-        HostTensor uj = ck.loadRows(e + (mixtral ? "w3" : "up_proj") +
-                                        ".weight", {I, H}, i0, Il);
-        HostTensor dj = ck.loadColumns(e + (mixtral ? "w2" : "down_proj") +
-                                           ".weight", {H, I}, i0, Il);
+        HostTensor gj = ck.loadRows(
+            e + (mixtral ? "w1" : "gate_proj") + ".weight", {I, H}, i0, Il);
+        HostTensor uj = ck.loadRows(
+            e + (mixtral ? "w3" : "up_proj") + ".weight", {I, H}, i0, Il);
+        HostTensor dj = ck.loadColumns(
+            e + (mixtral ? "w2" : "down_proj") + ".weight", {H, I}, i0, Il);
         g.data.insert(g.data.end(), gj.data.begin(), gj.data.end());
         u.data.insert(u.data.end(), uj.data.begin(), uj.data.end());
         d.data.insert(d.data.end(), dj.data.begin(), dj.data.end());
@@ -394,20 +396,20 @@ public:
       l.experts.down = up(d);
       if (m.numSharedExperts > 0) {
         int64_t S = m.sharedIntermediate * m.numSharedExperts, Sl = S / N;
-        l.sGate = rows(x + "shared_experts.gate_proj.weight", {S, H}, rank * Sl,
-                       Sl);
-        l.sUp = rows(x + "shared_experts.up_proj.weight", {S, H}, rank * Sl,
-                     Sl);
-        l.sDown = cols(x + "shared_experts.down_proj.weight", {H, S},
-                       rank * Sl, Sl);
+        l.sGate =
+            rows(x + "shared_experts.gate_proj.weight", {S, H}, rank * Sl, Sl);
+        l.sUp =
+            rows(x + "shared_experts.up_proj.weight", {S, H}, rank * Sl, Sl);
+        l.sDown =
+            cols(x + "shared_experts.down_proj.weight", {H, S}, rank * Sl, Sl);
       }
     }
   }
 
   /// Partial attention per batch chunk with its exchange started at once
   /// (HOP-B), then the exact recombination: -> [B, hN, valueDim].
-  Tensor attendAndExchange(Context &ctx, Layer &l, const Tensor &q,
-                           float scale, const std::vector<int64_t> &begin,
+  Tensor attendAndExchange(Context &ctx, Layer &l, const Tensor &q, float scale,
+                           const std::vector<int64_t> &begin,
                            const std::vector<int64_t> &end,
                            const Tensor *sinks) {
     Communicator &kvp = ctx.group(kvpGroup);
@@ -423,9 +425,8 @@ public:
       int64_t b0 = B * c / chunks, b1 = B * (c + 1) / chunks;
       std::vector<int64_t> cb(begin.begin() + b0, begin.begin() + b1),
           ce(end.begin() + b0, end.begin() + b1);
-      AttentionPartial part = attentionPartial(ctx, q.rows(b0, b1),
-                                               l.cache.rows(b0, b1), scale, cb,
-                                               ce);
+      AttentionPartial part = attentionPartial(
+          ctx, q.rows(b0, b1), l.cache.rows(b0, b1), scale, cb, ce);
       Chunk ch{b0, b1, kvp.allToAllStart(part.out, 1),
                kvp.allToAllStart(part.lse, 1)};
       inFlight.push_back(std::move(ch));
@@ -476,8 +477,8 @@ public:
       kvAppend(ctx, l.cache, key, nullptr, slots);
       float scale = static_cast<float>(l.rope->softmaxScaleMultiplier() /
                                        std::sqrt(static_cast<double>(qk)));
-      Tensor oLat = attendAndExchange(ctx, l, qFull, scale, begin, end,
-                                      nullptr);
+      Tensor oLat =
+          attendAndExchange(ctx, l, qFull, scale, begin, end, nullptr);
       o = headMatmul(ctx, oLat, l.wUV).view({B, hN * a.vHeadDim});
     } else {
       int64_t hd = a.headDim, hq = a.numHeads / L.tpa,
@@ -492,7 +493,8 @@ public:
       applyRope(ctx, q, in.positions, *l.rope);
       applyRope(ctx, k, in.positions, *l.rope);
       kvAppend(ctx, l.cache, k, &v, slots);
-      float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+      float scale =
+          static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
       o = attendAndExchange(ctx, l, q, scale, begin, end, &l.sinks)
               .view({B, hN * a.vHeadDim});
     }
@@ -518,7 +520,7 @@ public:
                                  linear(ctx, x, l.sUp), moeAct);
       addInPlace(ctx, y, linear(ctx, h, l.sDown));
     }
-    ctx.group(tpfGroup).allReduceSum(y);             // intra-expert
+    ctx.group(tpfGroup).allReduceSum(y);                     // intra-expert
     return sumLeading(ctx, ctx.group(epGroup).allGather(y)); // inter-expert
   }
 

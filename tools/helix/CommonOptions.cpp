@@ -99,8 +99,7 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
   bool isIR = args.model.size() > 5 &&
               args.model.compare(args.model.size() - 5, 5, ".mlir") == 0;
   if (isIR ? !loadModelIR(args.model, out.model, error)
-           : !importHFConfigFile(args.model, ImportOptions{}, out.model,
-                                 error))
+           : !importHFConfigFile(args.model, ImportOptions{}, out.model, error))
     return fail();
   if (!loadHardware(args.hardware, out.hardware, error))
     return fail();

@@ -145,8 +145,8 @@ static int runCompile(const CompileArgs &args) {
     project.outputDir = args.output;
     project.backend = args.backend;
     std::ostringstream cost;
-    writeCostJSON(cost, evaluate(in.model, in.hardware, in.workload,
-                                 record.config));
+    writeCostJSON(cost,
+                  evaluate(in.model, in.hardware, in.workload, record.config));
     project.costJson = cost.str();
     project.origin = "helix compile --model " + args.workload.model +
                      " --emit project --backend " + args.backend;

@@ -51,8 +51,8 @@ static int runCost(const CostArgs &args) {
 
   Evaluation ev = evaluate(in.model, in.hardware, in.workload, config);
   if (!ev.valid()) {
-    std::cerr << cmd << ": error: invalid layout for " << in.model.name
-              << ": " << ev.error << "\n";
+    std::cerr << cmd << ": error: invalid layout for " << in.model.name << ": "
+              << ev.error << "\n";
     return 1;
   }
   writeCostText(std::cout, ev, in.model, in.hardware, in.workload);

@@ -3,8 +3,8 @@
 #include "Commands.h"
 
 #include "helix/InitAllHelix.h"
-#include "helix/Translate/ImportHFConfig.h"
 #include "helix/ModelIR/ModelIR.h"
+#include "helix/Translate/ImportHFConfig.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"

@@ -66,17 +66,14 @@ static int runPlan(const PlanArgs &args) {
   writePlanSummary(std::cout, result, in.model, in.hardware, text);
   bool ok = true;
   if (!args.json.empty())
-    ok &= writeOutputFile(cmd, args.json, [&](std::ostream &os) {
-      writePlanJSON(os, result);
-    });
+    ok &= writeOutputFile(cmd, args.json,
+                          [&](std::ostream &os) { writePlanJSON(os, result); });
   if (!args.csv.empty())
-    ok &= writeOutputFile(cmd, args.csv, [&](std::ostream &os) {
-      writePlanCSV(os, result);
-    });
+    ok &= writeOutputFile(cmd, args.csv,
+                          [&](std::ostream &os) { writePlanCSV(os, result); });
   if (!args.svg.empty())
-    ok &= writeOutputFile(cmd, args.svg, [&](std::ostream &os) {
-      writePlanSVG(os, result);
-    });
+    ok &= writeOutputFile(cmd, args.svg,
+                          [&](std::ostream &os) { writePlanSVG(os, result); });
   return ok ? 0 : 1;
 }
 

@@ -92,8 +92,8 @@ TEST(Collectives, AllToAllAlongHeadsSyncAndAsync) {
                       code(j, b, r * c + i, d));
   }
   // Axis 0 needs no packing.
-  Tensor rows = ctx->world().allToAll(ctx->upload(s, {4 * B * c * D / 4, 4}),
-                                      0);
+  Tensor rows =
+      ctx->world().allToAll(ctx->upload(s, {4 * B * c * D / 4, 4}), 0);
   EXPECT_EQ(rows.dim(0), 12);
 }
 
@@ -101,8 +101,8 @@ TEST(Collectives, GroupsOfExplicitRanks) {
   NEED4(ctx);
   int r = ctx->rank();
   // KVP-style groups {0, 2} and {1, 3}; members listed in reverse order.
-  std::vector<int> members = r % 2 ? std::vector<int>{3, 1}
-                                   : std::vector<int>{2, 0};
+  std::vector<int> members =
+      r % 2 ? std::vector<int>{3, 1} : std::vector<int>{2, 0};
   Communicator &g = ctx->group(members);
   EXPECT_EQ(g.size(), 2);
   EXPECT_EQ(g.index(), r < 2 ? 1 : 0);

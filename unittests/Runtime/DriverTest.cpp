@@ -81,10 +81,10 @@ protected:
 
 TEST_F(Driver, GreedyScheduleAndDumps) {
   std::string prompts = file("p.txt", "1,2,3\n6\n");
-  ASSERT_EQ(run({"--weights", dir, "--prompts", prompts, "--steps", "3",
-                 "--dump-tokens", dir + "/t.txt", "--dump-logits",
-                 dir + "/l.bin"}),
-            0);
+  ASSERT_EQ(
+      run({"--weights", dir, "--prompts", prompts, "--steps", "3",
+           "--dump-tokens", dir + "/t.txt", "--dump-logits", dir + "/l.bin"}),
+      0);
   EXPECT_EQ(read(dir + "/t.txt"), "1,2,3,4,5,6\n6,7,0,1\n");
   // 3 + 3 - 1 = 5 steps of [2, 8] float32.
   EXPECT_EQ(read(dir + "/l.bin").size(), 5u * 2 * 8 * 4);
@@ -93,10 +93,10 @@ TEST_F(Driver, GreedyScheduleAndDumps) {
 TEST_F(Driver, WrongRankCount) {
   prog.worldSize = 4;
   std::string err;
-  EXPECT_EQ(run({"--weights", dir, "--prompts", file("p", "1\n"), "--steps",
-                 "1"},
-                &err),
-            1);
+  EXPECT_EQ(
+      run({"--weights", dir, "--prompts", file("p", "1\n"), "--steps", "1"},
+          &err),
+      1);
   EXPECT_NE(err.find("toy-decode [rank 0/1]: error: this program was planned "
                      "for 4 ranks but runs on 1 (use mpirun -np 4)"),
             std::string::npos)
@@ -105,10 +105,10 @@ TEST_F(Driver, WrongRankCount) {
 
 TEST_F(Driver, TokenOutOfRange) {
   std::string err;
-  EXPECT_EQ(run({"--weights", dir, "--prompts", file("p", "1,8\n"), "--steps",
-                 "1"},
-                &err),
-            1);
+  EXPECT_EQ(
+      run({"--weights", dir, "--prompts", file("p", "1,8\n"), "--steps", "1"},
+          &err),
+      1);
   EXPECT_NE(err.find("row 1, token 2: id 8 is out of range (vocabulary size "
                      "8)"),
             std::string::npos)
@@ -118,12 +118,11 @@ TEST_F(Driver, TokenOutOfRange) {
 TEST_F(Driver, PromptLongerThanPlannedContext) {
   prog.maxContext = 4;
   std::string err;
-  EXPECT_EQ(run({"--weights", dir, "--prompts", file("p", "1,2,3\n"),
-                 "--steps", "3"},
-                &err),
-            1);
-  EXPECT_NE(err.find("longer than the planned context of 4"),
-            std::string::npos)
+  EXPECT_EQ(
+      run({"--weights", dir, "--prompts", file("p", "1,2,3\n"), "--steps", "3"},
+          &err),
+      1);
+  EXPECT_NE(err.find("longer than the planned context of 4"), std::string::npos)
       << err;
 }
 
@@ -133,21 +132,21 @@ TEST_F(Driver, ArgumentsAndLoadErrors) {
   EXPECT_NE(err.find("--weights PATH is required"), std::string::npos);
   EXPECT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "x"}, &err), 1);
   EXPECT_NE(err.find("--steps: expected an integer"), std::string::npos);
-  EXPECT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "1", "--bogus",
-                 "1"},
-                &err),
-            1);
+  EXPECT_EQ(
+      run({"--weights", dir, "--prompts", p, "--steps", "1", "--bogus", "1"},
+          &err),
+      1);
   EXPECT_NE(err.find("unknown option --bogus"), std::string::npos);
-  EXPECT_EQ(run({"--weights", dir, "--prompts", dir + "/none", "--steps", "1"},
-                &err),
-            1);
+  EXPECT_EQ(
+      run({"--weights", dir, "--prompts", dir + "/none", "--steps", "1"}, &err),
+      1);
   EXPECT_NE(err.find("cannot read"), std::string::npos);
-  EXPECT_EQ(run({"--weights", dir + "/none", "--prompts", p, "--steps", "1"},
-                &err),
-            1);
+  EXPECT_EQ(
+      run({"--weights", dir + "/none", "--prompts", p, "--steps", "1"}, &err),
+      1);
   EXPECT_NE(err.find("no such file"), std::string::npos);
-  EXPECT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "1",
-                 "--backend", "tpu"},
+  EXPECT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "1", "--backend",
+                 "tpu"},
                 &err),
             1);
   EXPECT_NE(err.find("unknown backend \"tpu\""), std::string::npos);

@@ -31,8 +31,8 @@ TEST(Kernels, RmsNorm) {
   HELIX_NEED_CONTEXT(ctx);
   int64_t R = 3, D = 7;
   auto x = randomVector(R * D, 2), w = randomVector(D, 3);
-  Tensor out = rmsNorm(*ctx, ctx->upload(x, {R, D}), ctx->upload(w, {D}),
-                       1e-5f);
+  Tensor out =
+      rmsNorm(*ctx, ctx->upload(x, {R, D}), ctx->upload(w, {D}), 1e-5f);
   std::vector<double> want(R * D);
   for (int64_t r = 0; r < R; ++r) {
     double ss = 0;
@@ -43,8 +43,8 @@ TEST(Kernels, RmsNorm) {
   }
   expectNear(ctx->download(out), want);
   // QK-norm shape: per head over the last dimension.
-  Tensor q = rmsNorm(*ctx, ctx->upload(x, {1, R, D}), ctx->upload(w, {D}),
-                     1e-5f);
+  Tensor q =
+      rmsNorm(*ctx, ctx->upload(x, {1, R, D}), ctx->upload(w, {D}), 1e-5f);
   expectNear(ctx->download(q), want);
   EXPECT_THROW(rmsNorm(*ctx, ctx->upload(x, {D, R}), ctx->upload(w, {D}), 0),
                Error);
@@ -56,8 +56,8 @@ TEST(Kernels, LinearWithBias) {
   auto x = randomVector(M * K, 4), w = randomVector(N * K, 5),
        b = randomVector(N, 6);
   Tensor bias = ctx->upload(b, {N});
-  Tensor out = linear(*ctx, ctx->upload(x, {M, K}), ctx->upload(w, {N, K}),
-                      &bias);
+  Tensor out =
+      linear(*ctx, ctx->upload(x, {M, K}), ctx->upload(w, {N, K}), &bias);
   std::vector<double> want(M * N);
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
@@ -68,8 +68,8 @@ TEST(Kernels, LinearWithBias) {
     }
   expectNear(ctx->download(out), want);
   Tensor none;
-  Tensor noBias = linear(*ctx, ctx->upload(x, {M, K}), ctx->upload(w, {N, K}),
-                         &none);
+  Tensor noBias =
+      linear(*ctx, ctx->upload(x, {M, K}), ctx->upload(w, {N, K}), &none);
   auto nb = ctx->download(noBias);
   for (int64_t i = 0; i < M * N; ++i)
     EXPECT_NEAR(nb[i], want[i] - b[i % N], 1e-4);
@@ -117,7 +117,8 @@ void checkRope(Context &ctx, bool interleaved) {
       for (int64_t i = 0; i < rd / 2; ++i) {
         double f = 1.0 / std::pow(10000.0, 2.0 * i / rd);
         double ang = f * pos[b];
-        int64_t a = interleaved ? 2 * i : i, c = interleaved ? 2 * i + 1 : i + rd / 2;
+        int64_t a = interleaved ? 2 * i : i,
+                c = interleaved ? 2 * i + 1 : i + rd / 2;
         size_t base = (b * H + h) * D + off;
         double x1 = x[base + a], x2 = x[base + c];
         want[base + a] = x1 * std::cos(ang) - x2 * std::sin(ang);
@@ -190,7 +191,8 @@ TEST(Kernels, KVAppendAndGQAAttention) {
       values.push_back(vs[s].data() + (0 * Kh + kvh) * vd);
     }
     double l;
-    auto want = naiveAttention(q.data() + h * kd, kd, keys, values, vd, 0.3, &l);
+    auto want =
+        naiveAttention(q.data() + h * kd, kd, keys, values, vd, 0.3, &l);
     for (int64_t i = 0; i < vd; ++i)
       EXPECT_NEAR(out[h * vd + i], want[i], 1e-5);
     EXPECT_NEAR(lse[h], l, 1e-5);
@@ -199,8 +201,8 @@ TEST(Kernels, KVAppendAndGQAAttention) {
     for (int64_t i = 0; i < vd; ++i)
       EXPECT_EQ(out[(Hq + h) * vd + i], 0.0f);
   }
-  EXPECT_THROW(attentionPartial(*ctx, ctx->upload(q, {B, Hq, kd}), cache,
-                                1.0f, {0, 0}, {cap + 1, 0}),
+  EXPECT_THROW(attentionPartial(*ctx, ctx->upload(q, {B, Hq, kd}), cache, 1.0f,
+                                {0, 0}, {cap + 1, 0}),
                Error);
 }
 
@@ -212,12 +214,11 @@ TEST(Kernels, MLALatentAttentionValueInKey) {
   std::vector<std::vector<float>> ks;
   for (int64_t s = 0; s < cap; ++s) {
     ks.push_back(randomVector(R + rd, 300 + s));
-    kvAppend(*ctx, cache, ctx->upload(ks.back(), {1, 1, R + rd}), nullptr,
-             {s});
+    kvAppend(*ctx, cache, ctx->upload(ks.back(), {1, 1, R + rd}), nullptr, {s});
   }
   auto q = randomVector(Hq * (R + rd), 11);
-  AttentionPartial p = attentionPartial(
-      *ctx, ctx->upload(q, {B, Hq, R + rd}), cache, 0.5f, {0}, {cap});
+  AttentionPartial p = attentionPartial(*ctx, ctx->upload(q, {B, Hq, R + rd}),
+                                        cache, 0.5f, {0}, {cap});
   auto out = ctx->download(p.out);
   std::vector<const float *> keys;
   for (auto &k : ks)
@@ -267,8 +268,8 @@ TEST(Kernels, LseCombineIsExactWithSinks) {
       v.push_back(vals[t].data() + h * vd);
     }
     double sink = sinks[h];
-    auto o = naiveAttention(q.data() + h * kd, kd, k, v, vd, 1.0, nullptr,
-                            &sink);
+    auto o =
+        naiveAttention(q.data() + h * kd, kd, k, v, vd, 1.0, nullptr, &sink);
     std::copy(o.begin(), o.end(), want.begin() + h * vd);
   }
   Tensor sinkT = ctx->upload(sinks, {H});
@@ -449,8 +450,7 @@ TEST(Kernels, LayoutOps) {
 TEST(Kernels, ArgmaxFirstOnTies) {
   HELIX_NEED_CONTEXT(ctx);
   std::vector<float> l = {0, 3, 3, 1, -1, -2, -0.5f, -3};
-  EXPECT_EQ(argmax(*ctx, ctx->upload(l, {2, 4})),
-            (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(argmax(*ctx, ctx->upload(l, {2, 4})), (std::vector<int64_t>{1, 2}));
 }
 
 TEST(Kernels, SingleRankCommunicator) {

@@ -102,9 +102,9 @@ TEST(Rope, Llama3) {
   std::vector<float> s = Rope(c).invFreq(1), d = Rope(rope("", 128)).invFreq(1);
   c.scaling = "";
   d = Rope(c).invFreq(1);
-  EXPECT_FLOAT_EQ(s[0], d[0]);         // high frequency: unchanged
-  EXPECT_FLOAT_EQ(s[63], d[63] / 8);   // low frequency: divided by factor
-  bool smoothed = false;               // some in between
+  EXPECT_FLOAT_EQ(s[0], d[0]);       // high frequency: unchanged
+  EXPECT_FLOAT_EQ(s[63], d[63] / 8); // low frequency: divided by factor
+  bool smoothed = false;             // some in between
   for (size_t i = 0; i < 64; ++i)
     smoothed |= s[i] < d[i] && s[i] > d[i] / 8;
   EXPECT_TRUE(smoothed);
@@ -161,8 +161,9 @@ TEST(DecodeIO, PromptsParseAndValidate) {
   EXPECT_EQ(err([&] { validatePrompts(p, 8, 2, 0, "p"); }), "");
   EXPECT_EQ(err([&] { validatePrompts(p, 7, 2, 0, "p"); }),
             "p: row 2, token 1: id 7 is out of range (vocabulary size 7)");
-  EXPECT_NE(err([&] { validatePrompts({{-1}}, 7, 2, 0, "p"); })
-                .find("id -1 is out of range"),
+  EXPECT_NE(err([&] {
+              validatePrompts({{-1}}, 7, 2, 0, "p");
+            }).find("id -1 is out of range"),
             std::string::npos);
   // Row 1 needs 3 + 4 - 1 = 6 positions.
   EXPECT_EQ(err([&] { validatePrompts(p, 8, 4, 6, "p"); }), "");
@@ -186,8 +187,8 @@ TEST(DecodeIO, GreedySchedule) {
   s.record(3, {13, 23});
   EXPECT_EQ(s.generated(),
             (std::vector<std::vector<int64_t>>{{12, 13}, {20, 21}}));
-  EXPECT_EQ(s.sequences(),
-            (std::vector<std::vector<int64_t>>{{1, 2, 3, 12, 13}, {7, 20, 21}}));
+  EXPECT_EQ(s.sequences(), (std::vector<std::vector<int64_t>>{{1, 2, 3, 12, 13},
+                                                              {7, 20, 21}}));
   EXPECT_EQ(joinIds({4, 5}), "4,5");
   EXPECT_EQ(logitsShapeLine(4, 2, 9, "f"),
             "logits: [4, 2, 9] float32 little-endian [steps, batch, vocab] "

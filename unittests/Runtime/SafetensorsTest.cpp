@@ -1,7 +1,7 @@
 //===- SafetensorsTest.cpp - Reader, writer, index, bad files -------------===//
 
-#include "helix/Runtime/Error.h"
 #include "helix/Runtime/Safetensors.h"
+#include "helix/Runtime/Error.h"
 
 #include "gtest/gtest.h"
 
@@ -97,8 +97,7 @@ TEST_F(Safetensors, SlicesReadOnlyTheirBytes) {
   EXPECT_EQ(col.data[2], a.data[10]);
   // A box of a reinterpreted view: [4, 6] as [4, 3, 2], the odd elements of
   // columns 1..2 of rows 2..3 (how gpt-oss's interleaved gate/up are read).
-  HostTensor v =
-      c.loadSlice("w", {4, 6}, {{2, 2}, {1, 2}, {1, 1}}, {4, 3, 2});
+  HostTensor v = c.loadSlice("w", {4, 6}, {{2, 2}, {1, 2}, {1, 1}}, {4, 3, 2});
   EXPECT_EQ(v.shape, (std::vector<int64_t>{2, 2, 1}));
   EXPECT_EQ(v.data, (std::vector<float>{a.data[15], a.data[17], a.data[21],
                                         a.data[23]}));
@@ -135,10 +134,13 @@ TEST_F(Safetensors, IndexNamingAMissingShard) {
 TEST_F(Safetensors, MissingTensorAndWrongShape) {
   writeSafetensors(dir + "/m.safetensors", {{"w", iota({2, 3})}}, "F32");
   SafetensorsCheckpoint c = SafetensorsCheckpoint::open(dir + "/m.safetensors");
-  EXPECT_NE(errorOf([&] { c.load("v", {2, 3}); }).find("missing tensor v"),
+  EXPECT_NE(errorOf([&] {
+              c.load("v", {2, 3});
+            }).find("missing tensor v"),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { c.load("w", {3, 2}); })
-                .find("tensor w has shape [2, 3], expected [3, 2]"),
+  EXPECT_NE(errorOf([&] {
+              c.load("w", {3, 2});
+            }).find("tensor w has shape [2, 3], expected [3, 2]"),
             std::string::npos);
 }
 
@@ -147,7 +149,9 @@ TEST_F(Safetensors, QuantizedDtypesAreRefusedClearly) {
            R"({"w":{"dtype":"F8_E4M3","shape":[2,2],"data_offsets":[0,4]}})",
            4);
   SafetensorsCheckpoint c = SafetensorsCheckpoint::open(dir + "/q.safetensors");
-  EXPECT_NE(errorOf([&] { c.load("w", {2, 2}); })
+  EXPECT_NE(errorOf([&] {
+              c.load("w", {2, 2});
+            })
                 .find("FP8/NVFP4 (and other quantized) checkpoints are not "
                       "supported yet"),
             std::string::npos);

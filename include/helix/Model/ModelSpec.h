@@ -91,8 +91,8 @@ struct LayerSpec {
   int64_t index = 0;
   AttentionSpec attention;
   bool isMoE = false;
-  FFNSpec ffn; // valid when !isMoE
-  MoESpec moe; // valid when isMoE
+  FFNSpec ffn;        // valid when !isMoE
+  MoESpec moe;        // valid when isMoE
   bool isMTP = false; // multi-token-prediction layer (only when requested)
 };
 

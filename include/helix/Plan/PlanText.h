@@ -1,4 +1,5 @@
-//===- PlanText.h - Readable reports for helix plan / helix cost -*- C++ -*-===//
+//===- PlanText.h - Readable reports for helix plan / helix cost -*- C++
+//-*-===//
 
 #ifndef HELIX_PLAN_PLANTEXT_H
 #define HELIX_PLAN_PLANTEXT_H

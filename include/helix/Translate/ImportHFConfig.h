@@ -14,9 +14,10 @@ namespace helix {
 
 /// Imports the config at `path` and builds verified model IR. On failure
 /// returns null and sets `error` to one line naming the file and the field.
-mlir::OwningOpRef<mlir::ModuleOp>
-importHFConfigToIR(mlir::MLIRContext &context, const std::string &path,
-                   const ImportOptions &opts, std::string &error);
+mlir::OwningOpRef<mlir::ModuleOp> importHFConfigToIR(mlir::MLIRContext &context,
+                                                     const std::string &path,
+                                                     const ImportOptions &opts,
+                                                     std::string &error);
 
 /// Same, from config text; `sourceName` stands for the file in messages.
 mlir::OwningOpRef<mlir::ModuleOp>

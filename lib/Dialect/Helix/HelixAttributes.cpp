@@ -47,16 +47,17 @@ FailureOr<llvm::APFloat> mlir::helix::parseF64Parameter(AsmParser &parser) {
 // AttentionConfigAttr
 //===----------------------------------------------------------------------===//
 
-static LogicalResult requirePositive(function_ref<InFlightDiagnostic()> emitError,
-                                     StringRef name, int64_t value) {
+static LogicalResult
+requirePositive(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                int64_t value) {
   if (value > 0)
     return success();
   return emitError() << "'" << name << "' must be positive, got " << value;
 }
 
-static LogicalResult requireNonNegative(
-    function_ref<InFlightDiagnostic()> emitError, StringRef name,
-    int64_t value) {
+static LogicalResult
+requireNonNegative(function_ref<InFlightDiagnostic()> emitError, StringRef name,
+                   int64_t value) {
   if (value >= 0)
     return success();
   return emitError() << "'" << name << "' must not be negative, got " << value;
@@ -134,11 +135,10 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << factor.convertToDouble();
   if (originalMaxPosition < 0)
     return emitError() << "'original_max_position' must not be negative";
-  bool known = llvm::StringSwitch<bool>(scaling)
-                   .Cases({"", "linear", "dynamic", "yarn", "llama3",
-                           "longrope"},
-                          true)
-                   .Default(false);
+  bool known =
+      llvm::StringSwitch<bool>(scaling)
+          .Cases({"", "linear", "dynamic", "yarn", "llama3", "longrope"}, true)
+          .Default(false);
   if (!known)
     return emitError() << "unknown rope scaling '" << scaling
                        << "': expected one of linear, dynamic, yarn, llama3, "
@@ -150,11 +150,12 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // MoEConfigAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult MoEConfigAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t experts, int64_t topK,
-    int64_t expertIntermediate, int64_t sharedExperts,
-    int64_t sharedIntermediate, int64_t nGroup, int64_t topkGroup,
-    APFloat routedScaling, bool, ScoringFunc, StringRef, bool) {
+LogicalResult
+MoEConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t experts, int64_t topK, int64_t expertIntermediate,
+                      int64_t sharedExperts, int64_t sharedIntermediate,
+                      int64_t nGroup, int64_t topkGroup, APFloat routedScaling,
+                      bool, ScoringFunc, StringRef, bool) {
   if (failed(requirePositive(emitError, "experts", experts)) ||
       failed(requirePositive(emitError, "top_k", topK)) ||
       failed(requirePositive(emitError, "expert_intermediate",
@@ -165,8 +166,7 @@ LogicalResult MoEConfigAttr::verify(
     return failure();
   if (topK > experts)
     return emitError() << "top_k (" << topK
-                       << ") exceeds the number of experts (" << experts
-                       << ")";
+                       << ") exceeds the number of experts (" << experts << ")";
   if (sharedExperts > 0 && sharedIntermediate <= 0)
     return emitError() << "shared experts need a positive "
                           "'shared_intermediate'";
@@ -175,8 +175,8 @@ LogicalResult MoEConfigAttr::verify(
                        << ") must divide the number of experts (" << experts
                        << ")";
   if (topkGroup > nGroup)
-    return emitError() << "topk_group (" << topkGroup
-                       << ") exceeds n_group (" << nGroup << ")";
+    return emitError() << "topk_group (" << topkGroup << ") exceeds n_group ("
+                       << nGroup << ")";
   if (topK > topkGroup * (experts / nGroup))
     return emitError() << "top_k (" << topK << ") exceeds the "
                        << topkGroup * (experts / nGroup)

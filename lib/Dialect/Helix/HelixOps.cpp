@@ -67,9 +67,9 @@ static LogicalResult verifyAttentionLayout(Operation *op,
     return success();
   int64_t tpa = layout->getTpa(), k = config.getKvHeads();
   if (config.getHeads() % tpa != 0)
-    return op->emitOpError() << "tpa (" << tpa
-                             << ") must divide the query heads ("
-                             << config.getHeads() << ")";
+    return op->emitOpError()
+           << "tpa (" << tpa << ") must divide the query heads ("
+           << config.getHeads() << ")";
   if (tpa <= k ? k % tpa != 0 : tpa % k != 0)
     return op->emitOpError()
            << "tpa (" << tpa << ") must divide the KV heads (" << k
@@ -134,8 +134,9 @@ static LogicalResult verifyQKV(Operation *op, AttentionConfigAttr config,
 
 LogicalResult QKVProjOp::verify() {
   int64_t batch = batchOf(getInput());
-  if (!dimsAgree(batch, cast<RankedTensorType>(getPositions().getType())
-                            .getDimSize(0)))
+  if (!dimsAgree(
+          batch,
+          cast<RankedTensorType>(getPositions().getType()).getDimSize(0)))
     return emitOpError() << "positions must have one entry per batch row";
   if (failed(verifyQKV(*this, getConfig(), batch, getQ(), getK(), getV())))
     return failure();
@@ -152,14 +153,13 @@ LogicalResult AttentionOp::verify() {
   if (failed(verifyQKV(*this, c, batch, getQ(), getK(), getV())))
     return failure();
   KVCacheType cache = getCache().getType();
-  bool match = c.isMLA() ? cache.getLatent() && cache.getHeads() == 1 &&
-                               cache.getKeyDim() ==
-                                   c.getKvLoraRank() + c.getRopeDim() &&
-                               cache.getValueDim() == c.getKvLoraRank()
-                         : !cache.getLatent() &&
-                               cache.getHeads() == c.getKvHeads() &&
-                               cache.getKeyDim() == c.getHeadDim() &&
-                               cache.getValueDim() == c.getVHeadDim();
+  bool match =
+      c.isMLA() ? cache.getLatent() && cache.getHeads() == 1 &&
+                      cache.getKeyDim() == c.getKvLoraRank() + c.getRopeDim() &&
+                      cache.getValueDim() == c.getKvLoraRank()
+                : !cache.getLatent() && cache.getHeads() == c.getKvHeads() &&
+                      cache.getKeyDim() == c.getHeadDim() &&
+                      cache.getValueDim() == c.getVHeadDim();
   if (!match)
     return emitOpError() << "KV cache " << cache
                          << " does not match the attention config " << c;
@@ -167,8 +167,8 @@ LogicalResult AttentionOp::verify() {
     return emitOpError() << "KV cache window (" << cache.getWindow()
                          << ") differs from the attention window ("
                          << c.getWindow() << ")";
-  if (failed(expectShape(*this, "result", getResult(),
-                         {batch, c.getOutputDim()})))
+  if (failed(
+          expectShape(*this, "result", getResult(), {batch, c.getOutputDim()})))
     return failure();
   return verifyAttentionLayout(*this, c, getLayout());
 }
@@ -184,9 +184,10 @@ LogicalResult LinearOp::verify() {
     int64_t n = layout->getGpus() / layout->getPp();
     int64_t in = featuresOf(getInput());
     if (!ShapedType::isDynamic(in) && in % n != 0)
-      return emitOpError() << "the " << n
-                           << " GPUs of a stage must divide the input features ("
-                           << in << ")";
+      return emitOpError()
+             << "the " << n
+             << " GPUs of a stage must divide the input features (" << in
+             << ")";
   }
   return success();
 }

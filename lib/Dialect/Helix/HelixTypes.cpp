@@ -33,8 +33,7 @@ LogicalResult KVCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "kv_cache 'element' must be a float type, got "
                        << element;
   if (latent && heads != 1)
-    return emitError() << "a latent (MLA) kv_cache has one head, got "
-                       << heads;
+    return emitError() << "a latent (MLA) kv_cache has one head, got " << heads;
   if (latent && valueDim > keyDim)
     return emitError() << "a latent kv_cache's values are a prefix of its "
                           "keys: value_dim ("

@@ -29,8 +29,8 @@ double activate(const Activation &act, double g) {
     return 0.5 * g * (1.0 + std::erf(g / std::sqrt(2.0)));
   case Activation::GELUTanh:
     return 0.5 * g *
-           (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
-                            (g + 0.044715 * g * g * g)));
+           (1.0 +
+            std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
   case Activation::GptOssSwiGLU:
     break;
   }
@@ -191,8 +191,7 @@ public:
                  const std::vector<int64_t> &slotEnd, Tensor &out,
                  Tensor &lse) override {
     const KVCacheConfig &c = cache.config;
-    int64_t Hq = q.dim(1), group = Hq / c.heads, kd = c.keyDim,
-            vd = c.valueDim;
+    int64_t Hq = q.dim(1), group = Hq / c.heads, kd = c.keyDim, vd = c.valueDim;
     std::vector<double> scores, acc(vd);
     for (int64_t b = 0; b < c.batch; ++b)
       for (int64_t h = 0; h < Hq; ++h) {

@@ -104,9 +104,9 @@ public:
 
   std::shared_ptr<Storage> allocate(size_t bytes) override {
     auto s = std::make_shared<Storage>();
-    cudaCheck(cudaMallocAsync(&s->data, std::max<size_t>(bytes, 256),
-                              s_.compute),
-              ("allocating " + std::to_string(bytes) + " bytes").c_str());
+    cudaCheck(
+        cudaMallocAsync(&s->data, std::max<size_t>(bytes, 256), s_.compute),
+        ("allocating " + std::to_string(bytes) + " bytes").c_str());
     s->bytes = bytes;
     s->onDevice = true;
     cudaStream_t stream = s_.compute;
@@ -122,21 +122,21 @@ public:
     return s;
   }
   void upload(void *dst, const void *src, size_t bytes) override {
-    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
-                              s_.compute),
-              "upload");
+    cudaCheck(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s_.compute),
+        "upload");
     cudaCheck(cudaStreamSynchronize(s_.compute), "upload");
   }
   void download(void *dst, const void *src, size_t bytes) override {
-    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
-                              s_.compute),
-              "download");
+    cudaCheck(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s_.compute),
+        "download");
     cudaCheck(cudaStreamSynchronize(s_.compute), "download");
   }
   void copy(void *dst, const void *src, size_t bytes) override {
-    cudaCheck(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-                              s_.compute),
-              "copy");
+    cudaCheck(
+        cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s_.compute),
+        "copy");
   }
   void zero(void *dst, size_t bytes) override {
     cudaCheck(cudaMemsetAsync(dst, 0, bytes, s_.compute), "memset");
@@ -154,9 +154,7 @@ public:
     return createNcclCommunicator(ctx, s_, members, index, group);
   }
 
-  void launched(const char *what) {
-    cudaCheck(cudaGetLastError(), what);
-  }
+  void launched(const char *what) { cudaCheck(cudaGetLastError(), what); }
 
   void embedding(const Tensor &table, const std::vector<int64_t> &tokens,
                  int64_t vocabBegin, Tensor &out) override {

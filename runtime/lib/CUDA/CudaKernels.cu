@@ -306,9 +306,8 @@ void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
       interleaved);
 }
 
-void scatterSlots(float *dst, const float *src, int64_t batch,
-                  int64_t capacity, int64_t rowElems, const int64_t *slots,
-                  cudaStream_t stream) {
+void scatterSlots(float *dst, const float *src, int64_t batch, int64_t capacity,
+                  int64_t rowElems, const int64_t *slots, cudaStream_t stream) {
   scatterSlotsKernel<<<batch, kThreads, 0, stream>>>(dst, src, capacity,
                                                      rowElems, slots);
 }
@@ -333,8 +332,8 @@ void lseCombine(const float *partials, const float *lse, const float *sinks,
                                                       shards, heads, dim, out);
 }
 
-void gated(const float *gate, const float *up, int64_t n, int kind,
-           float alpha, float limit, float *out, cudaStream_t stream) {
+void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
+           float limit, float *out, cudaStream_t stream) {
   gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(gate, up, n, kind, alpha,
                                                      limit, out);
 }
@@ -374,8 +373,7 @@ void gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
 void scatterAddRows(float *out, const float *y, int64_t cols,
                     const int64_t *rows, const float *weights, int64_t n,
                     cudaStream_t stream) {
-  scatterAddRowsKernel<<<n, kThreads, 0, stream>>>(out, y, cols, rows,
-                                                   weights);
+  scatterAddRowsKernel<<<n, kThreads, 0, stream>>>(out, y, cols, rows, weights);
 }
 
 } // namespace cuda

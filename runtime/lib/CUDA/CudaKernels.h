@@ -30,9 +30,8 @@ void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
           float attentionFactor, int64_t offset, bool interleaved,
           cudaStream_t stream);
 /// dst[b, slots[b], :] = src[b, :] (rowElems floats) for slots[b] >= 0.
-void scatterSlots(float *dst, const float *src, int64_t batch,
-                  int64_t capacity, int64_t rowElems, const int64_t *slots,
-                  cudaStream_t stream);
+void scatterSlots(float *dst, const float *src, int64_t batch, int64_t capacity,
+                  int64_t rowElems, const int64_t *slots, cudaStream_t stream);
 /// values == nullptr: the value is the first valueDim entries of the key.
 void attention(const float *q, const float *keys, const float *values,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
@@ -43,8 +42,8 @@ void lseCombine(const float *partials, const float *lse, const float *sinks,
                 int64_t batch, int64_t shards, int64_t heads, int64_t dim,
                 float *out, cudaStream_t stream);
 /// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
-void gated(const float *gate, const float *up, int64_t n, int kind,
-           float alpha, float limit, float *out, cudaStream_t stream);
+void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
+           float limit, float *out, cudaStream_t stream);
 void add(const float *a, const float *b, int64_t n, float *out,
          cudaStream_t stream);
 void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,

@@ -51,8 +51,7 @@ public:
     if (index == 0)
       ncclCheck(ncclGetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_);
-    ncclCheck(ncclCommInitRank(&comm_, size(), id, index),
-              "ncclCommInitRank");
+    ncclCheck(ncclCommInitRank(&comm_, size(), id, index), "ncclCommInitRank");
   }
   ~NcclCommunicator() override {
     cudaStreamSynchronize(s_.comm);

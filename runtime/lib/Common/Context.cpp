@@ -155,9 +155,9 @@ Communicator &Context::group(const std::vector<int> &worldRanks) {
   int index = -1;
   for (size_t i = 0; i < worldRanks.size(); ++i) {
     int r = worldRanks[i];
-    check(r >= 0 && r < world_,
-          "group: rank " + std::to_string(r) + " outside the world of " +
-              std::to_string(world_) + " ranks");
+    check(r >= 0 && r < world_, "group: rank " + std::to_string(r) +
+                                    " outside the world of " +
+                                    std::to_string(world_) + " ranks");
     check(seen.insert(r).second,
           "group: rank " + std::to_string(r) + " listed twice");
     if (r == rank_)
@@ -182,8 +182,9 @@ Communicator &Context::group(const std::vector<int> &worldRanks) {
                                    static_cast<int>(tag % 30000), &handle.comm);
     MPI_Group_free(&g);
     MPI_Group_free(&worldGroup);
-    check(rc == MPI_SUCCESS, "group {" + list + "}: MPI_Comm_create_group "
-                                                "failed");
+    check(rc == MPI_SUCCESS, "group {" + list +
+                                 "}: MPI_Comm_create_group "
+                                 "failed");
   } else {
     check(worldRanks.size() == 1,
           "group {" + list + "}: needs MPI (run under mpirun)");
@@ -310,8 +311,8 @@ CommRequest Communicator::allToAllStart(const Tensor &send, int axis) {
   check(send.defined() && send.dtype() == DType::F32,
         "allToAll: expected a defined f32 tensor");
   int r = send.rank();
-  check(axis >= 0 && axis < r, "allToAll: axis " + std::to_string(axis) +
-                                   " outside " + send.str());
+  check(axis >= 0 && axis < r,
+        "allToAll: axis " + std::to_string(axis) + " outside " + send.str());
   int64_t G = size();
   check(send.dim(axis) % G == 0,
         "allToAll: dimension " + std::to_string(axis) + " of " + send.str() +
@@ -335,12 +336,11 @@ CommRequest Communicator::allToAllStart(const Tensor &send, int axis) {
                        [packed]() {});
   Tensor result = ctx_.empty(send.shape());
   Context *ctx = &ctx_;
-  return CommRequest(std::move(pending), result,
-                     [ctx, packed, recvPacked, result, G, outer, c,
-                      inner]() mutable {
-                       ctx->backend().swapAxes01(recvPacked, G, outer,
-                                                 c * inner, result);
-                     });
+  return CommRequest(
+      std::move(pending), result,
+      [ctx, packed, recvPacked, result, G, outer, c, inner]() mutable {
+        ctx->backend().swapAxes01(recvPacked, G, outer, c * inner, result);
+      });
 }
 
 void Communicator::broadcast(Tensor &x, int rootIndex) {

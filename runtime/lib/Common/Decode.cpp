@@ -94,12 +94,12 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
 }
 
 std::string usage(const DecodeProgram &prog) {
-  std::string s =
-      "usage: mpirun -np " + std::to_string(prog.worldSize) + " " + prog.name +
-      " --weights PATH --prompts FILE --steps K\n"
-      "         [--dump-logits FILE] [--dump-tokens FILE]\n"
-      "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
-      "[--device D]\n";
+  std::string s = "usage: mpirun -np " + std::to_string(prog.worldSize) + " " +
+                  prog.name +
+                  " --weights PATH --prompts FILE --steps K\n"
+                  "         [--dump-logits FILE] [--dump-tokens FILE]\n"
+                  "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
+                  "[--device D]\n";
   if (!prog.optionsHelp.empty())
     s += prog.optionsHelp;
   return s;
@@ -181,7 +181,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
     if (prog.batch > 0 && static_cast<int64_t>(prompts.size()) != prog.batch)
       throw Error(args.prompts + ": " + std::to_string(prompts.size()) +
                   " prompt rows, but the program was planned for a batch "
-                  "of " + std::to_string(prog.batch));
+                  "of " +
+                  std::to_string(prog.batch));
   } catch (const std::exception &e) {
     err = e.what();
   }
@@ -223,9 +224,9 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
     GreedySchedule schedule(prompts, args.steps);
     int64_t V = prog.vocabSize;
     if (rank == 0 && logits.isOpen()) {
-      std::printf("%s\n",
-                  logitsShapeLine(schedule.steps(), batch, V, args.dumpLogits)
-                      .c_str());
+      std::printf(
+          "%s\n",
+          logitsShapeLine(schedule.steps(), batch, V, args.dumpLogits).c_str());
       std::fflush(stdout);
     }
     StepInputs in;

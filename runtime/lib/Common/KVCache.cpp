@@ -14,9 +14,9 @@ KVPlacement::KVPlacement(int64_t kvpSize, int64_t kvpRank, int64_t blockTokens)
     : kvpSize(kvpSize), kvpRank(kvpRank), blockTokens(blockTokens) {
   check(kvpSize >= 1 && kvpRank >= 0 && kvpRank < kvpSize && blockTokens >= 1,
         "KVPlacement: expected 0 <= kvpRank < kvpSize and blockTokens >= 1, "
-        "got kvpSize " + std::to_string(kvpSize) + ", kvpRank " +
-            std::to_string(kvpRank) + ", blockTokens " +
-            std::to_string(blockTokens));
+        "got kvpSize " +
+            std::to_string(kvpSize) + ", kvpRank " + std::to_string(kvpRank) +
+            ", blockTokens " + std::to_string(blockTokens));
 }
 
 int64_t KVPlacement::owner(int64_t position) const {
@@ -81,11 +81,11 @@ KVCache makeKVCache(Context &ctx, const KVCacheConfig &config) {
         "makeKVCache: valueInKey needs valueDim <= keyDim");
   KVCache c;
   c.config = config;
-  c.keys = ctx.zeros({config.batch, config.capacity, config.heads,
-                      config.keyDim});
+  c.keys =
+      ctx.zeros({config.batch, config.capacity, config.heads, config.keyDim});
   if (!config.valueInKey)
-    c.values = ctx.zeros({config.batch, config.capacity, config.heads,
-                          config.valueDim});
+    c.values = ctx.zeros(
+        {config.batch, config.capacity, config.heads, config.valueDim});
   return c;
 }
 

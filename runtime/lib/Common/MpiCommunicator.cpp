@@ -161,9 +161,9 @@ public:
     Backend &be = ctx_.backend();
     Tensor t = x;
     HostView v(be, t, true);
-    mpiCheck(MPI_Send(v.ptr, count32(x.numel(), "send"), MPI_FLOAT, peer, 0,
-                      comm_),
-             "MPI_Send");
+    mpiCheck(
+        MPI_Send(v.ptr, count32(x.numel(), "send"), MPI_FLOAT, peer, 0, comm_),
+        "MPI_Send");
   }
 
   void recvImpl(Tensor &x, int peer) override {

@@ -75,8 +75,7 @@ Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weight, float eps) {
   needF32(x, "rmsNorm", "x");
   needRank(weight, 1, "rmsNorm", "weight");
   need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), "rmsNorm",
-       "last dimension of x " + x.str() + " must match weight " +
-           weight.str());
+       "last dimension of x " + x.str() + " must match weight " + weight.str());
   Tensor out = ctx.empty(x.shape());
   ctx.backend().rmsNorm(x, weight, eps, out);
   return out;
@@ -129,9 +128,8 @@ void applyRope(Context &ctx, Tensor &x, const std::vector<int64_t> &positions,
     need(p >= 0, "applyRope", "negative position");
     seqLen = std::max(seqLen, p + 1);
   }
-  ctx.backend().rope(x, positions, rope.invFreq(seqLen),
-                     rope.attentionFactor(), offset,
-                     rope.config().interleaved);
+  ctx.backend().rope(x, positions, rope.invFreq(seqLen), rope.attentionFactor(),
+                     offset, rope.config().interleaved);
 }
 
 void kvAppend(Context &ctx, KVCache &cache, const Tensor &k, const Tensor *v,
@@ -236,11 +234,11 @@ void routeHost(const float *logits, int64_t batch, int64_t experts,
   int64_t k = cfg.topK, G = cfg.numGroups;
   need(k >= 1 && k <= experts, "moeRoute",
        "top-k " + std::to_string(k) + " outside 1.." + std::to_string(experts));
-  need(G >= 1 && experts % G == 0 && cfg.topkGroups >= 1 &&
-           cfg.topkGroups <= G,
-       "moeRoute", "bad grouping: " + std::to_string(experts) +
-                       " experts, n_group " + std::to_string(G) +
-                       ", topk_group " + std::to_string(cfg.topkGroups));
+  need(G >= 1 && experts % G == 0 && cfg.topkGroups >= 1 && cfg.topkGroups <= G,
+       "moeRoute",
+       "bad grouping: " + std::to_string(experts) + " experts, n_group " +
+           std::to_string(G) + ", topk_group " +
+           std::to_string(cfg.topkGroups));
   indices.assign(batch * k, 0);
   weights.assign(batch * k, 0.0f);
   std::vector<double> scores(experts), choice(experts);
@@ -405,8 +403,9 @@ Tensor concatLast(Context &ctx, const Tensor &a, const Tensor &b) {
   std::vector<int64_t> sa = a.shape(), sb = b.shape();
   need(a.rank() >= 1 && a.rank() == b.rank() &&
            std::equal(sa.begin(), sa.end() - 1, sb.begin()),
-       "concatLast", "a " + a.str() + " and b " + b.str() +
-                         " differ before the last dimension");
+       "concatLast",
+       "a " + a.str() + " and b " + b.str() +
+           " differ before the last dimension");
   std::vector<int64_t> shape = sa;
   shape.back() = sa.back() + sb.back();
   Tensor out = ctx.empty(shape);

@@ -92,9 +92,9 @@ std::vector<float> Rope::invFreq(int64_t seqLen) const {
   if (c.scaling != "dynamic" || c.maxPosition <= 0 || seqLen <= c.maxPosition)
     return invFreq_;
   double dim = static_cast<double>(c.rotaryDim);
-  double base = c.theta * std::pow((c.factor * seqLen / c.maxPosition) -
-                                       (c.factor - 1),
-                                   dim / (dim - 2));
+  double base =
+      c.theta * std::pow((c.factor * seqLen / c.maxPosition) - (c.factor - 1),
+                         dim / (dim - 2));
   std::vector<double> inv = defaultInvFreq(base, c.rotaryDim);
   return std::vector<float>(inv.begin(), inv.end());
 }

@@ -47,8 +47,8 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, std::vector<int64_t> shape,
 int64_t Tensor::dim(int i) const {
   int r = rank();
   int j = i < 0 ? i + r : i;
-  check(j >= 0 && j < r, "tensor " + str() + ": no dimension " +
-                             std::to_string(i));
+  check(j >= 0 && j < r,
+        "tensor " + str() + ": no dimension " + std::to_string(i));
   return shape_[j];
 }
 
@@ -83,7 +83,8 @@ const int32_t *Tensor::i32() const {
 
 Tensor Tensor::rows(int64_t begin, int64_t end) const {
   check(defined() && rank() >= 1, "tensor rows: needs a defined tensor of "
-                                  "rank >= 1, got " + str());
+                                  "rank >= 1, got " +
+                                      str());
   check(0 <= begin && begin <= end && end <= shape_[0],
         "tensor rows: [" + std::to_string(begin) + ", " + std::to_string(end) +
             ") outside " + str());
@@ -91,8 +92,8 @@ Tensor Tensor::rows(int64_t begin, int64_t end) const {
   s[0] = end - begin;
   int64_t rowElems = shapeNumel(shape_) / (shape_[0] ? shape_[0] : 1);
   return Tensor(storage_, s, dtype_,
-                offset_ + static_cast<size_t>(begin * rowElems) *
-                              dtypeSize(dtype_));
+                offset_ +
+                    static_cast<size_t>(begin * rowElems) * dtypeSize(dtype_));
 }
 
 Tensor Tensor::view(std::vector<int64_t> shape) const {
@@ -100,8 +101,8 @@ Tensor Tensor::view(std::vector<int64_t> shape) const {
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      check(infer < 0, "tensor view: more than one -1 in " +
-                           shapeString(shape));
+      check(infer < 0,
+            "tensor view: more than one -1 in " + shapeString(shape));
       infer = static_cast<int>(i);
     } else {
       known *= shape[i];

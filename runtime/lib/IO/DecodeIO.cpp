@@ -89,11 +89,10 @@ void validatePrompts(const Prompts &prompts, int64_t vocab, int64_t generate,
   for (size_t r = 0; r < prompts.size(); ++r)
     for (size_t i = 0; i < prompts[r].size(); ++i)
       if (prompts[r][i] < 0 || prompts[r][i] >= vocab)
-        throw Error(sourceName + ": row " + std::to_string(r + 1) +
-                    ", token " + std::to_string(i + 1) + ": id " +
-                    std::to_string(prompts[r][i]) +
-                    " is out of range (vocabulary size " +
-                    std::to_string(vocab) + ")");
+        throw Error(
+            sourceName + ": row " + std::to_string(r + 1) + ", token " +
+            std::to_string(i + 1) + ": id " + std::to_string(prompts[r][i]) +
+            " is out of range (vocabulary size " + std::to_string(vocab) + ")");
   if (maxContext > 0) {
     for (size_t r = 0; r < prompts.size(); ++r) {
       int64_t need = static_cast<int64_t>(prompts[r].size()) + generate - 1;

@@ -1,4 +1,5 @@
-//===- Safetensors.cpp - Memory-mapped safetensors reader and writer -------===//
+//===- Safetensors.cpp - Memory-mapped safetensors reader and writer
+//-------===//
 //
 // Format: 8 bytes little-endian header length N, N bytes of JSON mapping
 // tensor names to {dtype, shape, data_offsets: [begin, end)} (offsets into
@@ -249,8 +250,8 @@ static void readHeader(const std::shared_ptr<MappedFile> &file,
 SafetensorsCheckpoint::SafetensorsCheckpoint()
     : bytesRead_(std::make_unique<uint64_t>(0)) {}
 SafetensorsCheckpoint::~SafetensorsCheckpoint() = default;
-SafetensorsCheckpoint::SafetensorsCheckpoint(SafetensorsCheckpoint &&) noexcept =
-    default;
+SafetensorsCheckpoint::SafetensorsCheckpoint(
+    SafetensorsCheckpoint &&) noexcept = default;
 SafetensorsCheckpoint &
 SafetensorsCheckpoint::operator=(SafetensorsCheckpoint &&) noexcept = default;
 
@@ -310,8 +311,8 @@ SafetensorsCheckpoint SafetensorsCheckpoint::open(const std::string &path) {
     if (ckpt.files_.count(kv.second))
       continue;
     if (!exists(kv.second))
-      throw Error(indexPath + ": shard " + kv.second + " (holding " +
-                  kv.first + ") does not exist");
+      throw Error(indexPath + ": shard " + kv.second + " (holding " + kv.first +
+                  ") does not exist");
     auto file = std::make_shared<MappedFile>(kv.second);
     readHeader(file, ckpt.tensors_, &where);
     ckpt.files_[kv.second] = file;
@@ -341,23 +342,23 @@ std::vector<std::string> SafetensorsCheckpoint::names() const {
   return out;
 }
 
-
-
 HostTensor
 SafetensorsCheckpoint::load(const std::string &name,
                             const std::vector<int64_t> &expectedShape) const {
   return loadSlice(name, expectedShape, {});
 }
 
-HostTensor SafetensorsCheckpoint::loadRows(
-    const std::string &name, const std::vector<int64_t> &expectedShape,
-    int64_t begin, int64_t count) const {
+HostTensor
+SafetensorsCheckpoint::loadRows(const std::string &name,
+                                const std::vector<int64_t> &expectedShape,
+                                int64_t begin, int64_t count) const {
   return loadSlice(name, expectedShape, {Range{begin, count}});
 }
 
-HostTensor SafetensorsCheckpoint::loadColumns(
-    const std::string &name, const std::vector<int64_t> &expectedShape,
-    int64_t begin, int64_t count) const {
+HostTensor
+SafetensorsCheckpoint::loadColumns(const std::string &name,
+                                   const std::vector<int64_t> &expectedShape,
+                                   int64_t begin, int64_t count) const {
   check(expectedShape.size() == 2,
         name + ": loadColumns needs a 2-D tensor, expected shape is " +
             shapeText(expectedShape));
@@ -398,7 +399,8 @@ SafetensorsCheckpoint::loadSlice(const std::string &name,
   size_t rank = shape.size();
   std::vector<int64_t> begin(rank, 0), count(shape);
   for (size_t i = 0; i < box.size(); ++i) {
-    int64_t b = box[i].begin, c = box[i].count < 0 ? shape[i] - b : box[i].count;
+    int64_t b = box[i].begin,
+            c = box[i].count < 0 ? shape[i] - b : box[i].count;
     check(b >= 0 && c >= 0 && b + c <= shape[i],
           where + ": slice [" + std::to_string(b) + ", " +
               std::to_string(b + c) + ") of dimension " + std::to_string(i) +

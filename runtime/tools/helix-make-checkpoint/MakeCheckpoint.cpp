@@ -8,8 +8,8 @@
 // qwen2, qwen3, mixtral, qwen3_moe, deepseek_v2/v3, kimi_k2, gpt_oss):
 // DIR/model.safetensors, or N shards plus model.safetensors.index.json; and
 // a copy of the config as DIR/config.json. --drop leaves a tensor out (to
-// test how programs report incomplete checkpoints). Scales keep activations O(1):
-// linear weights ~ N(0, 1/in), norms ~ 1 + N(0, 0.1^2), biases small.
+// test how programs report incomplete checkpoints). Scales keep activations
+// O(1): linear weights ~ N(0, 1/in), norms ~ 1 + N(0, 0.1^2), biases small.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,7 +73,9 @@ std::vector<Spec> tensorsFor(const ModelSpec &m, const json &config) {
   const std::string &type = m.modelType;
   // Tied embeddings double as the LM head: keep them small so that the
   // layers, not the current token's own embedding, decide the logits.
-  b.specs.push_back({"model.embed_tokens.weight", {V, H}, Init::Embed,
+  b.specs.push_back({"model.embed_tokens.weight",
+                     {V, H},
+                     Init::Embed,
                      m.tieWordEmbeddings ? 100 : 1});
   std::string topkMethod = config.value(
       "topk_method", type == "deepseek_v2" ? "greedy" : "noaux_tc");
@@ -142,12 +144,12 @@ std::vector<Spec> tensorsFor(const ModelSpec &m, const json &config) {
       std::string x = p + "block_sparse_moe.";
       b.linear(x + "gate.weight", E, H);
       for (int64_t j = 0; j < E; ++j)
-        b.mlp(x + "experts." + std::to_string(j) + ".", H, I, false, "w1",
-              "w3", "w2");
+        b.mlp(x + "experts." + std::to_string(j) + ".", H, I, false, "w1", "w3",
+              "w2");
     } else {
       b.linear(p + "mlp.gate.weight", E, H);
-      bool deepseek = type == "deepseek_v2" || type == "deepseek_v3" ||
-                      type == "kimi_k2";
+      bool deepseek =
+          type == "deepseek_v2" || type == "deepseek_v3" || type == "kimi_k2";
       if (deepseek && topkMethod == "noaux_tc")
         b.specs.push_back(
             {p + "mlp.gate.e_score_correction_bias", {E}, Init::Correction});
@@ -220,10 +222,9 @@ HostTensor randomTensor(const Spec &s, Normal &n) {
 int usage(const char *msg) {
   if (msg)
     std::fprintf(stderr, "helix-make-checkpoint: error: %s\n", msg);
-  std::fprintf(stderr,
-               "usage: helix-make-checkpoint --config CONFIG -o DIR "
-               "[--seed S] [--shards N] [--dtype bf16|fp16|fp32] "
-               "[--drop NAME]...\n");
+  std::fprintf(stderr, "usage: helix-make-checkpoint --config CONFIG -o DIR "
+                       "[--seed S] [--shards N] [--dtype bf16|fp16|fp32] "
+                       "[--drop NAME]...\n");
   return msg ? 1 : 0;
 }
 
@@ -309,8 +310,8 @@ int main(int argc, char **argv) {
       uint64_t n = es;
       for (int64_t d : s.shape)
         n *= d;
-      int64_t f = std::min<int64_t>(shards - 1, static_cast<int64_t>(
-                                                    acc * shards / total));
+      int64_t f = std::min<int64_t>(shards - 1,
+                                    static_cast<int64_t>(acc * shards / total));
       files[f].push_back({s.name, randomTensor(s, normal)});
       acc += n;
     }

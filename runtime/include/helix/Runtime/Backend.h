@@ -46,13 +46,13 @@ public:
 
   // Kernels: arguments are checked, outputs allocated.
   virtual void embedding(const Tensor &table,
-                         const std::vector<int64_t> &tokens,
-                         int64_t vocabBegin, Tensor &out) = 0;
+                         const std::vector<int64_t> &tokens, int64_t vocabBegin,
+                         Tensor &out) = 0;
   /// x, out viewed [rows, D].
   virtual void rmsNorm(const Tensor &x, const Tensor &weight, float eps,
                        Tensor &out) = 0;
-  virtual void linear(const Tensor &x, const Tensor &weight,
-                      const Tensor *bias, Tensor &out) = 0;
+  virtual void linear(const Tensor &x, const Tensor &weight, const Tensor *bias,
+                      Tensor &out) = 0;
   virtual void headMatmul(const Tensor &x, const Tensor &w, bool transposeW,
                           Tensor &out) = 0;
   virtual void rope(Tensor &x, const std::vector<int64_t> &positions,

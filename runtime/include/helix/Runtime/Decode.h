@@ -69,8 +69,7 @@ struct DecodeProgram {
   std::function<Tensor(Context &, const StepInputs &)> step;
   /// Optional: program-specific "--flag value" options. Return false for an
   /// unknown flag; throw Error for a bad value.
-  std::function<bool(const std::string &flag, const std::string &value)>
-      option;
+  std::function<bool(const std::string &flag, const std::string &value)> option;
   /// Optional: usage lines for the program-specific options.
   std::string optionsHelp;
   /// Optional: checks after the options, before the rank count is checked

@@ -82,8 +82,8 @@ public:
 
   /// Rows [begin, begin + count) of dimension 0.
   HostTensor loadRows(const std::string &name,
-                      const std::vector<int64_t> &expectedShape,
-                      int64_t begin, int64_t count) const;
+                      const std::vector<int64_t> &expectedShape, int64_t begin,
+                      int64_t count) const;
   /// Columns [begin, begin + count) of the last dimension of a 2-D tensor.
   HostTensor loadColumns(const std::string &name,
                          const std::vector<int64_t> &expectedShape,

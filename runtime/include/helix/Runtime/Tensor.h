@@ -54,7 +54,9 @@ public:
   /// Size of dimension `i`; negative `i` counts from the end.
   int64_t dim(int i) const;
   int64_t numel() const;
-  size_t bytes() const { return static_cast<size_t>(numel()) * dtypeSize(dtype_); }
+  size_t bytes() const {
+    return static_cast<size_t>(numel()) * dtypeSize(dtype_);
+  }
   DType dtype() const { return dtype_; }
   bool onDevice() const { return storage_ && storage_->onDevice; }
 
