@@ -151,4 +151,18 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
   return spec;
 }
 
+FailureOr<std::pair<func::FuncOp, ModelSpec>>
+findDecodeStepModel(ModuleOp module, llvm::StringRef pass) {
+  func::FuncOp func = findDecodeStep(module);
+  if (!func)
+    return module.emitError()
+           << pass
+           << ": no decode-step function (func.func @decode_step or one "
+              "carrying helix.model)";
+  FailureOr<ModelSpec> model = extractModelSpec(func);
+  if (failed(model))
+    return failure();
+  return std::make_pair(func, *model);
+}
+
 } // namespace helix

@@ -26,17 +26,12 @@ struct ApplyLayout
   using Base::Base;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    func::FuncOp func = ::helix::findDecodeStep(module);
-    if (!func) {
-      module.emitError() << "helix-apply-layout: no decode-step function "
-                            "(func.func @decode_step or one carrying "
-                            "helix.model)";
+    auto found =
+        ::helix::findDecodeStepModel(getOperation(), "helix-apply-layout");
+    if (failed(found))
       return signalPassFailure();
-    }
-    FailureOr<::helix::ModelSpec> model = ::helix::extractModelSpec(func);
-    if (failed(model))
-      return signalPassFailure();
+    func::FuncOp func = found->first;
+    FailureOr<::helix::ModelSpec> model = found->second;
 
     std::string error;
     ::helix::Hardware hw;

@@ -45,6 +45,12 @@ mlir::FailureOr<ModelSpec> extractModelSpec(mlir::func::FuncOp func);
 /// function carrying `helix.model`.
 mlir::func::FuncOp findDecodeStep(mlir::ModuleOp module);
 
+/// The decode step of `module` and its ModelSpec, for passes: emits
+/// "<pass>: no decode-step function ..." on the module (or the extractor's
+/// diagnostic) and fails when there is none.
+mlir::FailureOr<std::pair<mlir::func::FuncOp, ModelSpec>>
+findDecodeStepModel(mlir::ModuleOp module, llvm::StringRef pass);
+
 /// Prints a readable summary of the model IR in `module`: the model, its
 /// parameter counts, the op counts, the layer pattern and the KV cache size
 /// per token. Fails (with a diagnostic) if it is not helix model IR.
