@@ -169,13 +169,15 @@ def Helix_WeightOp : Helix_Op<"weight", [Pure]> {
     `shape`, seen as the row-major `view` (default: `shape`; e.g. the
     `[heads * head_dim, hidden]` q projection seen as
     `[heads, head_dim, hidden]`), and the slice of that view starting at
-    `offsets` (default: zeros) with the result's shape. A name containing
+    `offsets` (default: zeros) with the result's shape; an offset may be an
+    `index` value (SPMD rank IR computes it from the rank's grid
+    coordinates). A name containing
     `{expert}` stands for one tensor per expert: the view's first dimension
     enumerates experts and `shape` is one expert's tensor.
 
     In global-view IR the result is the whole view (with a `#helix.dist`
     saying how it is split); after `helix-partition` it is the slice one
-    rank loads.
+    rank loads, its offsets computed from the rank's coordinates.
 
     ```mlir
     %wq = helix.weight "model.layers.0.self_attn.q_proj.weight" [16384, 16384]
@@ -183,22 +185,29 @@ def Helix_WeightOp : Helix_Op<"weight", [Pure]> {
     %wg = helix.weight "model.layers.3.mlp.experts.{expert}.gate_proj.weight"
         [2048, 7168] view [256, 2048, 7168] offsets [32, 0, 0]
         : tensor<32x2048x7168xbf16>
+    %wo = helix.weight "model.layers.0.self_attn.o_proj.weight" [16384, 16384]
+        offsets [0, %col] : tensor<16384x512xbf16>
     ```
   }];
   let arguments = (ins StrAttr:$name, DenseI64ArrayAttr:$shape,
                    OptionalAttr<DenseI64ArrayAttr>:$view,
+                   Variadic<Index>:$dynamic_offsets,
                    OptionalAttr<DenseI64ArrayAttr>:$offsets);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $name $shape (`view` $view^)? (`offsets` $offsets^)? attr-dict `:`
-    type($result)
+    $name $shape (`view` $view^)?
+    (`offsets` custom<DynamicIndexList>($dynamic_offsets, $offsets)^)?
+    attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The view's shape (`view`, or `shape` when absent).
     ::llvm::SmallVector<int64_t> getViewShape();
-    /// The slice's offsets (zeros when absent).
+    /// The slice's static offsets (zeros when absent); an offset computed
+    /// in the IR (an SSA index, SPMD rank IR) is ShapedType::kDynamic.
     ::llvm::SmallVector<int64_t> getSliceOffsets();
+    /// Every offset: an IntegerAttr or the index value computing it.
+    ::llvm::SmallVector<::mlir::OpFoldResult> getMixedSliceOffsets();
   }];
 }
 
@@ -208,18 +217,21 @@ def Helix_EmbedRowsOp : Helix_Op<"embed_rows", [Pure]> {
     Row `t - vocab_offset` of `table` for every token id `t` in
     `[vocab_offset, vocab_offset + rows(table))`, zeros for the others: the
     vocabulary-parallel embedding, whose partial results an all-reduce sums.
+    `vocab_offset` (an index, default 0) is the rank's first row of the
+    vocabulary, computed from its grid coordinates in SPMD rank IR.
 
     ```mlir
-    %e = helix.embed_rows %tokens, %table {vocab_offset = 4008 : i64}
-        : (tensor<8xi64>, tensor<4008x16384xbf16>) -> tensor<8x16384xbf16>
+    %e = helix.embed_rows %tokens, %table vocab_offset(%v)
+        : (tensor<8xi64>, tensor<4008x16384xbf16>, index) -> tensor<8x16384xbf16>
     ```
   }];
   let arguments = (ins 1DTensorOf<[AnyInteger]>:$tokens,
                    2DTensorOf<[AnyFloat]>:$table,
-                   DefaultValuedAttr<I64Attr, "0">:$vocab_offset);
+                   Optional<Index>:$vocab_offset);
   let results = (outs 2DTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
-    $tokens `,` $table attr-dict `:` functional-type(operands, results)
+    $tokens `,` $table (`vocab_offset` `(` $vocab_offset^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -264,6 +276,30 @@ def Helix_MatmulOp : Helix_Op<"matmul", [Pure]> {
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+def Helix_KeepIfOp : Helix_Op<"keep_if",
+    [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A value on the ranks where a condition holds, zeros elsewhere";
+  let description = [{
+    `value` where `condition` is true, a zero tensor of its type elsewhere.
+    SPMD rank IR uses it for a row-parallel bias: every rank of the
+    reduction group runs the same program, and only the one holding the
+    first slice of the contraction adds the bias, so the sum adds it once.
+    The runtime passes an absent bias instead of zeros.
+
+    ```mlir
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %col, %c0 : index
+    %b = helix.keep_if %first, %bias : tensor<2880xbf16>
+    %y = helix.matmul %o, %wo bias(%b) : (...) -> tensor<8x2880xbf16>
+    ```
+  }];
+  let arguments = (ins I1:$condition, AnyRankedTensor:$value);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $value attr-dict `:` type($value)
+  }];
 }
 
 def Helix_GroupSumOp : Helix_Op<"group_sum", [Pure]> {
@@ -455,17 +491,21 @@ def Helix_KVSlotsOp : Helix_Op<"kv_slots", [Pure]> {
     `(end - 1) mod capacity`.
 
     ```mlir
-    %slots, %spans = helix.kv_slots %pos {placement = #helix.kv_placement<block = 16,
-        kvp = 4, capacity = 262144>, rank_offset = 2 : i64}
+    %slots, %spans = helix.kv_slots %pos rank_offset(%kvp_rank)
+        {placement = #helix.kv_placement<block = 16, kvp = 4, capacity = 262144>}
         : tensor<8xi64> -> tensor<1x8xi64>, tensor<1x8x2xi64>
     ```
+
+    `rank_offset` (an index, default 0) is the first KVP rank described; in
+    SPMD rank IR the rank's own KVP coordinate.
   }];
   let arguments = (ins 1DTensorOf<[AnyInteger]>:$positions,
-                   Helix_KVPlacementAttr:$placement,
-                   DefaultValuedAttr<I64Attr, "0">:$rank_offset);
+                   Optional<Index>:$rank_offset,
+                   Helix_KVPlacementAttr:$placement);
   let results = (outs 2DTensorOf<[I64]>:$slots, 3DTensorOf<[I64]>:$spans);
   let assemblyFormat = [{
-    $positions attr-dict `:` type($positions) `->` type($slots) `,` type($spans)
+    $positions (`rank_offset` `(` $rank_offset^ `)`)? attr-dict `:`
+    type($positions) `->` type($slots) `,` type($spans)
   }];
   let hasVerifier = 1;
 }
@@ -554,9 +594,12 @@ def Helix_MoEExpertsOp : Helix_Op<"moe_experts",
 
     ```mlir
     %g = helix.moe_experts %n, %w, %ids experts(%wg, %wu, %wd) shared(%sg, %su, %sd)
-        {config = #helix.moe<...>, expert_offset = 32 : i64}
+        expert_offset(%first) {config = #helix.moe<...>}
         : (...) -> tensor<1x8x7168xbf16>
     ```
+
+    `expert_offset` (an index, default 0): the first of the local experts,
+    computed from the rank's EP coordinate in SPMD rank IR.
   }];
   let arguments = (ins 2DTensorOf<[AnyFloat]>:$input,
                    2DTensorOf<[F32]>:$weights,
@@ -564,14 +607,15 @@ def Helix_MoEExpertsOp : Helix_Op<"moe_experts",
                    Variadic<3DTensorOf<[AnyFloat]>>:$expert_weights,
                    Variadic<2DTensorOf<[AnyFloat]>>:$expert_biases,
                    Variadic<2DTensorOf<[AnyFloat]>>:$shared_weights,
+                   Optional<Index>:$expert_offset,
                    Helix_MoEConfigAttr:$config,
-                   DefaultValuedAttr<I64Attr, "0">:$expert_offset,
                    UnitAttr:$fused_gate_up);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `,` $weights `,` $ids `experts` `(` $expert_weights `)`
     (`expert_bias` `(` $expert_biases^ `)`)?
     (`shared` `(` $shared_weights^ `)`)?
+    (`expert_offset` `(` $expert_offset^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

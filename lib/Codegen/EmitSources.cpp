@@ -1,9 +1,9 @@
-//===- EmitSources.cpp - Rank IR to one C++ source per rank ---------------===//
+//===- EmitSources.cpp - Rank IR to one C++ source per stage --------------===//
 //
-// Lowers a copy of the rank IR (convert-helix-to-emitc), moves each rank's
-// functions and registration into an `emitc.file` of its own and main into
-// another, and prints each file with emitc::translateToCpp, so the ranks
-// compile in parallel.
+// Lowers a copy of the SPMD rank IR (convert-helix-to-emitc), moves each
+// pipeline stage's functions and registration into an `emitc.file` of its
+// own and main (with the grids) into another, and prints each file with
+// emitc::translateToCpp, so the stages compile in parallel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,15 +84,15 @@ bool emitSources(ModuleOp rankIR, const ProjectOptions &options,
     }
   }
 
-  // Group the module's ops into files: each rank's, then main's.
+  // Group the module's ops into files: each stage's, then main's.
   SmallVector<emitc::IncludeOp> includes;
-  std::map<int64_t, SmallVector<Operation *>> ranks;
+  std::map<int64_t, SmallVector<Operation *>> stages;
   SmallVector<Operation *> rest;
   for (Operation &op : module->getBody()->getOperations()) {
     if (auto inc = dyn_cast<emitc::IncludeOp>(op))
       includes.push_back(inc);
-    else if (auto r = op.getAttrOfType<IntegerAttr>("helix.rank"))
-      ranks[r.getInt()].push_back(&op);
+    else if (auto st = op.getAttrOfType<IntegerAttr>("helix.stage"))
+      stages[st.getInt()].push_back(&op);
     else
       rest.push_back(&op);
   }
@@ -111,15 +111,16 @@ bool emitSources(ModuleOp rankIR, const ProjectOptions &options,
     for (Operation *op : ops)
       op->moveBefore(&body, body.end());
   };
-  for (auto &[r, ops] : ranks)
-    makeFile("rank" + std::to_string(r), "rank " + std::to_string(r), ops);
+  for (auto &[st, ops] : stages)
+    makeFile("stage" + std::to_string(st),
+             "pipeline stage " + std::to_string(st), ops);
   makeFile("main", "main", rest);
   for (emitc::IncludeOp inc : includes)
     inc.erase();
 
   std::vector<std::string> ids;
-  for (auto &[r, ops] : ranks)
-    ids.push_back("rank" + std::to_string(r));
+  for (auto &[st, ops] : stages)
+    ids.push_back("stage" + std::to_string(st));
   ids.push_back("main");
   for (const std::string &id : ids) {
     std::string text;

@@ -62,7 +62,7 @@ std::string cmakeLists(const ProgramSummary &s, const ProjectOptions &o,
           "LANGUAGE CUDA)\n";
   os << "# The generated functions are long lists of runtime calls: "
         "optimising\n"
-     << "# them takes minutes per rank for large models and buys nothing "
+     << "# them takes minutes per stage for large models and buys nothing "
         "(the\n"
      << "# runtime does the work), so they are compiled without.\n"
      << "set(HELIX_DECODE_HOST_FLAGS \"-O0\" CACHE STRING\n"
@@ -89,8 +89,11 @@ std::string readme(const ProgramSummary &s, const ProjectOptions &o) {
                             "project"
                           : o.origin)
      << "). The host code in `src/` is the plan's rank IR lowered by "
-        "`convert-helix-to-emitc`: one file per rank (its load, prepare "
-        "and step functions) and `main.cpp`; every op is a call into the "
+        "`convert-helix-to-emitc`: one SPMD program per pipeline stage "
+        "(`stage<S>.cpp`: its load, prepare and step functions, run by "
+        "every rank of the stage, which computes its slices, offsets and "
+        "groups from its grid coordinates at start-up) and `main.cpp` "
+        "(the grids); every op is a call into the "
         "helix runtime (`helix/Runtime/Codegen.h`), which runs the "
      << (cuda ? "CUDA (cuBLAS, NCCL)" : "CPU (MPI)") << " backend.\n\n"
      << "## Plan\n\n"

@@ -1,7 +1,7 @@
 //===- ProjectParts.h - Pieces of a generated project -----------*- C++ -*-===//
 //
 // Private to lib/Codegen: what the project files say about the program,
-// the C++ sources (one per rank and a main) and the other files' text.
+// the C++ sources (one per pipeline stage and a main) and the other files' text.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +35,7 @@ struct ProgramSummary {
 ProgramSummary summarize(mlir::ModuleOp rankIR);
 
 /// Lowers a copy of `rankIR` and prints it as sources: file name (under
-/// src/) -> C++ text, one per rank and main.cpp.
+/// src/) -> C++ text, one per pipeline stage and main.cpp.
 bool emitSources(mlir::ModuleOp rankIR, const ProjectOptions &options,
                  std::map<std::string, std::string> &sources,
                  std::string &error);

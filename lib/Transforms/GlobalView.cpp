@@ -176,7 +176,7 @@ Value GlobalView::weight(StringRef name, ArrayRef<int64_t> shape,
   DenseI64ArrayAttr viewAttr =
       view.empty() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(view);
   return WeightOp::create(b, loc, t, b.getStringAttr(name),
-                          b.getDenseI64ArrayAttr(shape), viewAttr,
+                          b.getDenseI64ArrayAttr(shape), viewAttr, ValueRange(),
                           DenseI64ArrayAttr());
 }
 

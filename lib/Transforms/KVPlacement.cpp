@@ -145,7 +145,7 @@ struct KVPlacement
         slots = KVSlotsOp::create(
             b, op.getLoc(), RankedTensorType::get({kvp, rows}, i64, dist),
             RankedTensorType::get({kvp, rows, 2}, i64, dist), positions,
-            placement, b.getI64IntegerAttr(0));
+            /*rank_offset=*/Value(), placement);
         b.setInsertionPoint(op);
       }
       int64_t rows = cast<RankedTensorType>(op.getQ().getType()).getDimSize(0);

@@ -1,11 +1,15 @@
 //===- Partition.cpp - helix-partition ------------------------------------===//
 //
-// Global view to one SPMD program per rank: every value gets the local
-// static shape its #helix.dist gives the rank, weights the offsets of the
-// slice the rank loads, KV caches the rank's !helix.kv_shard, collectives
-// become the upstream shard ops (send_recv a shard.send on the sending
-// stage and a shard.recv on the receiving one), and a rank keeps only the
-// ops of its pipeline stage.
+// Global view to one SPMD program per pipeline stage, run by every rank of
+// the stage: every value gets the local static shape its #helix.dist
+// gives (the same on every rank), weights the offsets of the slice a rank
+// loads, computed in the IR from the rank's grid coordinates
+// (shard.process_multi_index and arith), as are the vocabulary, expert
+// and KVP offsets and which rank adds a row-parallel bias (helix.keep_if);
+// KV caches become the rank's !helix.kv_shard, collectives the upstream
+// shard ops over their grid axes (send_recv a shard.send on the sending
+// stage and a shard.recv on the receiving one), and a stage keeps only its
+// own ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +19,7 @@
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -50,30 +55,48 @@ int64_t stageOf(Operation *op) {
   return -1;
 }
 
-/// Builds the program of one rank.
-class RankBuilder {
+/// Builds the program of one pipeline stage.
+class StageBuilder {
 public:
-  RankBuilder(func::FuncOp global, const Grids &grids, int64_t rank)
-      : global(global), grids(grids), rank(rank), b(global) {
-    stage = grids.coords(grids.order.front(), rank).front();
-  }
+  StageBuilder(func::FuncOp global, const Grids &grids, int64_t stage)
+      : global(global), grids(grids), stage(stage), b(global), ib(global) {}
 
   FailureOr<func::FuncOp> build();
 
 private:
   func::FuncOp global;
   const Grids &grids;
-  int64_t rank, stage;
-  OpBuilder b;
+  int64_t stage;
+  OpBuilder b;       // the program
+  OpBuilder ib;      // the rank-dependent index values ...
+  Block prologue;    // ... built here, then moved to the entry
   IRMapping map;
   SmallVector<Value> results;
+  llvm::StringMap<SmallVector<Value>> coordValues;
+  std::map<std::tuple<std::string, SmallVector<int16_t>, int64_t, int64_t>,
+           Value>
+      offsets;
+  DenseMap<int64_t, Value> constants;
+  std::map<std::pair<std::string, SmallVector<int16_t>>, Value> indices;
+  DenseMap<Value, Value> firsts;
 
   InFlightDiagnostic fail(Operation *op, const Twine &why) {
-    return op->emitOpError() << "helix-partition: rank " << rank << ": " << why;
+    return op->emitOpError()
+           << "helix-partition: stage " << stage << ": " << why;
   }
-  FailureOr<LocalPart> part(Operation *at, Type global);
+  FailureOr<SplitPart> split(Operation *at, Type global);
   FailureOr<Type> localType(Operation *at, Type global);
   FailureOr<Type> cacheType(BlockArgument cache);
+  Value constant(int64_t v);
+  /// The offset of dimension `d` of `global` on the running rank: a
+  /// constant 0 when the dimension is not split.
+  FailureOr<Value> offset(Operation *at, Type global, unsigned d);
+  /// True on the rank holding the first slice of dimension `d` of `global`.
+  FailureOr<Value> firstSlice(Operation *at, Value global, unsigned d);
+  /// `bias` kept on the rank holding the first slice of dimension `d` of
+  /// `weight` (a row-parallel contraction) only.
+  FailureOr<Value> biasOnFirst(Operation *at, Value localBias, Value weight,
+                               unsigned d);
   LogicalResult lower(Operation *op);
   LogicalResult lowerCollective(CollectiveOp op);
   LogicalResult lowerSlice(tensor::ExtractSliceOp op);
@@ -81,32 +104,104 @@ private:
   LogicalResult fixUp(Operation *global, Operation *local);
 };
 
-FailureOr<LocalPart> RankBuilder::part(Operation *at, Type global) {
+FailureOr<SplitPart> StageBuilder::split(Operation *at, Type global) {
   std::string error;
-  FailureOr<LocalPart> p =
-      localPart(cast<RankedTensorType>(global), grids, rank, error);
+  FailureOr<SplitPart> p =
+      splitPart(cast<RankedTensorType>(global), grids, error);
   if (failed(p))
     return fail(at, error);
   return p;
 }
 
-FailureOr<Type> RankBuilder::localType(Operation *at, Type global) {
+FailureOr<Type> StageBuilder::localType(Operation *at, Type global) {
   if (auto async = dyn_cast<AsyncType>(global)) {
-    FailureOr<LocalPart> p = part(at, async.getValue());
+    FailureOr<SplitPart> p = split(at, async.getValue());
     if (failed(p))
       return failure();
     return Type(AsyncType::get(global.getContext(), p->type));
   }
   if (!isa<RankedTensorType>(global))
     return global;
-  FailureOr<LocalPart> p = part(at, global);
+  FailureOr<SplitPart> p = split(at, global);
   if (failed(p))
     return failure();
   return Type(p->type);
 }
 
+Value StageBuilder::constant(int64_t v) {
+  Value &c = constants[v];
+  if (!c)
+    c = arith::ConstantIndexOp::create(ib, global.getLoc(), v);
+  return c;
+}
+
+FailureOr<Value> StageBuilder::offset(Operation *at, Type global, unsigned d) {
+  FailureOr<SplitPart> p = split(at, global);
+  if (failed(p))
+    return failure();
+  const DimSplit &s = p->dims[d];
+  if (!s.split())
+    return constant(0);
+  auto key = std::make_tuple(p->grid, s.axes, s.local, s.duplicated);
+  if (Value v = offsets[key])
+    return v;
+  Location loc = this->global.getLoc();
+  SmallVector<Value> &coords = coordValues[p->grid];
+  if (coords.empty()) {
+    ArrayRef<int64_t> shape = grids.shapes.find(p->grid)->second;
+    auto all = llvm::to_vector(llvm::seq<int16_t>(0, shape.size()));
+    auto op = shard::ProcessMultiIndexOp::create(ib, loc, p->grid, all);
+    coords.assign(op->result_begin(), op->result_end());
+  }
+  // The rank's index over the axes (first major), then its offset.
+  ArrayRef<int64_t> shape = grids.shapes.find(p->grid)->second;
+  Value &index = indices[{p->grid, s.axes}];
+  if (!index)
+    for (int16_t a : s.axes)
+      index = index ? arith::AddIOp::create(
+                          ib, loc,
+                          arith::MulIOp::create(ib, loc, index,
+                                                constant(shape[a])),
+                          coords[a])
+                    : coords[a];
+  Value v = s.duplicated > 1
+                ? Value(arith::DivUIOp::create(ib, loc, index,
+                                               constant(s.duplicated)))
+            : s.local == 1
+                ? index
+                : Value(arith::MulIOp::create(ib, loc, index,
+                                              constant(s.local)));
+  offsets[key] = v;
+  return v;
+}
+
+FailureOr<Value> StageBuilder::firstSlice(Operation *at, Value global,
+                                          unsigned d) {
+  FailureOr<Value> o = offset(at, global.getType(), d);
+  if (failed(o))
+    return failure();
+  Value &first = firsts[*o];
+  if (!first)
+    first = arith::CmpIOp::create(ib, this->global.getLoc(),
+                                  arith::CmpIPredicate::eq, *o, constant(0));
+  return first;
+}
+
+FailureOr<Value> StageBuilder::biasOnFirst(Operation *at, Value localBias,
+                                           Value weight, unsigned d) {
+  FailureOr<SplitPart> p = split(at, weight.getType());
+  if (failed(p))
+    return failure();
+  if (!p->dims[d].split())
+    return localBias;
+  FailureOr<Value> first = firstSlice(at, weight, d);
+  if (failed(first))
+    return failure();
+  return Value(KeepIfOp::create(b, at->getLoc(), *first, localBias));
+}
+
 /// The rank's shard of a layer's KV cache, from the attention that reads it.
-FailureOr<Type> RankBuilder::cacheType(BlockArgument cache) {
+FailureOr<Type> StageBuilder::cacheType(BlockArgument cache) {
   auto type = cast<KVCacheType>(cache.getType());
   for (Operation *user : cache.getUsers()) {
     auto attn = dyn_cast<AttentionPartialOp>(user);
@@ -115,7 +210,7 @@ FailureOr<Type> RankBuilder::cacheType(BlockArgument cache) {
     if (!attn.getPlacement())
       return fail(attn, "the attention has no KV placement (run "
                         "helix-kv-placement first)");
-    FailureOr<LocalPart> k = part(attn, attn.getK().getType());
+    FailureOr<SplitPart> k = split(attn, attn.getK().getType());
     // Cache rows are split over the ranks that split the requests.
     auto q = cast<RankedTensorType>(attn.getQ().getType());
     int64_t cacheRows = attn.getCacheRows();
@@ -126,7 +221,7 @@ FailureOr<Type> RankBuilder::cacheType(BlockArgument cache) {
           {SmallVector<int16_t>(qDist.getSplitAxes(0))}, {}, qDist.getStage());
     auto rows =
         RankedTensorType::get({cacheRows}, q.getElementType(), rowsDist);
-    FailureOr<LocalPart> r = part(attn, rows);
+    FailureOr<SplitPart> r = split(attn, rows);
     if (failed(k) || failed(r))
       return failure();
     return Type(KVShardType::get(b.getContext(), r->type.getDimSize(0),
@@ -139,7 +234,7 @@ FailureOr<Type> RankBuilder::cacheType(BlockArgument cache) {
   return Type();
 }
 
-FailureOr<func::FuncOp> RankBuilder::build() {
+FailureOr<func::FuncOp> StageBuilder::build() {
   MLIRContext *ctx = global.getContext();
   // Arguments this rank uses, with their local types.
   SmallVector<Type> argTypes;
@@ -166,37 +261,29 @@ FailureOr<func::FuncOp> RankBuilder::build() {
     kept.push_back(arg);
   }
   auto func = func::FuncOp::create(b, global.getLoc(),
-                                   kRankFuncPrefix + std::to_string(rank),
+                                   kStageFuncPrefix + std::to_string(stage),
                                    FunctionType::get(ctx, argTypes, {}));
   Block *body = func.addEntryBlock();
   for (auto [i, arg] : llvm::enumerate(kept)) {
     map.map(arg, body->getArgument(i));
     func.setArgAttrs(i, argAttrs[i]);
   }
-  SmallVector<NamedAttribute> coords;
-  for (const std::string &grid : grids.order)
-    coords.push_back(
-        b.getNamedAttr(grid, b.getDenseI64ArrayAttr(grids.coords(grid, rank))));
-  func->setAttr("helix.rank", b.getI64IntegerAttr(rank));
-  func->setAttr("helix.coords", b.getDictionaryAttr(coords));
+  func->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
+  ib.setInsertionPointToEnd(&prologue);
   for (Operation &op : global.getBody().front())
     if (failed(lower(&op)))
       return failure();
   func::ReturnOp::create(b, global.getLoc(), results);
+  body->getOperations().splice(body->begin(), prologue.getOperations());
   func.setType(
       FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
-  // Biases other ranks add are not loaded here.
-  func.walk([](WeightOp w) {
-    if (w->use_empty())
-      w->erase();
-  });
   return func;
 }
 
-LogicalResult RankBuilder::lower(Operation *op) {
+LogicalResult StageBuilder::lower(Operation *op) {
   if (auto ret = dyn_cast<func::ReturnOp>(op)) {
     for (Value v : ret.getOperands())
       if (Value local = map.lookupOrNull(v))
@@ -231,73 +318,98 @@ LogicalResult RankBuilder::lower(Operation *op) {
   return fixUp(op, local);
 }
 
-/// Attributes and operands that depend on which slice the rank holds.
-LogicalResult RankBuilder::fixUp(Operation *global, Operation *local) {
-  auto offsetOf = [&](Value v, unsigned d) -> FailureOr<int64_t> {
-    FailureOr<LocalPart> p = part(global, v.getType());
-    if (failed(p))
-      return failure();
-    return p->offsets[d];
-  };
-  // A row-parallel output's bias is added by the rank holding the first
-  // slice of the contraction dimension (one per reduction group).
-  auto firstSlice = [&](Value weight, unsigned d) {
-    FailureOr<int64_t> o = offsetOf(weight, d);
-    return succeeded(o) && *o == 0;
-  };
+/// Operands that depend on which slice the rank holds, computed from its
+/// coordinates.
+LogicalResult StageBuilder::fixUp(Operation *global, Operation *local) {
   if (auto w = dyn_cast<WeightOp>(local)) {
-    FailureOr<LocalPart> p = part(global, global->getResult(0).getType());
+    Type t = global->getResult(0).getType();
+    FailureOr<SplitPart> p = split(global, t);
     if (failed(p))
       return failure();
-    if (ArrayRef<int64_t>(w.getViewShape()) != p->type.getShape())
-      w.setOffsetsAttr(b.getDenseI64ArrayAttr(p->offsets));
+    if (ArrayRef<int64_t>(w.getViewShape()) == p->type.getShape())
+      return success();
+    SmallVector<int64_t> statics;
+    SmallVector<Value> dynamics;
+    for (auto [d, s] : llvm::enumerate(p->dims)) {
+      if (!s.split()) {
+        statics.push_back(0);
+        continue;
+      }
+      FailureOr<Value> o = offset(global, t, d);
+      if (failed(o))
+        return failure();
+      statics.push_back(ShapedType::kDynamic);
+      dynamics.push_back(*o);
+    }
+    w.setOffsetsAttr(b.getDenseI64ArrayAttr(statics));
+    w.getDynamicOffsetsMutable().assign(dynamics);
     return success();
   }
-  if (auto e = dyn_cast<EmbedRowsOp>(local)) {
-    FailureOr<int64_t> o = offsetOf(cast<EmbedRowsOp>(global).getTable(), 0);
+  // An offset operand: dimension `d` of `v`'s split, when split.
+  auto setOffset = [&](Value v, unsigned d, MutableOperandRange operand) {
+    FailureOr<SplitPart> p = split(global, v.getType());
+    if (failed(p))
+      return failure();
+    if (!p->dims[d].split())
+      return success();
+    FailureOr<Value> o = offset(global, v.getType(), d);
     if (failed(o))
       return failure();
-    e.setVocabOffset(*o);
-  }
-  if (auto s = dyn_cast<KVSlotsOp>(local)) {
-    FailureOr<int64_t> o = offsetOf(global->getResult(0), 0);
-    if (failed(o))
-      return failure();
-    s.setRankOffset(*o);
-  }
+    operand.assign(*o);
+    return success();
+  };
+  if (auto e = dyn_cast<EmbedRowsOp>(local))
+    return setOffset(cast<EmbedRowsOp>(global).getTable(), 0,
+                     e.getVocabOffsetMutable());
+  if (auto s = dyn_cast<KVSlotsOp>(local))
+    return setOffset(global->getResult(0), 0, s.getRankOffsetMutable());
+  // A row-parallel output's bias is added by the rank holding the first
+  // slice of the contraction dimension (one per reduction group).
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(local);
   if (auto m = dyn_cast<MoEExpertsOp>(local)) {
-    FailureOr<int64_t> o =
-        offsetOf(cast<MoEExpertsOp>(global).getExpertWeights().front(), 0);
-    if (failed(o))
-      return failure();
-    m.setExpertOffset(*o);
-    // Each expert's down bias: on the first TPF rank of its group.
     auto g = cast<MoEExpertsOp>(global);
-    Value down = g.getExpertWeights().back();
-    if (!firstSlice(down, g.getFusedGateUp() ? 1 : 2) &&
-        !m.getExpertBiases().empty() &&
-        m.getExpertBiases().size() == m.getExpertWeights().size())
-      m.getExpertBiasesMutable().erase(m.getExpertBiases().size() - 1);
+    if (failed(setOffset(g.getExpertWeights().front(), 0,
+                         m.getExpertOffsetMutable())))
+      return failure();
+    // Each expert's down bias: on the first TPF rank of its group.
+    if (!m.getExpertBiases().empty() &&
+        m.getExpertBiases().size() == m.getExpertWeights().size()) {
+      unsigned last = m.getExpertBiases().size() - 1;
+      FailureOr<Value> bias =
+          biasOnFirst(global, m.getExpertBiases()[last],
+                      g.getExpertWeights().back(), g.getFusedGateUp() ? 1 : 2);
+      if (failed(bias))
+        return failure();
+      m.getExpertBiasesMutable()[last].set(*bias);
+    }
+    return success();
   }
-  if (auto mm = dyn_cast<MatmulOp>(local);
-      mm && mm.getBias() && !firstSlice(cast<MatmulOp>(global).getWeight(), 1))
-    mm.getBiasMutable().clear();
-  if (auto mlp = dyn_cast<GatedMLPOp>(local);
-      mlp && mlp.getBDown() &&
-      !firstSlice(cast<GatedMLPOp>(global).getWDown(), 1))
-    mlp.getBDownMutable().clear();
+  if (auto mm = dyn_cast<MatmulOp>(local); mm && mm.getBias()) {
+    FailureOr<Value> bias = biasOnFirst(
+        global, mm.getBias(), cast<MatmulOp>(global).getWeight(), 1);
+    if (failed(bias))
+      return failure();
+    mm.getBiasMutable().assign(*bias);
+  }
+  if (auto mlp = dyn_cast<GatedMLPOp>(local); mlp && mlp.getBDown()) {
+    FailureOr<Value> bias = biasOnFirst(
+        global, mlp.getBDown(), cast<GatedMLPOp>(global).getWDown(), 1);
+    if (failed(bias))
+      return failure();
+    mlp.getBDownMutable().assign(*bias);
+  }
   return success();
 }
 
-LogicalResult RankBuilder::lowerCollective(CollectiveOp op) {
+LogicalResult StageBuilder::lowerCollective(CollectiveOp op) {
   Location loc = op.getLoc();
   Value input = map.lookupOrNull(op.getInput());
-  // The group's members, explicit for the runtime's communicators.
+  // The group is the rank's over the grid axes (the runtime computes its
+  // members from the grid and the rank's coordinates).
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("grid", op.getGridAttr()),
-      b.getNamedAttr("grid_axes", op.getGridAxesAttr()),
-      b.getNamedAttr(kGroupAttr, b.getDenseI64ArrayAttr(grids.group(
-                                     op.getGrid(), rank, op.getGridAxes())))};
+      b.getNamedAttr("grid_axes", op.getGridAxesAttr())};
   auto index = [&](StringRef name, std::optional<uint64_t> v) {
     attrs.push_back(b.getNamedAttr(name, b.getIndexAttr(*v)));
   };
@@ -362,7 +474,7 @@ LogicalResult RankBuilder::lowerCollective(CollectiveOp op) {
 
 /// A slice along dimensions the rank holds whole keeps its offsets; a
 /// dimension the rank holds a part of must be taken whole.
-LogicalResult RankBuilder::lowerSlice(tensor::ExtractSliceOp op) {
+LogicalResult StageBuilder::lowerSlice(tensor::ExtractSliceOp op) {
   auto source = cast<RankedTensorType>(op.getSourceType());
   FailureOr<Type> src = localType(op, source);
   FailureOr<Type> res = localType(op, op.getType());
@@ -390,7 +502,7 @@ LogicalResult RankBuilder::lowerSlice(tensor::ExtractSliceOp op) {
   return success();
 }
 
-LogicalResult RankBuilder::lowerAsync(AsyncStartOp op) {
+LogicalResult StageBuilder::lowerAsync(AsyncStartOp op) {
   FailureOr<Type> t = localType(op, op.getType());
   if (failed(t))
     return failure();
@@ -424,8 +536,8 @@ struct Partition : public mlir::helix::impl::HelixPartitionBase<Partition> {
                             "(func.func @decode_step)";
       return signalPassFailure();
     }
-    for (int64_t rank = 0; rank < grids->devices; ++rank) {
-      RankBuilder builder(global, *grids, rank);
+    for (int64_t stage = 0; stage < grids->stages(); ++stage) {
+      StageBuilder builder(global, *grids, stage);
       if (failed(builder.build()))
         return signalPassFailure();
     }

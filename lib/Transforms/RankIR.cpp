@@ -4,6 +4,7 @@
 
 #include "helix/Dialect/Helix/HelixOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 using namespace mlir;
@@ -68,10 +69,22 @@ SmallVector<int64_t> Grids::group(StringRef name, int64_t rank,
   return members;
 }
 
-FailureOr<LocalPart> localPart(RankedTensorType global, const Grids &grids,
-                               int64_t rank, std::string &error) {
-  LocalPart part;
-  part.offsets.assign(global.getRank(), 0);
+int64_t Grids::indexOver(StringRef name, int64_t rank,
+                         ArrayRef<int16_t> axes) const {
+  ArrayRef<int64_t> shape = shapes.find(name)->second;
+  SmallVector<int64_t> c = coords(name, rank);
+  int64_t index = 0;
+  for (int16_t a : axes)
+    index = index * shape[a] + c[a];
+  return index;
+}
+
+FailureOr<SplitPart> splitPart(RankedTensorType global, const Grids &grids,
+                               std::string &error) {
+  SplitPart part;
+  part.dims.resize(global.getRank());
+  for (auto [d, split] : llvm::enumerate(part.dims))
+    split.local = global.getDimSize(d);
   auto dist = dyn_cast_or_null<DistAttr>(global.getEncoding());
   if (!dist) {
     part.type =
@@ -83,37 +96,117 @@ FailureOr<LocalPart> localPart(RankedTensorType global, const Grids &grids,
     error = "unknown grid @" + name.str();
     return failure();
   }
+  part.grid = name.str();
   ArrayRef<int64_t> shape = grids.shapes.find(name)->second;
-  SmallVector<int64_t> coords = grids.coords(name, rank);
-  // Index of the rank among the ranks of `axes` (first axis major), and
-  // their number.
-  auto indexOver = [&](ArrayRef<int16_t> axes) -> std::pair<int64_t, int64_t> {
-    int64_t index = 0, n = 1;
-    for (int16_t a : axes) {
-      index = index * shape[a] + coords[a];
-      n *= shape[a];
-    }
-    return {index, n};
-  };
   SmallVector<int64_t> local(global.getShape());
   for (int64_t d = 0; d < global.getRank(); ++d) {
-    auto [index, n] = indexOver(dist.getSplitAxes(d));
-    int64_t size = global.getDimSize(d);
+    DimSplit &split = part.dims[d];
+    split.axes.assign(dist.getSplitAxes(d).begin(), dist.getSplitAxes(d).end());
+    for (int16_t a : split.axes)
+      split.ranks *= shape[a];
+    int64_t size = global.getDimSize(d), n = split.ranks;
     if (size % n == 0) {
-      local[d] = size / n;
-      part.offsets[d] = index * local[d];
+      split.local = size / n;
     } else if (n % size == 0) {
       // More ranks than elements: each element duplicated n / size times.
-      local[d] = 1;
-      part.offsets[d] = index / (n / size);
+      split.local = 1;
+      split.duplicated = n / size;
     } else {
       error = "dimension " + std::to_string(d) + " of " + std::to_string(size) +
               " does not split over " + std::to_string(n) + " ranks";
       return failure();
     }
+    local[d] = split.local;
   }
   part.type = RankedTensorType::get(local, global.getElementType());
   return part;
+}
+
+FailureOr<LocalPart> localPart(RankedTensorType global, const Grids &grids,
+                               int64_t rank, std::string &error) {
+  FailureOr<SplitPart> split = splitPart(global, grids, error);
+  if (failed(split))
+    return failure();
+  LocalPart part{split->type, {}};
+  for (const DimSplit &d : split->dims)
+    part.offsets.push_back(
+        d.split() ? d.offset(grids.indexOver(split->grid, rank, d.axes)) : 0);
+  return part;
+}
+
+FailureOr<int64_t> RankValues::eval(Value v, std::string &error) {
+  if (auto it = known.find(v); it != known.end())
+    return it->second;
+  Operation *def = v.getDefiningOp();
+  auto fail = [&](const Twine &why) -> FailureOr<int64_t> {
+    error = why.str();
+    return failure();
+  };
+  if (!def)
+    return fail("an index value is a block argument; rank-dependent values "
+                "must be computed from the rank's grid coordinates");
+  auto grid = def->getAttrOfType<FlatSymbolRefAttr>("grid");
+  if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(def) &&
+      (!grid || !grids.shapes.count(grid.getValue())))
+    return fail("the coordinates of an unknown grid");
+  int64_t result = 0;
+  if (auto c = dyn_cast<arith::ConstantOp>(def)) {
+    auto attr = dyn_cast<IntegerAttr>(c.getValue());
+    if (!attr)
+      return fail("a non-integer constant");
+    result = attr.getValue().getSExtValue();
+  } else if (auto m = dyn_cast<shard::ProcessMultiIndexOp>(def)) {
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    SmallVector<int64_t> c = grids.coords(grid.getValue(), rank);
+    ArrayRef<int16_t> axes = m.getAxes();
+    int64_t axis = axes.empty() ? int64_t(i) : axes[i];
+    if (axis < 0 || axis >= int64_t(c.size()))
+      return fail("a coordinate outside the grid");
+    result = c[axis];
+  } else if (isa<shard::ProcessLinearIndexOp>(def)) {
+    result = rank;
+  } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp,
+                 arith::DivSIOp, arith::RemUIOp, arith::RemSIOp,
+                 arith::CmpIOp>(def)) {
+    FailureOr<int64_t> a = eval(def->getOperand(0), error);
+    if (failed(a))
+      return failure();
+    FailureOr<int64_t> b = eval(def->getOperand(1), error);
+    if (failed(b))
+      return failure();
+    if (isa<arith::DivUIOp, arith::DivSIOp, arith::RemUIOp, arith::RemSIOp>(
+            def) &&
+        *b == 0)
+      return fail("a division by zero");
+    if (isa<arith::AddIOp>(def))
+      result = *a + *b;
+    else if (isa<arith::SubIOp>(def))
+      result = *a - *b;
+    else if (isa<arith::MulIOp>(def))
+      result = *a * *b;
+    else if (isa<arith::DivUIOp, arith::DivSIOp>(def))
+      result = *a / *b;
+    else if (isa<arith::RemUIOp, arith::RemSIOp>(def))
+      result = *a % *b;
+    else {
+      auto cmp = cast<arith::CmpIOp>(def);
+      switch (cmp.getPredicate()) {
+      case arith::CmpIPredicate::eq:
+        result = *a == *b;
+        break;
+      case arith::CmpIPredicate::ne:
+        result = *a != *b;
+        break;
+      default:
+        return fail("a comparison other than eq / ne");
+      }
+    }
+  } else {
+    return fail("'" + def->getName().getStringRef() +
+                "' does not compute a value from the rank's coordinates");
+  }
+  known[v] = result;
+  return result;
 }
 
 } // namespace helix::sharding

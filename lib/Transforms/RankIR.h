@@ -2,8 +2,9 @@
 //
 // Private to lib/Transforms. What helix-partition and
 // helix-verify-partition share: the module's device grids, a rank's
-// coordinates on them (row-major), the local shape and offsets a rank holds
-// of a #helix.dist value, and the rank-IR checker.
+// coordinates on them (row-major), the local shape of a #helix.dist value
+// and how each rank's offsets follow from its coordinates, the evaluation
+// of SPMD rank IR's index values for one rank, and the rank-IR checker.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,15 +13,17 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
 
 namespace helix::sharding {
 
-inline constexpr const char *kRankFuncPrefix = "decode_step_rank";
-/// On every collective of rank IR: the world ranks of its group.
-inline constexpr const char *kGroupAttr = "helix.group";
+/// SPMD rank IR: one function per pipeline stage, @decode_step_stage<S>,
+/// with the stage's index in `helix.stage`.
+inline constexpr const char *kStageFuncPrefix = "decode_step_stage";
+inline constexpr const char *kStageAttr = "helix.stage";
 
 /// The shard.grid symbols of a module: name -> shape.
 struct Grids {
@@ -39,7 +42,47 @@ struct Grids {
   /// exchanges with.
   llvm::SmallVector<int64_t> group(llvm::StringRef name, int64_t rank,
                                    llvm::ArrayRef<int16_t> axes) const;
+  /// The index of `rank` over `axes` of grid `name` (first axis major).
+  int64_t indexOver(llvm::StringRef name, int64_t rank,
+                    llvm::ArrayRef<int16_t> axes) const;
+  /// The pipeline stage of `rank` (axis 0 of the first grid).
+  int64_t stageOf(int64_t rank) const { return coords(order.front(), rank)[0]; }
+  int64_t stages() const { return shapes.find(order.front())->second[0]; }
+  /// The first rank of pipeline stage `stage`.
+  int64_t firstRankOf(int64_t stage) const {
+    return stage * (devices / stages());
+  }
 };
+
+/// How one dimension of a global-view tensor is split over the ranks: the
+/// grid axes (first major) and the rank's index `i` over them, of `ranks`.
+/// The rank holds `local` elements starting at `i * local`, or, when there
+/// are more ranks than elements (`duplicated` > 1), the one element
+/// `i / duplicated`.
+struct DimSplit {
+  llvm::SmallVector<int16_t> axes;
+  int64_t ranks = 1;
+  int64_t local = 0;
+  int64_t duplicated = 1;
+  bool split() const { return ranks > 1; }
+  int64_t offset(int64_t index) const {
+    return duplicated > 1 ? index / duplicated : index * local;
+  }
+};
+
+/// The part every rank holds of a global-view tensor, the same for all:
+/// its static local type and, per dimension, how the offset follows from
+/// the rank's coordinates on `grid`.
+struct SplitPart {
+  mlir::RankedTensorType type; // static local type, no encoding
+  std::string grid;            // empty: replicated
+  llvm::SmallVector<DimSplit> dims;
+};
+
+/// The split of `global` (a tensor with or without #helix.dist); fails with
+/// a message when a dimension does not split over its ranks.
+mlir::FailureOr<SplitPart> splitPart(mlir::RankedTensorType global,
+                                     const Grids &grids, std::string &error);
 
 /// The part of a global-view tensor one rank holds.
 struct LocalPart {
@@ -53,6 +96,22 @@ struct LocalPart {
 mlir::FailureOr<LocalPart> localPart(mlir::RankedTensorType global,
                                      const Grids &grids, int64_t rank,
                                      std::string &error);
+
+/// The rank-dependent index values of an SPMD program (computed from
+/// shard.process_multi_index / process_linear_index with arith) evaluated
+/// for one rank.
+class RankValues {
+public:
+  RankValues(const Grids &grids, int64_t rank) : grids(grids), rank(rank) {}
+  /// The value of `v` (an index or i1 computed from the rank's coordinates
+  /// and constants); fails with a message for anything else.
+  mlir::FailureOr<int64_t> eval(mlir::Value v, std::string &error);
+
+private:
+  const Grids &grids;
+  int64_t rank;
+  llvm::DenseMap<mlir::Value, int64_t> known;
+};
 
 /// The checks of helix-verify-partition; diagnostics name `pass`.
 mlir::LogicalResult verifyRankIR(mlir::ModuleOp module, llvm::StringRef pass);

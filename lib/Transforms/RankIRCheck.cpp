@@ -1,11 +1,12 @@
 //===- RankIRCheck.cpp - Rank IR is complete and consistent ---------------===//
 //
 // The checks of helix-verify-partition (also run at the end of
-// helix-partition): one program per rank with its coordinates; local
-// static tensors only; the ranks of a stage run the same program; every
-// collective is issued by all members of its group, in the same order,
-// with the same shapes; every shard.send meets its shard.recv; the weight
-// slices the ranks load cover each checkpoint tensor exactly.
+// helix-partition) on SPMD rank IR: one program per pipeline stage; local
+// static tensors only; then, for every rank of the grids, its
+// rank-dependent values evaluated from its coordinates: every collective
+// is issued by all members of its group, in the same order, with the same
+// shapes; every shard.send meets its shard.recv; the weight slices the
+// ranks load lie in their tensors and cover each exactly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,8 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <map>
+#include <set>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::helix;
@@ -55,9 +58,9 @@ private:
   ModuleOp module;
   const Grids &grids;
   StringRef pass;
-  SmallVector<func::FuncOp> ranks;
+  SmallVector<func::FuncOp> programs; // by stage
 
-  // (grid, axes) -> rank -> signatures of its collectives in order.
+  // (grid, axes) -> stage -> signatures of its collectives in order.
   using Combo = std::pair<std::string, SmallVector<int16_t>>;
   std::map<Combo, std::map<int64_t, SmallVector<std::string>>> groups;
   // (sender, receiver) -> types sent / received, in order.
@@ -65,17 +68,21 @@ private:
       received;
   struct Box {
     SmallVector<int64_t> offsets, sizes;
+    bool operator<(const Box &o) const {
+      return std::tie(offsets, sizes) < std::tie(o.offsets, o.sizes);
+    }
   };
-  std::map<std::string, std::pair<SmallVector<int64_t>, SmallVector<Box>>>
+  std::map<std::string, std::pair<SmallVector<int64_t>, std::set<Box>>>
       weights;
 
   InFlightDiagnostic fail(Operation *op) {
     return op->emitError() << pass << ": ";
   }
-  LogicalResult collectRanks();
+  LogicalResult collectPrograms();
   LogicalResult checkLocal(func::FuncOp func);
-  LogicalResult checkStages();
-  LogicalResult record(int64_t rank, Operation *op);
+  LogicalResult recordCollective(int64_t stage, Operation *op);
+  LogicalResult checkRank(int64_t rank);
+  LogicalResult recordWeight(int64_t rank, WeightOp w, RankValues &values);
   int64_t peer(int64_t rank, StringRef grid, ArrayRef<int16_t> axes,
                ArrayRef<int64_t> index);
   LogicalResult checkGroups();
@@ -83,39 +90,31 @@ private:
   LogicalResult checkWeights();
 };
 
-LogicalResult Checker::collectRanks() {
-  ranks.assign(grids.devices, func::FuncOp());
+LogicalResult Checker::collectPrograms() {
+  programs.assign(grids.stages(), func::FuncOp());
   for (auto func : module.getOps<func::FuncOp>()) {
-    auto rank = func->getAttrOfType<IntegerAttr>("helix.rank");
-    if (!rank)
+    auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
+    if (!stage)
       return fail(func) << "@" << func.getSymName()
-                        << " is not a rank program (every function of rank "
-                           "IR has helix.rank)";
-    int64_t r = rank.getInt();
-    if (r < 0 || r >= grids.devices)
-      return fail(func) << "rank " << r << " is outside the grids' "
-                        << grids.devices << " devices";
-    if (ranks[r])
-      return fail(func) << "rank " << r << " has two programs";
-    if (func.getSymName() != kRankFuncPrefix + std::to_string(r))
-      return fail(func) << "the program of rank " << r << " must be @"
-                        << kRankFuncPrefix << r;
-    auto coords = func->getAttrOfType<DictionaryAttr>("helix.coords");
-    for (const std::string &grid : grids.order) {
-      auto c =
-          coords ? coords.getAs<DenseI64ArrayAttr>(grid) : DenseI64ArrayAttr();
-      if (!c || c.asArrayRef() != ArrayRef(grids.coords(grid, r)))
-        return fail(func) << "helix.coords of rank " << r
-                          << " must give its row-major coordinates on @"
-                          << grid;
-    }
-    ranks[r] = func;
+                        << " is not a stage program (every function of rank "
+                           "IR has "
+                        << kStageAttr << ")";
+    int64_t s = stage.getInt();
+    if (s < 0 || s >= grids.stages())
+      return fail(func) << "stage " << s << " is outside the grids' "
+                        << grids.stages() << " pipeline stages";
+    if (programs[s])
+      return fail(func) << "stage " << s << " has two programs";
+    if (func.getSymName() != kStageFuncPrefix + std::to_string(s))
+      return fail(func) << "the program of stage " << s << " must be @"
+                        << kStageFuncPrefix << s;
+    programs[s] = func;
   }
-  for (auto [r, func] : llvm::enumerate(ranks))
+  for (auto [s, func] : llvm::enumerate(programs))
     if (!func)
       return module.emitError()
-             << pass << ": no program for rank " << r << " (the grids have "
-             << grids.devices << " devices)";
+             << pass << ": no program for stage " << s << " (the grids have "
+             << grids.stages() << " pipeline stages)";
   return success();
 }
 
@@ -147,30 +146,6 @@ LogicalResult Checker::checkLocal(func::FuncOp func) {
   return failure(walk.wasInterrupted());
 }
 
-LogicalResult Checker::checkStages() {
-  // Ranks of a stage run one SPMD program: the same ops in the same order
-  // (weights aside: a rank loads only the biases it adds).
-  std::map<int64_t, std::pair<int64_t, SmallVector<OperationName>>> programs;
-  for (auto [r, func] : llvm::enumerate(ranks)) {
-    int64_t stage = grids.coords(grids.order.front(), r).front();
-    SmallVector<OperationName> ops;
-    func.getBody().walk([&](Operation *op) {
-      if (!isa<WeightOp>(op))
-        ops.push_back(op->getName());
-    });
-    auto [it, first] = programs.try_emplace(stage, r, ops);
-    if (first)
-      continue;
-    const SmallVector<OperationName> &ref = it->second.second;
-    for (size_t i = 0; i < std::max(ops.size(), ref.size()); ++i)
-      if (i >= ops.size() || i >= ref.size() || ops[i] != ref[i])
-        return fail(func) << "rank " << r << " and rank " << it->second.first
-                          << " are on pipeline stage " << stage
-                          << " but their programs differ at op #" << i;
-  }
-  return success();
-}
-
 int64_t Checker::peer(int64_t rank, StringRef grid, ArrayRef<int16_t> axes,
                       ArrayRef<int64_t> index) {
   SmallVector<int64_t> c = grids.coords(grid, rank);
@@ -183,39 +158,96 @@ int64_t Checker::peer(int64_t rank, StringRef grid, ArrayRef<int16_t> axes,
   return r;
 }
 
-LogicalResult Checker::record(int64_t rank, Operation *op) {
+/// Collectives are the same on every rank of a stage: their signatures
+/// are recorded once per stage.
+LogicalResult Checker::recordCollective(int64_t stage, Operation *op) {
   auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid");
-  if (!grid || !op->getDialect() || op->getDialect()->getNamespace() != "shard")
+  if (!grid || !op->getDialect() ||
+      op->getDialect()->getNamespace() != "shard" ||
+      isa<shard::SendOp, shard::RecvOp>(op))
     return success();
   if (!grids.shapes.count(grid.getValue()))
     return fail(op) << "unknown grid " << grid;
+  if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(op))
+    return success();
   auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
   ArrayRef<int16_t> a = axes ? axes.asArrayRef() : ArrayRef<int16_t>();
-  if (auto members = op->getAttrOfType<DenseI64ArrayAttr>(kGroupAttr))
-    if (members.asArrayRef() != ArrayRef(grids.group(grid.getValue(), rank, a)))
-      return fail(op) << kGroupAttr << " of rank " << rank
-                      << " is not its group on " << grid << " over its "
-                      << "grid_axes";
-  std::string type = text(op->getOperand(0).getType());
-  if (auto send = dyn_cast<shard::SendOp>(op)) {
-    sent[{rank, peer(rank, grid.getValue(), a, send.getDestination())}]
-        .push_back(type);
-    return success();
-  }
-  if (auto recv = dyn_cast<shard::RecvOp>(op)) {
-    if (!recv.getSource())
-      return fail(op) << "shard.recv needs its source";
-    received[{peer(rank, grid.getValue(), a, *recv.getSource()), rank}]
-        .push_back(text(recv.getType()));
-    return success();
-  }
-  groups[{grid.getValue().str(), SmallVector<int16_t>(a)}][rank].push_back(
+  groups[{grid.getValue().str(), SmallVector<int16_t>(a)}][stage].push_back(
       signature(op));
   return success();
 }
 
+LogicalResult Checker::recordWeight(int64_t rank, WeightOp w,
+                                    RankValues &values) {
+  auto &[view, boxes] = weights[w.getName().str()];
+  SmallVector<int64_t> mine = w.getViewShape();
+  if (!view.empty() && view != mine)
+    return fail(w) << "checkpoint tensor " << w.getName()
+                   << " is seen with two different views";
+  view = mine;
+  Box box{{}, SmallVector<int64_t>(w.getType().getShape())};
+  for (auto [d, o] : llvm::enumerate(w.getMixedSliceOffsets())) {
+    int64_t at = 0;
+    if (auto v = dyn_cast<Value>(o)) {
+      std::string error;
+      FailureOr<int64_t> e = values.eval(v, error);
+      if (failed(e))
+        return fail(w) << "offset " << d << " of " << w.getName()
+                       << " on rank " << rank << ": " << error;
+      at = *e;
+    } else {
+      at = cast<IntegerAttr>(cast<Attribute>(o)).getInt();
+    }
+    if (at < 0 || at + box.sizes[d] > view[d])
+      return fail(w) << "rank " << rank << " loads [" << at << ", "
+                     << at + box.sizes[d] << ") of dimension " << d << " of "
+                     << w.getName() << ", outside its view of " << view[d];
+    box.offsets.push_back(at);
+  }
+  boxes.insert(box);
+  return success();
+}
+
+/// Everything of `rank`: its stage program with its values evaluated.
+LogicalResult Checker::checkRank(int64_t rank) {
+  func::FuncOp func = programs[grids.stageOf(rank)];
+  RankValues values(grids, rank);
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (auto w = dyn_cast<WeightOp>(op))
+      return failed(recordWeight(rank, w, values)) ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+    // Every rank-dependent scalar must evaluate on every rank.
+    // (Index arguments are step inputs: the micro-batch's first row.)
+    for (Value v : op->getOperands())
+      if ((v.getType().isIndex() || v.getType().isInteger(1)) &&
+          !isa<BlockArgument>(v)) {
+        std::string error;
+        if (failed(values.eval(v, error))) {
+          fail(op) << "operand " << v << " on rank " << rank << ": " << error;
+          return WalkResult::interrupt();
+        }
+      }
+    auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid");
+    auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+    ArrayRef<int16_t> a = axes ? axes.asArrayRef() : ArrayRef<int16_t>();
+    if (auto send = dyn_cast<shard::SendOp>(op))
+      sent[{rank, peer(rank, grid.getValue(), a, send.getDestination())}]
+          .push_back(text(op->getOperand(0).getType()));
+    if (auto recv = dyn_cast<shard::RecvOp>(op)) {
+      if (!recv.getSource()) {
+        fail(op) << "shard.recv needs its source";
+        return WalkResult::interrupt();
+      }
+      received[{peer(rank, grid.getValue(), a, *recv.getSource()), rank}]
+          .push_back(text(recv.getType()));
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 LogicalResult Checker::checkGroups() {
-  for (auto &[combo, perRank] : groups) {
+  for (auto &[combo, perStage] : groups) {
     const auto &[grid, axes] = combo;
     // Group of each rank: its coordinates off the collective's axes.
     std::map<SmallVector<int64_t>, int64_t> firstOf;
@@ -226,15 +258,16 @@ LogicalResult Checker::checkGroups() {
       auto [it, first] = firstOf.try_emplace(key, r);
       if (first)
         continue;
-      const SmallVector<std::string> &ref = perRank[it->second];
-      const SmallVector<std::string> &mine = perRank[r];
+      const SmallVector<std::string> &ref =
+          perStage[grids.stageOf(it->second)];
+      const SmallVector<std::string> &mine = perStage[grids.stageOf(r)];
       for (size_t i = 0; i < std::max(ref.size(), mine.size()); ++i) {
         if (i < ref.size() && i < mine.size() && ref[i] == mine[i])
           continue;
         auto issues = [](const SmallVector<std::string> &s, size_t i) {
           return i < s.size() ? "`" + s[i] + "`" : std::string("nothing");
         };
-        return fail(ranks[r])
+        return fail(programs[grids.stageOf(r)])
                << "collective #" << i << " on @" << grid << " grid_axes = ["
                << llvm::join(
                       llvm::map_range(
@@ -256,7 +289,7 @@ LogicalResult Checker::checkSendRecv() {
   for (auto &[pair, unused] : all) {
     const SmallVector<std::string> &s = sent[pair], &r = received[pair];
     if (s != r)
-      return fail(ranks[pair.first])
+      return fail(programs[grids.stageOf(pair.first)])
              << "rank " << pair.first << " sends " << s.size()
              << " tensors to rank " << pair.second << " ("
              << llvm::join(s, ", ") << ") but rank " << pair.second
@@ -266,38 +299,18 @@ LogicalResult Checker::checkSendRecv() {
 }
 
 LogicalResult Checker::checkWeights() {
-  for (func::FuncOp func : ranks) {
-    WalkResult walk = func.walk([&](WeightOp w) {
-      auto &[view, boxes] = weights[w.getName().str()];
-      SmallVector<int64_t> mine = w.getViewShape();
-      if (!view.empty() && view != mine) {
-        fail(w) << "checkpoint tensor " << w.getName()
-                << " is seen with two different views";
-        return WalkResult::interrupt();
-      }
-      view = mine;
-      Box box{w.getSliceOffsets(),
-              SmallVector<int64_t>(w.getType().getShape())};
-      if (!llvm::any_of(boxes, [&](const Box &b) {
-            return b.offsets == box.offsets && b.sizes == box.sizes;
-          }))
-        boxes.push_back(box);
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return failure();
-  }
   for (auto &[name, entry] : weights) {
     auto &[view, boxes] = entry;
     int64_t total = 1, loaded = 0;
     for (int64_t d : view)
       total *= d;
-    for (auto [i, a] : llvm::enumerate(boxes)) {
+    SmallVector<Box> list(boxes.begin(), boxes.end());
+    for (auto [i, a] : llvm::enumerate(list)) {
       int64_t volume = 1;
       for (int64_t d : a.sizes)
         volume *= d;
       loaded += volume;
-      for (const Box &b : ArrayRef(boxes).drop_front(i + 1)) {
+      for (const Box &b : ArrayRef(list).drop_front(i + 1)) {
         bool overlap = true;
         for (size_t d = 0; d < view.size(); ++d)
           overlap &= a.offsets[d] < b.offsets[d] + b.sizes[d] &&
@@ -317,20 +330,23 @@ LogicalResult Checker::checkWeights() {
 }
 
 LogicalResult Checker::run() {
-  if (failed(collectRanks()))
+  if (failed(collectPrograms()))
     return failure();
-  for (auto [r, func] : llvm::enumerate(ranks)) {
+  for (auto [stage, func] : llvm::enumerate(programs)) {
     if (failed(checkLocal(func)))
       return failure();
     WalkResult walk = func.walk([&](Operation *op) {
-      return failed(record(r, op)) ? WalkResult::interrupt()
-                                   : WalkResult::advance();
+      return failed(recordCollective(stage, op)) ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return failure();
   }
-  return success(succeeded(checkStages()) && succeeded(checkGroups()) &&
-                 succeeded(checkSendRecv()) && succeeded(checkWeights()));
+  for (int64_t r = 0; r < grids.devices; ++r)
+    if (failed(checkRank(r)))
+      return failure();
+  return success(succeeded(checkGroups()) && succeeded(checkSendRecv()) &&
+                 succeeded(checkWeights()));
 }
 
 } // namespace

@@ -139,7 +139,7 @@ LogicalResult shardMoE(ShardRewriter &r, MoEOp op) {
                      : Type(partialType);
   Value y = MoEExpertsOp::create(g.b, g.loc, type, x, router.getWeights(),
                                  router.getIds(), weights, biases,
-                                 sharedWeights, c, g.b.getI64IntegerAttr(0),
+                                 sharedWeights, /*expert_offset=*/Value(), c,
                                  n.fused ? g.b.getUnitAttr() : UnitAttr());
   if (!groups) {
     r.set(op.getResult(), finishFFN(r, y, group.first, group.second));

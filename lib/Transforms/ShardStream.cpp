@@ -122,7 +122,7 @@ LogicalResult shardEmbed(ShardRewriter &r, EmbedOp op) {
   auto type =
       g.type({g.plan.batch, hidden}, r.act, g.dist(g.attnGrid, {}, vocabSplit));
   Value e = EmbedRowsOp::create(g.b, g.loc, type, r.get(op.getTokens()), table,
-                                g.b.getI64IntegerAttr(0));
+                                /*vocab_offset=*/Value());
   Value h = g.allReduce(e, g.attnGrid, vocabSplit);
   r.set(op.getResult(), g.allSlice(h, g.attnGrid, r.batchAxes(), 0));
   return success();

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """Summarises rank IR for structural lit tests.
 
-Reads rank IR (the output of helix-partition) and prints, for the whole
-module, facts that must hold on every rank: the number of rank programs, the
-collectives each rank issues per kind and group (identical on every rank of
-a pipeline stage), the attention layers and their all-to-alls, and the KV
-shards' token slots against context / KVP.
+Reads SPMD rank IR (the output of helix-partition: one program per pipeline
+stage, run by every rank of the stage) and prints, for the whole module,
+facts that must hold on every rank: the number of ranks (the grids') and of
+programs, the collectives each rank issues per kind and group (its stage
+program's), the attention layers and their all-to-alls, and the KV shards'
+token slots against context / KVP.
 """
 
 import collections
 import re
 import sys
 
-FUNC = re.compile(r"^\s*func\.func @decode_step_rank(\d+)\(")
+FUNC = re.compile(r"^\s*func\.func @decode_step_stage(\d+)\(")
+GRID = re.compile(r"shard\.grid @\w+\(shape = ([0-9x]+)\)")
 COLL = re.compile(r"shard\.(all_to_all|all_reduce|all_gather|reduce_scatter|all_slice|send|recv)\s+\S+ on @(\w+) grid_axes = \[([0-9, ]*)\]")
 ATTN = re.compile(r"helix\.attention_partial .*layer = (\d+) : i64")
 SHARD = re.compile(r"!helix\.kv_shard<rows = (\d+), tokens = (\d+),[^>]*?(window = \d+)?>")
@@ -26,7 +28,11 @@ def main(path):
     context = None
     block = kvp = None
     in_async = False
+    shape = None
     for line in open(path):
+        m = GRID.search(line)
+        if m and shape is None:
+            shape = [int(x) for x in m.group(1).split("x")]
         m = PLAN.search(line)
         if m and context is None:
             context = int(m.group(1))
@@ -58,13 +64,19 @@ def main(path):
         if m:
             block, kvp = int(m.group(1)), int(m.group(2))
 
-    print("ranks: %d" % len(ranks))
-    # Every rank of a stage issues the same collectives: print the distinct
+    world = 1
+    for d in shape:
+        world *= d
+    stages = shape[0]
+    print("ranks: %d" % world)
+    print("programs: %d" % len(ranks))
+    # Every rank of a stage runs its stage's program: print the distinct
     # profiles with the ranks that have them.
     profiles = collections.OrderedDict()
     for n, r in ranks.items():
         key = tuple(sorted(r["coll"].items()))
-        profiles.setdefault(key, []).append(n)
+        per = world // stages
+        profiles.setdefault(key, []).extend(range(n * per, (n + 1) * per))
     for key, members in profiles.items():
         print("profile of %d ranks (first %d):" % (len(members), members[0]))
         for name, count in key:
@@ -79,7 +91,7 @@ def main(path):
     print("all-to-alls per attention layer: %s" %
           ", ".join("%g" % x for x in per_layer))
     print("asynchronous all-to-alls: %d" %
-          sum(r["async_a2a"] for r in ranks.values()))
+          sum(r["async_a2a"] * (world // stages) for r in ranks.values()))
     full = sorted({t for r in ranks.values() for t, w in r["shards"] if not w})
     print("kv shard tokens (full attention): %s" % full)
     if context and kvp and block and full:

@@ -58,12 +58,12 @@
 // TWO: tensor.concat dim(0) {{.*}} -> tensor<3x256xbf16
 
 // In rank IR each slice's all-to-all is an upstream shard.all_to_all on
-// local shapes with its group (the KVP ranks 0 and 2 of TPA rank 0),
-// inside the async start.
-// RANK-LABEL: func.func @decode_step_rank0
+// local shapes over the KVP axis (the rank's KVP group), inside the async
+// start.
+// RANK-LABEL: func.func @decode_step_stage0
 // RANK: helix.async_start {
-// RANK-NEXT: shard.all_to_all %{{.*}} on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0 {helix.group = array<i64: 0, 2>} : tensor<1x2x4x33xf32> -> tensor<2x2x2x33xf32>
+// RANK-NEXT: shard.all_to_all %{{.*}} on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0 : tensor<1x2x4x33xf32> -> tensor<2x2x2x33xf32>
 // RANK: helix.async_start {
-// RANK-NEXT: shard.all_to_all %{{.*}} on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0 {helix.group = array<i64: 0, 2>} : tensor<1x1x4x33xf32> -> tensor<2x1x2x33xf32>
+// RANK-NEXT: shard.all_to_all %{{.*}} on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0 : tensor<1x1x4x33xf32> -> tensor<2x1x2x33xf32>
 // RANK: helix.async_wait
 // RANK: tensor.concat dim(0) {{.*}} : (tensor<2x64xbf16>, tensor<1x64xbf16>) -> tensor<3x64xbf16>

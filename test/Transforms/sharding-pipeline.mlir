@@ -4,13 +4,13 @@
 // The search, then everything else.
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-sharding-pipeline='layout=search gpus=4 batch=2 context=8192' | FileCheck %s --check-prefix=SEARCH
 // SEARCH: module attributes {{{.*}}helix.plan = #helix.plan<strategy = "helix", {{.*}}gpus = 4, batch = 2, context_length = 8192
-// SEARCH: func.func @decode_step_rank3(
+// SEARCH: func.func @decode_step_stage0(
 
 // An explicit layout, HOP-B per request, 32-token KV blocks.
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-sharding-pipeline='layout="kvp=2,tpa=2,tpf=4" batch=2 context=8192 kv-block=32' | FileCheck %s --check-prefix=EXPLICIT
-// EXPLICIT: func.func @decode_step_rank0(
+// EXPLICIT: func.func @decode_step_stage0(
 // EXPLICIT-SAME: !helix.kv_shard<rows = 2, tokens = 4096,
-// EXPLICIT: helix.kv_slots %{{.*}} {placement = #helix.kv_placement<block = 32, kvp = 2, capacity = 4096>}
+// EXPLICIT: helix.kv_slots %{{.*}} rank_offset(%{{.*}}) {placement = #helix.kv_placement<block = 32, kvp = 2, capacity = 4096>}
 // EXPLICIT: helix.async_start
 // EXPLICIT: helix.async_start
 
@@ -18,7 +18,7 @@
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=tpa=2,tpf=2,pp=2 strategy=tp-pp batch=2 context=8192" \
 // RUN:   | helix-opt --helix-sharding-pipeline='hopb=false' | FileCheck %s --check-prefix=PLANNED
 // PLANNED: helix.plan = #helix.plan<strategy = "tp-pp"
-// PLANNED: func.func @decode_step_rank3(
+// PLANNED: func.func @decode_step_stage0(
 // PLANNED-NOT: async
 
 // Errors of any step stop the pipeline.

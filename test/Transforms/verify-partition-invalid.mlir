@@ -1,92 +1,190 @@
-// helix-verify-partition on hand-written rank IR: a consistent two-rank
-// program, then one broken thing per case.
+// helix-verify-partition on hand-written SPMD rank IR: a consistent
+// program, then one broken thing per case. The checker evaluates every
+// rank's offsets from its grid coordinates.
 
 // RUN: not helix-opt %s -split-input-file --helix-verify-partition -o /dev/null 2>&1 | FileCheck %s --implicit-check-not=error:
 
-// A valid one (no error): each rank loads half the rows of "w" and the
-// ranks gather the column halves of the result.
+// A valid one (no error): every rank loads the rows of "w" at 4 x its
+// coordinate on axis 1, and the ranks gather the column halves of the
+// result; the bias is added by the rank holding the first rows only.
 shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  %w = helix.weight "w" [8, 8] offsets [0, 0] : tensor<4x8xf32>
-  %y = helix.matmul %x, %w : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+func.func @decode_step_stage0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {helix.stage = 0 : i64} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %o = arith.muli %i#1, %c4 : index
+  %first = arith.cmpi eq, %o, %c0 : index
+  %w = helix.weight "w" [8, 8] offsets [%o, 0] : tensor<4x8xf32>
+  %b = helix.weight "b" [4] : tensor<4xf32>
+  %k = helix.keep_if %first, %b : tensor<4xf32>
+  %y = helix.matmul %x, %w bias(%k) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x4xf32>
   %z = shard.all_gather %y on @g grid_axes = [1] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
   return %z : tensor<4x8xf32>
 }
-func.func @decode_step_rank1(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
-  %w = helix.weight "w" [8, 8] offsets [4, 0] : tensor<4x8xf32>
-  %y = helix.matmul %x, %w : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
-  %z = shard.all_gather %y on @g grid_axes = [1] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
-  return %z : tensor<4x8xf32>
-}
 
 // -----
 
-// CHECK: error: helix-verify-partition: no program for rank 1 (the grids have 2 devices)
-shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0() attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
+// CHECK: error: helix-verify-partition: no program for stage 1 (the grids have 2 pipeline stages)
+shard.grid @g(shape = 2x1)
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
   return
 }
 
 // -----
 
-// CHECK: error: helix-verify-partition: collective #0 on @g grid_axes = [1] in the group of ranks 0 and 1: rank 0 issues `shard.all_reduce {grid = @g, grid_axes = array<i16: 1>, reduction = #shard<partial sum>} : tensor<4x8xf32> -> tensor<4x8xf32>` but rank 1 issues `shard.all_reduce {grid = @g, grid_axes = array<i16: 1>, reduction = #shard<partial sum>} : tensor<4x4xf32> -> tensor<4x4xf32>`
+// CHECK: error: helix-verify-partition: @decode_step is not a stage program (every function of rank IR has helix.stage)
 shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  %z = shard.all_reduce %x on @g grid_axes = [1] : tensor<4x8xf32> -> tensor<4x8xf32>
-  return
-}
-func.func @decode_step_rank1(%x: tensor<4x4xf32>) attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
-  %z = shard.all_reduce %x on @g grid_axes = [1] : tensor<4x4xf32> -> tensor<4x4xf32>
+func.func @decode_step() {
   return
 }
 
 // -----
 
-// CHECK: error: helix-verify-partition: collective #0 on @g grid_axes = [1] in the group of ranks 0 and 1: rank 0 issues `shard.all_reduce {{.*}}` but rank 1 issues nothing
+// CHECK: error: helix-verify-partition: stage 1 is outside the grids' 1 pipeline stages
 shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  %z = shard.all_reduce %x on @g grid_axes = [1] : tensor<4x8xf32> -> tensor<4x8xf32>
+func.func @decode_step_stage1() attributes {helix.stage = 1 : i64} {
   return
 }
-func.func @decode_step_rank1(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
+
+// -----
+
+// CHECK: error: helix-verify-partition: stage 0 has two programs
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
+  return
+}
+func.func @other() attributes {helix.stage = 0 : i64} {
+  return
+}
+
+// -----
+
+// CHECK: error: helix-verify-partition: the program of stage 0 must be @decode_step_stage0
+shard.grid @g(shape = 1x2)
+func.func @step() attributes {helix.stage = 0 : i64} {
+  return
+}
+
+// -----
+
+// A collective over the stage axis: the stages' programs must agree.
+// CHECK: error: helix-verify-partition: collective #0 on @g grid_axes = [0] in the group of ranks 0 and 1: rank 0 issues `shard.all_reduce {grid = @g, grid_axes = array<i16: 0>, reduction = #shard<partial sum>} : tensor<4x8xf32> -> tensor<4x8xf32>` but rank 1 issues `shard.all_reduce {grid = @g, grid_axes = array<i16: 0>, reduction = #shard<partial sum>} : tensor<4x4xf32> -> tensor<4x4xf32>`
+shard.grid @g(shape = 2x1)
+func.func @decode_step_stage0(%x: tensor<4x8xf32>) attributes {helix.stage = 0 : i64} {
   %z = shard.all_reduce %x on @g grid_axes = [0] : tensor<4x8xf32> -> tensor<4x8xf32>
   return
 }
+func.func @decode_step_stage1(%x: tensor<4x4xf32>) attributes {helix.stage = 1 : i64} {
+  %z = shard.all_reduce %x on @g grid_axes = [0] : tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
 
 // -----
 
+// CHECK: error: helix-verify-partition: collective #0 on @g grid_axes = [0] in the group of ranks 0 and 1: rank 0 issues `shard.all_reduce {{.*}}` but rank 1 issues nothing
+shard.grid @g(shape = 2x1)
+func.func @decode_step_stage0(%x: tensor<4x8xf32>) attributes {helix.stage = 0 : i64} {
+  %z = shard.all_reduce %x on @g grid_axes = [0] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+func.func @decode_step_stage1(%x: tensor<4x8xf32>) attributes {helix.stage = 1 : i64} {
+  return
+}
+
+// -----
+
+// Both ranks load the same rows.
 // CHECK: error: helix-verify-partition: checkpoint tensor w: the ranks load 32 of its 64 values
 shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0() -> tensor<4x8xf32> attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  %w = helix.weight "w" [8, 8] offsets [0, 0] : tensor<4x8xf32>
-  return %w : tensor<4x8xf32>
-}
-func.func @decode_step_rank1() -> tensor<4x8xf32> attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
+func.func @decode_step_stage0() -> tensor<4x8xf32> attributes {helix.stage = 0 : i64} {
   %w = helix.weight "w" [8, 8] offsets [0, 0] : tensor<4x8xf32>
   return %w : tensor<4x8xf32>
 }
 
 // -----
 
+// Rank r loads rows [2r, 2r + 6).
 // CHECK: error: helix-verify-partition: checkpoint tensor w: the ranks load overlapping but different slices
 shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0() -> tensor<6x8xf32> attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  %w = helix.weight "w" [8, 8] offsets [0, 0] : tensor<6x8xf32>
+func.func @decode_step_stage0() -> tensor<6x8xf32> attributes {helix.stage = 0 : i64} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %c2 = arith.constant 2 : index
+  %o = arith.muli %i#1, %c2 : index
+  %w = helix.weight "w" [8, 8] offsets [%o, 0] : tensor<6x8xf32>
   return %w : tensor<6x8xf32>
 }
-func.func @decode_step_rank1() -> tensor<6x8xf32> attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
-  %w = helix.weight "w" [8, 8] offsets [2, 0] : tensor<6x8xf32>
-  return %w : tensor<6x8xf32>
+
+// -----
+
+// Rank 1 loads rows [6, 10) of 8.
+// CHECK: error: helix-verify-partition: rank 1 loads [6, 10) of dimension 0 of w, outside its view of 8
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0() -> tensor<4x8xf32> attributes {helix.stage = 0 : i64} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %c6 = arith.constant 6 : index
+  %o = arith.muli %i#1, %c6 : index
+  %w = helix.weight "w" [8, 8] offsets [%o, 0] : tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK: error: helix-verify-partition: offset 0 of w on rank 0: an index value is a block argument; rank-dependent values must be computed from the rank's grid coordinates
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0(%o: index) -> tensor<4x8xf32> attributes {helix.stage = 0 : i64} {
+  %w = helix.weight "w" [8, 8] offsets [%o, 0] : tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK: error: helix-verify-partition: offset 0 of w on rank 0: 'arith.maxui' does not compute a value from the rank's coordinates
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0() -> tensor<4x8xf32> attributes {helix.stage = 0 : i64} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %o = arith.maxui %i#0, %i#1 : index
+  %w = helix.weight "w" [8, 8] offsets [%o, 0] : tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK: error: helix-verify-partition: operand {{.*}} on rank 0: a division by zero
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0(%pos: tensor<4xi64>) attributes {helix.stage = 0 : i64} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %c0 = arith.constant 0 : index
+  %r = arith.divui %i#1, %c0 : index
+  %s, %sp = helix.kv_slots %pos rank_offset(%r) {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 64>} : tensor<4xi64> -> tensor<1x4xi64>, tensor<1x4x2xi64>
+  return
+}
+
+// -----
+
+// CHECK: error: helix-verify-partition: operand {{.*}} on rank 0: a comparison other than eq / ne
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0(%b: tensor<4xf32>) attributes {helix.stage = 0 : i64} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %lt = arith.cmpi ult, %i#0, %i#1 : index
+  %k = helix.keep_if %lt, %b : tensor<4xf32>
+  return
+}
+
+// -----
+
+// CHECK: error: helix-verify-partition: checkpoint tensor w is seen with two different views
+shard.grid @g(shape = 1x1)
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
+  %a = helix.weight "w" [8, 8] : tensor<8x8xf32>
+  %b = helix.weight "w" [8, 8] view [2, 4, 8] : tensor<2x4x8xf32>
+  return
 }
 
 // -----
 
 // CHECK: error: helix-verify-partition: global or dynamic shape 'tensor<4x8xf32, #helix.dist<@g, {{\[\[}}1]]>>' left in rank IR
 shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0(%x: tensor<4x8xf32, #helix.dist<@g, [[1]]>>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  return
-}
-func.func @decode_step_rank1() attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
+func.func @decode_step_stage0(%x: tensor<4x8xf32, #helix.dist<@g, [[1]]>>) attributes {helix.stage = 0 : i64} {
   return
 }
 
@@ -94,11 +192,8 @@ func.func @decode_step_rank1() attributes {helix.coords = {g = array<i64: 0, 1>}
 
 // CHECK: error: helix-verify-partition: global-view helix.collective left in rank IR
 shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
+func.func @decode_step_stage0(%x: tensor<4x8xf32>) attributes {helix.stage = 0 : i64} {
   %y = helix.collective all_reduce %x on @g grid_axes = [] : tensor<4x8xf32> -> tensor<4x8xf32>
-  return
-}
-func.func @decode_step_rank1() attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
   return
 }
 
@@ -106,73 +201,26 @@ func.func @decode_step_rank1() attributes {helix.coords = {g = array<i64: 0, 1>}
 
 // CHECK: error: helix-verify-partition: global KV cache '!helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>' left in rank IR (each rank holds a !helix.kv_shard)
 shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0(%c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  return
-}
-func.func @decode_step_rank1() attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
+func.func @decode_step_stage0(%c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) attributes {helix.stage = 0 : i64} {
   return
 }
 
 // -----
 
-// Two pipeline stages: rank 0 sends, rank 1 never receives.
+// Two pipeline stages: stage 0 sends, stage 1 never receives.
 // CHECK: error: helix-verify-partition: rank 0 sends 1 tensors to rank 1 (tensor<4x8xf32>) but rank 1 receives 0 ()
 shard.grid @g(shape = 2x1)
-func.func @decode_step_rank0(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
+func.func @decode_step_stage0(%x: tensor<4x8xf32>) attributes {helix.stage = 0 : i64} {
   %s = shard.send %x on @g grid_axes = [0] destination = [1] : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }
-func.func @decode_step_rank1() attributes {helix.coords = {g = array<i64: 1, 0>}, helix.rank = 1 : i64} {
-  return
-}
-
-// -----
-
-// CHECK: error: helix-verify-partition: rank 1 and rank 0 are on pipeline stage 0 but their programs differ at op #0
-shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  return
-}
-func.func @decode_step_rank1(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
-  %y = helix.add %x, %x : tensor<4x8xf32>
-  return
-}
-
-// -----
-
-// CHECK: error: helix-verify-partition: @decode_step is not a rank program (every function of rank IR has helix.rank)
-shard.grid @g(shape = 1x1)
-func.func @decode_step() {
-  return
-}
-
-// -----
-
-// CHECK: error: helix-verify-partition: helix.coords of rank 1 must give its row-major coordinates on @g
-shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0() attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  return
-}
-func.func @decode_step_rank1() attributes {helix.coords = {g = array<i64: 1, 0>}, helix.rank = 1 : i64} {
+func.func @decode_step_stage1() attributes {helix.stage = 1 : i64} {
   return
 }
 
 // -----
 
 // CHECK: error: helix-verify-partition: the module has no shard.grid (run helix-insert-collectives first)
-func.func @decode_step_rank0() attributes {helix.rank = 0 : i64} {
-  return
-}
-
-// -----
-
-// CHECK: error: helix-verify-partition: helix.group of rank 1 is not its group on @g over its grid_axes
-shard.grid @g(shape = 1x2)
-func.func @decode_step_rank0(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 0>}, helix.rank = 0 : i64} {
-  %z = shard.all_reduce %x on @g grid_axes = [1] {helix.group = array<i64: 0, 1>} : tensor<4x8xf32> -> tensor<4x8xf32>
-  return
-}
-func.func @decode_step_rank1(%x: tensor<4x8xf32>) attributes {helix.coords = {g = array<i64: 0, 1>}, helix.rank = 1 : i64} {
-  %z = shard.all_reduce %x on @g grid_axes = [1] {helix.group = array<i64: 1, 0>} : tensor<4x8xf32> -> tensor<4x8xf32>
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
   return
 }

@@ -115,7 +115,7 @@ struct KVSlotsLowering : HelixPattern<KVSlotsOp> {
                     .i64(p.getKvp())
                     .i64(p.getCapacity())
                     .i64(p.getWindow())
-                    .i64(op.getRankOffset())
+                    .indexOr0(a.getRankOffset())
                     .i64(op.getSlots().getType().getDimSize(0))
                     .create({t, t});
     rewriter.replaceOp(op, call.getResults());

@@ -1,7 +1,8 @@
 //===- CollectiveOps.cpp - shard collectives and HOP-B to adapter calls ---===//
 //
-// Upstream shard collectives become calls over the group's explicit world
-// ranks (the grid shape and the rank's coordinates give them);
+// Upstream shard collectives become calls over the rank's group on their
+// grid axes (`members`: the runtime computes it from the grid and the
+// rank's coordinates);
 // helix.async_start of an all-to-all or all-reduce starts it without
 // waiting, helix.async_wait waits for it.
 //
@@ -30,16 +31,24 @@ bool reducibleInPlace(Value v) {
              LSECombineOp, NormOp>(def);
 }
 
+/// The rank's group over the op's grid axes.
+template <typename Op> Value membersOf(OpBuilder &b, Op op) {
+  SmallVector<int64_t> axes(op.getGridAxes().begin(), op.getGridAxes().end());
+  return Call(b, op.getLoc(), "members")
+      .operand(contextOf(op))
+      .str(op.getGrid())
+      .ints(axes)
+      .create1(opaque(b.getContext(), "helix::rt::cg::Members"));
+}
+
 /// The call of a collective `op` on `input` (converted); `start`: as
 /// helix.async_start's body (an Async instead of a Tensor).
 FailureOr<Value> lowerCollective(OpBuilder &b, Operation *op, Value input,
-                                 const ModuleFacts &facts, bool start) {
+                                 bool start) {
   Location loc = op->getLoc();
   MLIRContext *ctx = b.getContext();
   Value context = contextOf(op);
-  int64_t rank = rankOf(op);
   Type result = start ? asyncType(ctx) : tensorType(ctx);
-  SmallVector<int64_t> members = groupOf(op, facts, rank);
   Value v;
   if (auto o = dyn_cast<shard::AllReduceOp>(op)) {
     if (o.getReduction() != shard::ReductionKind::Sum)
@@ -48,7 +57,7 @@ FailureOr<Value> lowerCollective(OpBuilder &b, Operation *op, Value input,
     v = Call(b, loc, start ? "allReduceStart" : "allReduce")
             .operand(context)
             .operand(input)
-            .ints(members)
+            .operand(membersOf(b, o))
             .boolean(reducibleInPlace(o.getInput()))
             .create1(result);
     return v;
@@ -57,7 +66,7 @@ FailureOr<Value> lowerCollective(OpBuilder &b, Operation *op, Value input,
     return Call(b, loc, start ? "allToAllStart" : "allToAll")
         .operand(context)
         .operand(input)
-        .ints(members)
+        .operand(membersOf(b, o))
         .i64(axisOf(o.getSplitAxis()))
         .i64(axisOf(o.getConcatAxis()))
         .create1(result);
@@ -66,14 +75,14 @@ FailureOr<Value> lowerCollective(OpBuilder &b, Operation *op, Value input,
     v = Call(b, loc, "allGather")
             .operand(context)
             .operand(input)
-            .ints(members)
+            .operand(membersOf(b, o))
             .i64(axisOf(o.getGatherAxis()))
             .create1(tensorType(ctx));
   else if (auto o = dyn_cast<shard::ReduceScatterOp>(op))
     v = Call(b, loc, "reduceScatter")
             .operand(context)
             .operand(input)
-            .ints(members)
+            .operand(membersOf(b, o))
             .i64(axisOf(o.getScatterAxis()))
             .create1(tensorType(ctx));
   else if (auto o = dyn_cast<shard::AllSliceOp>(op)) {
@@ -81,9 +90,8 @@ FailureOr<Value> lowerCollective(OpBuilder &b, Operation *op, Value input,
     v = Call(b, loc, "allSlice")
             .operand(context)
             .operand(input)
+            .operand(membersOf(b, o))
             .i64(axisOf(o.getSliceAxis()))
-            .i64(llvm::find(members, rank) - members.begin())
-            .i64(members.size())
             .create1(type.getElementType().isInteger(64) ? intsType(ctx)
                                                          : tensorType(ctx));
   } else {
@@ -101,7 +109,7 @@ template <typename Op> struct CollectiveLowering : HelixPattern<Op> {
   matchAndRewrite(Op op, typename Op::Adaptor a,
                   ConversionPatternRewriter &rewriter) const override {
     FailureOr<Value> v =
-        lowerCollective(rewriter, op, a.getInput(), this->facts, false);
+        lowerCollective(rewriter, op, a.getInput(), false);
     if (failed(v))
       return failure();
     rewriter.replaceOp(op, *v);
@@ -109,42 +117,33 @@ template <typename Op> struct CollectiveLowering : HelixPattern<Op> {
   }
 };
 
-/// The peer of a send or recv: the rank at `peer` on the op's grid axes.
-int64_t peerOf(const ModuleFacts &facts, StringRef grid, ArrayRef<int16_t> axes,
-               ArrayRef<int64_t> peer, int64_t rank) {
-  SmallVector<int64_t> c = facts.coords(grid, rank);
-  for (auto [i, axis] : llvm::enumerate(axes))
-    c[axis] = peer[i];
-  return facts.rankOf(grid, c);
-}
-
-/// shard.send / shard.recv over the pair's group (its `helix.group`, else
-/// the two ranks in increasing order).
+/// shard.send / shard.recv over the rank's group on their grid axes; the
+/// peer's index in the group is its coordinates on those axes.
 template <typename Op> struct PointToPointLowering : HelixPattern<Op> {
   using HelixPattern<Op>::HelixPattern;
   LogicalResult
   matchAndRewrite(Op op, typename Op::Adaptor a,
                   ConversionPatternRewriter &rewriter) const override {
-    int64_t rank = rankOf(op);
-    SmallVector<int64_t> members = groupOf(op, this->facts, rank);
-    int64_t peer = -1;
+    std::optional<ArrayRef<int64_t>> peer;
     if constexpr (std::is_same_v<Op, shard::SendOp>)
-      peer = peerOf(this->facts, op.getGrid(), op.getGridAxes(),
-                    op.getDestination(), rank);
-    else if (op.getSource())
-      peer = peerOf(this->facts, op.getGrid(), op.getGridAxes(),
-                    *op.getSource(), rank);
-    auto it = llvm::find(members, peer);
-    if (peer < 0 || it == members.end() || !llvm::is_contained(members, rank))
-      return op.emitOpError("convert-helix-to-emitc: the peer is not in the "
-                            "op's group"),
+      peer = op.getDestination();
+    else
+      peer = op.getSource();
+    auto grid = this->facts.grids.find(op.getGrid());
+    if (!peer || grid == this->facts.grids.end() ||
+        peer->size() != op.getGridAxes().size())
+      return op.emitOpError("convert-helix-to-emitc: needs its peer's "
+                            "coordinates on its grid axes"),
              failure();
+    int64_t index = 0;
+    for (auto [axis, c] : llvm::zip(op.getGridAxes(), *peer))
+      index = index * grid->second[axis] + c;
     Value r = Call(rewriter, op.getLoc(),
                    std::is_same_v<Op, shard::SendOp> ? "send" : "recv")
                   .operand(contextOf(op))
                   .operand(a.getInput())
-                  .ints(members)
-                  .i64(it - members.begin())
+                  .operand(membersOf(rewriter, op))
+                  .i64(index)
                   .create1(tensorType(this->getContext()));
     rewriter.replaceOp(op, r);
     return success();
@@ -168,7 +167,7 @@ struct AsyncStartLowering : HelixPattern<AsyncStartOp> {
     Value input = rewriter.getRemappedValue(inner->getOperand(0));
     if (!input)
       return failure();
-    FailureOr<Value> v = lowerCollective(rewriter, inner, input, facts, true);
+    FailureOr<Value> v = lowerCollective(rewriter, inner, input, true);
     if (failed(v))
       return failure();
     rewriter.replaceOp(op, *v);
@@ -191,37 +190,6 @@ struct AsyncWaitLowering : HelixPattern<AsyncWaitOp> {
 };
 
 } // namespace
-
-SmallVector<int64_t> groupOf(Operation *op, const ModuleFacts &facts,
-                             int64_t rank) {
-  if (auto g = op->getAttrOfType<DenseI64ArrayAttr>("helix.group"))
-    return SmallVector<int64_t>(g.asArrayRef());
-  auto from = [&](auto o) {
-    return facts.members(o.getGrid(), o.getGridAxes(), rank);
-  };
-  if (auto o = dyn_cast<shard::AllReduceOp>(op))
-    return from(o);
-  if (auto o = dyn_cast<shard::AllGatherOp>(op))
-    return from(o);
-  if (auto o = dyn_cast<shard::AllToAllOp>(op))
-    return from(o);
-  if (auto o = dyn_cast<shard::ReduceScatterOp>(op))
-    return from(o);
-  if (auto o = dyn_cast<shard::AllSliceOp>(op))
-    return from(o);
-  // A point-to-point pair: this rank and its peer, in increasing order.
-  auto pair = [&](int64_t peer) {
-    return peer < rank ? SmallVector<int64_t>{peer, rank}
-                       : SmallVector<int64_t>{rank, peer};
-  };
-  if (auto o = dyn_cast<shard::SendOp>(op))
-    return pair(
-        peerOf(facts, o.getGrid(), o.getGridAxes(), o.getDestination(), rank));
-  if (auto o = dyn_cast<shard::RecvOp>(op); o && o.getSource())
-    return pair(
-        peerOf(facts, o.getGrid(), o.getGridAxes(), *o.getSource(), rank));
-  return {};
-}
 
 void populateCollectivePatterns(RewritePatternSet &patterns,
                                 const TypeConverter &converter,

@@ -25,7 +25,7 @@ struct EmbedRowsLowering : HelixPattern<EmbedRowsOp> {
                   .operand(contextOf(op))
                   .operand(a.getTokens())
                   .operand(a.getTable())
-                  .i64(op.getVocabOffset())
+                  .indexOr0(a.getVocabOffset())
                   .create1(tensorType(getContext()));
     rewriter.replaceOp(op, r);
     return success();
@@ -195,7 +195,7 @@ struct MoEExpertsLowering : HelixPattern<MoEExpertsOp> {
                   .optional(at(shared, 0))
                   .optional(at(shared, 1))
                   .optional(at(shared, 2))
-                  .i64(op.getExpertOffset())
+                  .indexOr0(a.getExpertOffset())
                   .str(act)
                   .boolean(fused)
                   .boolean(type.getRank() == 3)

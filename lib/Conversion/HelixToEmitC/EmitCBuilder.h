@@ -42,6 +42,8 @@ public:
   /// An optional tensor operand: absent values pass helix::rt::Tensor().
   Call &optional(mlir::Value v);
   Call &i64(int64_t v);
+  /// An optional index operand: absent values pass 0.
+  Call &indexOr0(mlir::Value v) { return v ? operand(v) : i64(0); }
   Call &f64(double v);
   Call &boolean(bool v);
   Call &str(llvm::StringRef s);

@@ -1,8 +1,8 @@
 //===- HelixToEmitC.cpp - convert-helix-to-emitc --------------------------===//
 //
-// The pass: reads the module's grids and model, builds the rank programs'
+// The pass: reads the module's grids and model, builds the stage programs'
 // skeletons (RankPrograms.cpp), converts every rank-IR op to a call of its
-// runtime adapter, then drops what C++ does not need (the grids).
+// runtime adapter, then drops what C++ does not need (the grid symbols).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 #include "helix/Dialect/Helix/HelixOps.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -69,46 +70,6 @@ FailureOr<ModuleFacts> ModuleFacts::read(ModuleOp module) {
   return f;
 }
 
-llvm::SmallVector<int64_t> ModuleFacts::coords(llvm::StringRef grid,
-                                               int64_t rank) const {
-  const llvm::SmallVector<int64_t> &shape = grids.find(grid)->second;
-  llvm::SmallVector<int64_t> c(shape.size());
-  for (size_t i = shape.size(); i-- > 0;) {
-    c[i] = rank % shape[i];
-    rank /= shape[i];
-  }
-  return c;
-}
-
-int64_t ModuleFacts::rankOf(llvm::StringRef grid,
-                            llvm::ArrayRef<int64_t> coords) const {
-  const llvm::SmallVector<int64_t> &shape = grids.find(grid)->second;
-  int64_t r = 0;
-  for (size_t i = 0; i < shape.size(); ++i)
-    r = r * shape[i] + coords[i];
-  return r;
-}
-
-llvm::SmallVector<int64_t> ModuleFacts::members(llvm::StringRef grid,
-                                                llvm::ArrayRef<int16_t> axes,
-                                                int64_t rank) const {
-  const llvm::SmallVector<int64_t> &shape = grids.find(grid)->second;
-  llvm::SmallVector<int64_t> mine = coords(grid, rank), out;
-  int64_t n = 1;
-  for (int16_t a : axes)
-    n *= shape[a];
-  for (int64_t i = 0; i < n; ++i) {
-    llvm::SmallVector<int64_t> c = mine;
-    int64_t rest = i;
-    for (size_t k = axes.size(); k-- > 0;) {
-      c[axes[k]] = rest % shape[axes[k]];
-      rest /= shape[axes[k]];
-    }
-    out.push_back(rankOf(grid, c));
-  }
-  return out;
-}
-
 HelixTypeConverter::HelixTypeConverter(MLIRContext *ctx) {
   addConversion([](Type t) -> std::optional<Type> {
     if (isa<emitc::OpaqueType, emitc::PointerType, IndexType, IntegerType,
@@ -129,11 +90,6 @@ Value contextOf(Operation *op) {
 
 Value stateOf(Operation *op) {
   return op->getParentOfType<emitc::FuncOp>().getArgument(1);
-}
-
-int64_t rankOf(Operation *op) {
-  auto func = op->getParentOfType<emitc::FuncOp>();
-  return func->getAttrOfType<IntegerAttr>(kRankAttr).getInt();
 }
 
 } // namespace helix::emitc_codegen
@@ -159,14 +115,15 @@ struct ConvertHelixToEmitCPass
     target.addLegalDialect<emitc::EmitCDialect>();
     target.addLegalOp<ModuleOp, shard::GridOp>();
     target.addIllegalDialect<HelixDialect, tensor::TensorDialect,
-                             func::FuncDialect>();
-    target.addIllegalOp<shard::AllReduceOp, shard::AllGatherOp,
+                             func::FuncDialect, arith::ArithDialect>();
+    target.addIllegalOp<shard::ProcessMultiIndexOp, shard::AllReduceOp, shard::AllGatherOp,
                         shard::AllToAllOp, shard::ReduceScatterOp,
                         shard::AllSliceOp, shard::SendOp, shard::RecvOp>();
     RewritePatternSet patterns(ctx);
     populateComputePatterns(patterns, converter, *facts);
     populateAttentionPatterns(patterns, converter, *facts);
     populateCollectivePatterns(patterns, converter, *facts);
+    populateIndexPatterns(patterns, converter, *facts);
     populateTensorPatterns(patterns, converter);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();

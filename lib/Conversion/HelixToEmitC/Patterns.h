@@ -1,7 +1,7 @@
 //===- Patterns.h - convert-helix-to-emitc internals ------------*- C++ -*-===//
 //
 // Private to lib/Conversion/HelixToEmitC. The module facts the patterns
-// share (grids, the model), the type converter, the rank programs'
+// share (grids, the model), the type converter, the stage programs'
 // skeletons (RankPrograms.cpp) and one populate function per op family.
 //
 //===----------------------------------------------------------------------===//
@@ -40,14 +40,6 @@ struct ModuleFacts {
   /// Reads grids, #helix.model and #helix.plan; fails with a diagnostic.
   static mlir::FailureOr<ModuleFacts> read(mlir::ModuleOp module);
 
-  /// World ranks of the group of `rank` over `axes` of grid `grid`, in the
-  /// group's order (row-major over the axes as listed).
-  llvm::SmallVector<int64_t> members(llvm::StringRef grid,
-                                     llvm::ArrayRef<int16_t> axes,
-                                     int64_t rank) const;
-  /// The world rank of `coords` on `grid`.
-  int64_t rankOf(llvm::StringRef grid, llvm::ArrayRef<int64_t> coords) const;
-  llvm::SmallVector<int64_t> coords(llvm::StringRef grid, int64_t rank) const;
 };
 
 /// Rank-IR types to their C++ types.
@@ -56,23 +48,14 @@ public:
   explicit HelixTypeConverter(mlir::MLIRContext *ctx);
 };
 
-/// The attribute marking generated functions and globals with their rank.
-inline constexpr const char *kRankAttr = "helix.rank";
-
-/// The step function's Context& and RankState& arguments, and its rank.
+/// The step function's Context& and RankState& arguments.
 mlir::Value contextOf(mlir::Operation *op);
 mlir::Value stateOf(mlir::Operation *op);
-int64_t rankOf(mlir::Operation *op);
 
-/// The world ranks of the group of collective `op` on `rank`, in group
-/// order: its `helix.group` (set by helix-partition), else from its grid
-/// and grid axes. Empty for ops that are not shard collectives.
-llvm::SmallVector<int64_t> groupOf(mlir::Operation *op,
-                                   const ModuleFacts &facts, int64_t rank);
-
-/// Rewrites every `func.func @decode_step_rank<R>` into its load, prepare
+/// Rewrites every `func.func @decode_step_stage<S>` into its load, prepare
 /// and step functions and registration (the step body still holds the
-/// rank-IR ops, their inputs cast from the step's calls), and adds `main`.
+/// rank-IR ops, their inputs cast from the step's calls), registers the
+/// grids, and adds `main`.
 mlir::LogicalResult buildRankPrograms(mlir::ModuleOp module,
                                       const ModuleFacts &facts,
                                       llvm::StringRef programName);
@@ -86,6 +69,9 @@ void populateAttentionPatterns(mlir::RewritePatternSet &patterns,
 void populateCollectivePatterns(mlir::RewritePatternSet &patterns,
                                 const mlir::TypeConverter &converter,
                                 const ModuleFacts &facts);
+void populateIndexPatterns(mlir::RewritePatternSet &patterns,
+                           const mlir::TypeConverter &converter,
+                           const ModuleFacts &facts);
 void populateTensorPatterns(mlir::RewritePatternSet &patterns,
                             const mlir::TypeConverter &converter);
 

@@ -1,11 +1,12 @@
-//===- RankPrograms.cpp - Load, prepare and step functions per rank -------===//
+//===- RankPrograms.cpp - Load, prepare and step functions per stage ------===//
 //
-// Splits each rank function of rank IR into what runs once (loading its
-// weight slices, allocating its KV shards, creating its communicators) and
-// what runs every step, registers the three as the rank's program, and adds
-// main. The step body keeps the rank-IR ops for the patterns; their inputs
-// (the step's tokens, positions, KV shards and weights) come from adapter
-// calls through unrealized casts.
+// Splits each stage function of SPMD rank IR into what runs once (loading
+// the rank's weight slices, at offsets computed from its coordinates,
+// allocating its KV shards, creating its communicators) and what runs
+// every step, registers the three as the stage's program, registers the
+// grids, and adds main. The step body keeps the rank-IR ops for the
+// patterns; their inputs (the step's tokens, positions, KV shards and
+// weights) come from adapter calls through unrealized casts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <map>
 #include <set>
@@ -26,16 +30,32 @@ namespace helix::emitc_codegen {
 
 namespace {
 
-constexpr const char *kRankPrefix = "decode_step_rank";
+constexpr const char *kStagePrefix = "decode_step_stage";
+constexpr const char *kStageAttr = "helix.stage";
 
-/// One weight load: a box of a checkpoint tensor's view, stored in a layout.
+/// One weight load: a box of a checkpoint tensor's view, stored in a layout;
+/// an offset is a constant or the index value computing it.
 struct WeightLoad {
   std::string name;
-  SmallVector<int64_t> shape, view, offsets, sizes;
+  SmallVector<int64_t> shape, view, sizes;
+  SmallVector<OpFoldResult> offsets;
   int layout = 0; // helix::rt::cg::WeightLayout
 
-  auto key() const {
-    return std::make_tuple(name, shape, view, offsets, sizes, layout);
+  std::string key() const {
+    std::string k;
+    llvm::raw_string_ostream os(k);
+    os << name << "|" << layout;
+    for (auto *v : {&shape, &view, &sizes}) {
+      os << "|";
+      llvm::interleaveComma(*v, os);
+    }
+    os << "|";
+    for (OpFoldResult o : offsets)
+      if (auto v = dyn_cast<Value>(o))
+        os << "%" << v.getAsOpaquePointer() << ",";
+      else
+        os << cast<IntegerAttr>(cast<Attribute>(o)).getInt() << ",";
+    return k;
   }
 };
 
@@ -53,7 +73,7 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
   l.name = w.getName().str();
   l.shape.assign(w.getShape().begin(), w.getShape().end());
   l.view = w.getViewShape();
-  l.offsets = w.getSliceOffsets();
+  l.offsets = w.getMixedSliceOffsets();
   auto type = cast<RankedTensorType>(w.getType());
   l.sizes.assign(type.getShape().begin(), type.getShape().end());
   Operation *owner = use.getOwner();
@@ -68,7 +88,10 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
     AttentionConfigAttr c = attn.getConfig();
     if (attn.getWUv() &&
         n == attn.getWUvMutable().begin()->getOperandNumber()) {
-      l.offsets[1] += c.getHeadDim() - c.getRopeDim();
+      // Dimension 1 (within a head) is never split.
+      int64_t at = getConstantIntValue(l.offsets[1]).value_or(0);
+      l.offsets[1] = Builder(w.getContext())
+                         .getIndexAttr(at + c.getHeadDim() - c.getRopeDim());
       l.sizes[1] = c.getVHeadDim();
     }
   } else if (auto moe = dyn_cast<MoEExpertsOp>(owner)) {
@@ -88,16 +111,30 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
   return l;
 }
 
-/// The groups a rank function communicates in (world ranks, group order).
-std::set<SmallVector<int64_t>>
-groupsOf(func::FuncOp f, const ModuleFacts &facts, int64_t rank) {
-  std::set<SmallVector<int64_t>> groups;
+/// A group kind: a grid and the axes a collective runs over.
+using GroupKind = std::pair<std::string, SmallVector<int64_t>>;
+
+/// The group kinds of a stage function's collectives.
+void groupKindsOf(func::FuncOp f, std::set<GroupKind> &kinds) {
+  auto add = [&](auto o) {
+    kinds.insert({o.getGrid().str(), SmallVector<int64_t>(
+                                         o.getGridAxes().begin(),
+                                         o.getGridAxes().end())});
+  };
   f.walk([&](Operation *op) {
-    if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::AllToAllOp,
-            shard::ReduceScatterOp, shard::SendOp, shard::RecvOp>(op))
-      groups.insert(groupOf(op, facts, rank));
+    if (auto o = dyn_cast<shard::AllReduceOp>(op))
+      add(o);
+    else if (auto o = dyn_cast<shard::AllGatherOp>(op))
+      add(o);
+    else if (auto o = dyn_cast<shard::AllToAllOp>(op))
+      add(o);
+    else if (auto o = dyn_cast<shard::ReduceScatterOp>(op))
+      add(o);
+    else if (auto o = dyn_cast<shard::SendOp>(op))
+      add(o);
+    else if (auto o = dyn_cast<shard::RecvOp>(op))
+      add(o);
   });
-  return groups;
 }
 
 class ProgramBuilder {
@@ -115,45 +152,51 @@ private:
   OpBuilder b;
 
   emitc::FuncOp makeFunc(Location loc, StringRef name, TypeRange args,
-                         TypeRange results, int64_t rank) {
+                         TypeRange results) {
     auto f = emitc::FuncOp::create(b, loc, name,
                                    FunctionType::get(ctx, args, results));
-    f->setAttr(kRankAttr, b.getI64IntegerAttr(rank));
     f.addEntryBlock();
     return f;
   }
-  LogicalResult buildRank(func::FuncOp f, int64_t rank,
-                          const std::vector<SmallVector<int64_t>> &groups);
+  LogicalResult buildStage(func::FuncOp f, int64_t stage,
+                           ArrayRef<GroupKind> kinds, int64_t logitsRank);
   void loadWeights(emitc::FuncOp step, emitc::FuncOp load);
 };
 
-LogicalResult
-ProgramBuilder::buildRank(func::FuncOp f, int64_t rank,
-                          const std::vector<SmallVector<int64_t>> &groups) {
+LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
+                                         ArrayRef<GroupKind> kinds,
+                                         int64_t logitsRank) {
   Location loc = f.getLoc();
   std::string name = f.getSymName().str();
   b.setInsertionPoint(f);
-  Type ctxT = contextType(ctx), stateT = stateType(ctx),
-       tensorT = tensorType(ctx);
+  Type ctxT = contextType(ctx), stateT = stateType(ctx);
   emitc::FuncOp load = makeFunc(
       loc, name + "_load",
       {ctxT, opaque(ctx, "const helix::rt::SafetensorsCheckpoint&"), stateT},
-      {}, rank);
-  emitc::FuncOp prepare = makeFunc(loc, name + "_prepare", {ctxT}, {}, rank);
+      {});
+  emitc::FuncOp prepare = makeFunc(loc, name + "_prepare", {ctxT}, {});
   emitc::FuncOp step =
       makeFunc(loc, name,
                {ctxT, stateT, opaque(ctx, "const helix::rt::StepInputs&"),
                 b.getIndexType()},
-               {tensorT}, rank);
+               {tensorType(ctx)});
 
-  // Communicators, in the order every rank shares.
+  // Communicators, in the order every rank of every stage shares.
   b.setInsertionPointToEnd(&prepare.getBody().front());
-  for (const SmallVector<int64_t> &g : groups)
-    if (llvm::is_contained(g, rank))
-      Call(b, loc, "group").operand(prepare.getArgument(0)).ints(g).create();
+  for (const auto &[grid, axes] : kinds)
+    Call(b, loc, "gridGroup")
+        .operand(prepare.getArgument(0))
+        .str(grid)
+        .ints(axes)
+        .create();
+  if (logitsRank != 0)
+    Call(b, loc, "group")
+        .operand(prepare.getArgument(0))
+        .ints({0, logitsRank})
+        .create();
   emitc::ReturnOp::create(b, loc, Value());
 
-  // The step body: the rank function's ops, its arguments from calls.
+  // The step body: the stage function's ops, its arguments from calls.
   Block &body = step.getBody().front();
   Block &old = f.getBody().front();
   body.getOperations().splice(body.end(), old.getOperations());
@@ -197,21 +240,35 @@ ProgramBuilder::buildRank(func::FuncOp f, int64_t rank,
   loadWeights(step, load);
   emitc::ReturnOp::create(lb, loc, Value());
 
-  // The registration of the rank's program.
+  // The registration of the stage's program; each generated op names its
+  // stage (one source file per stage).
   b.setInsertionPoint(f);
   auto program = emitc::GlobalOp::create(
-      b, loc, name + "_program", opaque(ctx, "helix::rt::cg::RankProgram"),
-      emitc::OpaqueAttr::get(ctx, "{" + std::to_string(rank) + ", " + name +
+      b, loc, name + "_program", opaque(ctx, "helix::rt::cg::StageProgram"),
+      emitc::OpaqueAttr::get(ctx, "{" + std::to_string(stage) + ", " + name +
                                       "_load, " + name + "_prepare, " + name +
                                       "}"));
-  program->setAttr(kRankAttr, b.getI64IntegerAttr(rank));
+  for (Operation *op : {load.getOperation(), prepare.getOperation(),
+                        step.getOperation(), program.getOperation()})
+    op->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
   f.erase();
   return success();
 }
 
 void ProgramBuilder::loadWeights(emitc::FuncOp step, emitc::FuncOp load) {
-  std::map<decltype(WeightLoad().key()), int64_t> slots;
+  std::map<std::string, int64_t> slots;
   OpBuilder lb = OpBuilder::atBlockEnd(&load.getBody().front());
+  // The rank-dependent offsets, recomputed in load from the coordinates.
+  IRMapping inLoad;
+  std::function<Value(Value)> loadValue = [&](Value v) -> Value {
+    if (Value mapped = inLoad.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    for (Value operand : def->getOperands())
+      loadValue(operand);
+    lb.clone(*def, inLoad);
+    return inLoad.lookup(v);
+  };
   SmallVector<WeightOp> weights;
   step.walk([&](WeightOp w) { weights.push_back(w); });
   for (WeightOp w : weights) {
@@ -219,18 +276,33 @@ void ProgramBuilder::loadWeights(emitc::FuncOp step, emitc::FuncOp load) {
       WeightLoad l = loadFor(w, use);
       auto [it, inserted] =
           slots.try_emplace(l.key(), static_cast<int64_t>(slots.size()));
-      if (inserted)
-        Call(lb, w.getLoc(), "loadWeight")
-            .operand(load.getArgument(0))
+      if (inserted) {
+        Call call(lb, w.getLoc(), "loadWeight");
+        call.operand(load.getArgument(0))
             .operand(load.getArgument(1))
             .operand(load.getArgument(2))
             .str(l.name)
             .ints(l.shape)
-            .ints(l.view)
-            .ints(l.offsets)
-            .ints(l.sizes)
-            .i64(l.layout)
-            .create();
+            .ints(l.view);
+        if (llvm::all_of(l.offsets, [](OpFoldResult o) {
+              return isa<Attribute>(o);
+            })) {
+          SmallVector<int64_t> offsets;
+          for (OpFoldResult o : l.offsets)
+            offsets.push_back(*getConstantIntValue(o));
+          call.ints(offsets);
+        } else {
+          Call offsets(lb, w.getLoc(), "offsets");
+          for (OpFoldResult o : l.offsets)
+            if (auto v = dyn_cast<Value>(o))
+              offsets.operand(loadValue(v));
+            else
+              offsets.i64(*getConstantIntValue(o));
+          call.operand(
+              offsets.create1(opaque(ctx, "helix::rt::cg::Offsets")));
+        }
+        call.ints(l.sizes).i64(l.layout).create();
+      }
       b.setInsertionPoint(w);
       Value v = Call(b, w.getLoc(), "weight")
                     .operand(step.getArgument(1))
@@ -245,18 +317,19 @@ void ProgramBuilder::loadWeights(emitc::FuncOp step, emitc::FuncOp load) {
 }
 
 LogicalResult ProgramBuilder::build(StringRef programName) {
-  SmallVector<std::pair<func::FuncOp, int64_t>> ranks;
+  SmallVector<std::pair<func::FuncOp, int64_t>> stages;
+  auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
+  int64_t stageCount = grids.front().getShape()[0];
   for (auto f : module.getOps<func::FuncOp>()) {
     StringRef n = f.getSymName();
-    int64_t r = -1;
-    if (auto attr = f->getAttrOfType<IntegerAttr>("helix.rank"))
-      r = attr.getInt();
-    else if (n.starts_with(kRankPrefix))
-      n.drop_front(strlen(kRankPrefix)).getAsInteger(10, r);
-    if (!n.starts_with(kRankPrefix) || r < 0 || r >= facts.devices)
-      return f.emitError("convert-helix-to-emitc: expects rank IR: ")
-             << "@" << n << " is not a rank function @" << kRankPrefix
-             << "<R> of the " << facts.devices << " ranks";
+    int64_t s = -1;
+    if (auto attr = f->getAttrOfType<IntegerAttr>(kStageAttr))
+      s = attr.getInt();
+    if (!n.starts_with(kStagePrefix) || s < 0 || s >= stageCount)
+      return f.emitError("convert-helix-to-emitc: expects SPMD rank IR: ")
+             << "@" << n << " is not a stage program @" << kStagePrefix
+             << "<S> (with " << kStageAttr << ") of the " << stageCount
+             << " pipeline stages";
     for (BlockArgument arg : f.getArguments()) {
       auto name =
           f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
@@ -272,22 +345,21 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
                << ") is not a step input (tokens, positions, a KV shard or "
                   "micro_batch_row)";
     }
-    ranks.push_back({f, r});
+    stages.push_back({f, s});
   }
-  if (ranks.empty())
-    return module.emitError("convert-helix-to-emitc: no rank function");
+  if (stages.empty())
+    return module.emitError("convert-helix-to-emitc: no stage program");
 
-  // Every group of every rank, in one order: each rank creates its own in
-  // that order, so creation (collective over the members) cannot deadlock.
-  // Rows per step: the tokens' (or, with pipeline stages, the KV shards'
-  // rows, each stage running micro-batches of the tokens' rows). The
-  // logits come from the first rank whose program returns them.
-  std::set<SmallVector<int64_t>> all;
-  int64_t microBatch = 0, cacheRows = 0, logitsRank = -1;
+  // Every group kind of every stage, in one order: each rank creates its
+  // groups in that order, so creation (collective over the members) cannot
+  // deadlock. Rows per step: the tokens' (or, with pipeline stages, the KV
+  // shards' rows, each stage running micro-batches of the tokens' rows).
+  // The logits come from the first rank of the stage returning them.
+  std::set<GroupKind> kinds;
+  int64_t microBatch = 0, cacheRows = 0, logitsStage = -1;
   bool pipelined = false;
-  for (auto [f, r] : ranks) {
-    for (const SmallVector<int64_t> &g : groupsOf(f, facts, r))
-      all.insert(g);
+  for (auto [f, s] : stages) {
+    groupKindsOf(f, kinds);
     for (BlockArgument arg : f.getArguments()) {
       auto n = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
       if (n && n.getValue() == "tokens")
@@ -297,27 +369,33 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
       if (auto shard = dyn_cast<KVShardType>(arg.getType()))
         cacheRows = std::max(cacheRows, shard.getRows());
     }
-    if (f.getNumResults() > 0 && (logitsRank < 0 || r < logitsRank))
-      logitsRank = r;
+    if (f.getNumResults() > 0 && (logitsStage < 0 || s < logitsStage))
+      logitsStage = s;
   }
-  if (logitsRank < 0)
-    return module.emitError("convert-helix-to-emitc: no rank function "
+  if (logitsStage < 0)
+    return module.emitError("convert-helix-to-emitc: no stage program "
                             "returns the logits");
+  int64_t logitsRank = logitsStage * (facts.devices / stageCount);
   int64_t batch = pipelined ? cacheRows : microBatch;
-  if (logitsRank != 0)
-    all.insert(SmallVector<int64_t>{0, logitsRank});
-  std::vector<SmallVector<int64_t>> groups(all.begin(), all.end());
-  std::stable_sort(
-      groups.begin(), groups.end(),
-      [](const auto &a, const auto &b) { return a.size() > b.size(); });
-  for (auto [f, r] : ranks)
-    if (failed(buildRank(f, r, groups)))
+  std::vector<GroupKind> ordered(kinds.begin(), kinds.end());
+  for (auto [f, s] : stages)
+    if (failed(buildStage(f, s, ordered, logitsRank)))
       return failure();
 
-  // The header, then main.
+  // The header, the grids, then main.
   Location loc = module.getLoc();
   b.setInsertionPointToStart(module.getBody());
   emitc::IncludeOp::create(b, loc, "helix/Runtime/Codegen.h");
+  for (shard::GridOp grid : grids) {
+    std::string shape;
+    for (int64_t d : grid.getShape())
+      shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    emitc::GlobalOp::create(
+        b, loc, grid.getSymName().str() + "_grid",
+        opaque(ctx, "helix::rt::cg::GridDecl"),
+        emitc::OpaqueAttr::get(ctx, "{" + cppString(grid.getSymName()) +
+                                        ", {" + shape + "}}"));
+  }
   b.setInsertionPointToEnd(module.getBody());
   Type argv =
       emitc::PointerType::get(emitc::PointerType::get(opaque(ctx, "char")));

@@ -12,6 +12,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -257,6 +259,11 @@ SmallVector<int64_t> WeightOp::getSliceOffsets() {
   return SmallVector<int64_t>(getViewShape().size(), 0);
 }
 
+SmallVector<OpFoldResult> WeightOp::getMixedSliceOffsets() {
+  Builder b(getContext());
+  return getMixedValues(getSliceOffsets(), getDynamicOffsets(), b);
+}
+
 LogicalResult WeightOp::verify() {
   SmallVector<int64_t> view = getViewShape();
   auto type = cast<RankedTensorType>(getType());
@@ -284,8 +291,11 @@ LogicalResult WeightOp::verify() {
   SmallVector<int64_t> offsets = getSliceOffsets();
   if (offsets.size() != view.size())
     return emitOpError() << "needs one offset per view dimension";
+  if (failed(verifyListOfOperandsOrIntegers(*this, "offset", view.size(),
+                                            offsets, getDynamicOffsets())))
+    return failure();
   for (auto [i, o] : llvm::enumerate(offsets))
-    if (o < 0 || o + type.getDimSize(i) > view[i])
+    if (!ShapedType::isDynamic(o) && (o < 0 || o + type.getDimSize(i) > view[i]))
       return emitOpError() << "slice [" << o << ", " << o + type.getDimSize(i)
                            << ") of dimension " << i << " is outside the view "
                            << shapeText(view);
@@ -297,8 +307,6 @@ LogicalResult WeightOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult EmbedRowsOp::verify() {
-  if (int64_t(getVocabOffset()) < 0)
-    return emitOpError() << "'vocab_offset' must not be negative";
   return expectShape(*this, "result", getResult(),
                      {dim(getTokens(), 0), dim(getTable(), 1)});
 }
@@ -490,10 +498,13 @@ LogicalResult LSECombineOp::verify() {
 
 LogicalResult KVSlotsOp::verify() {
   int64_t parts = dim(getSlots(), 0), b = dim(getPositions(), 0);
-  int64_t first = getRankOffset();
-  if (first < 0 || (!ShapedType::isDynamic(parts) &&
-                    first + parts > getPlacement().getKvp()))
-    return emitOpError() << "ranks [" << first << ", " << first + parts
+  std::optional<int64_t> first =
+      getRankOffset() ? getConstantIntValue(getRankOffset()) : 0;
+  if (!ShapedType::isDynamic(parts) &&
+      (parts > getPlacement().getKvp() ||
+       (first && (*first < 0 || *first + parts > getPlacement().getKvp()))))
+    return emitOpError() << "ranks [" << (first ? *first : 0) << ", "
+                         << (first ? *first : 0) + parts
                          << ") are outside the " << getPlacement().getKvp()
                          << " KVP ranks";
   if (failed(expectShape(*this, "slots", getSlots(), {parts, b})) ||
@@ -586,8 +597,11 @@ LogicalResult MoEExpertsOp::verify() {
                                                "weights (gate, up, down)"
                             : failure();
   }
-  int64_t first = getExpertOffset();
-  if (first < 0 || (!ShapedType::isDynamic(e) && first + e > c.getExperts()))
+  std::optional<int64_t> known =
+      getExpertOffset() ? getConstantIntValue(getExpertOffset()) : 0;
+  int64_t first = known ? *known : 0;
+  if (!ShapedType::isDynamic(e) &&
+      (e > c.getExperts() || first < 0 || first + e > c.getExperts()))
     return emitOpError() << "experts [" << first << ", " << first + e
                          << ") are outside the " << c.getExperts()
                          << " experts";

@@ -54,30 +54,38 @@ std::vector<int64_t> dropLeading(const std::vector<int64_t> &s) {
   return std::vector<int64_t>(s.begin() + 1, s.end());
 }
 
-Communicator &groupOf(Context &ctx, Ranks members) {
-  return ctx.group(std::vector<int>(members));
+Communicator &groupOf(Context &ctx, const Members &members) {
+  return ctx.group(members);
+}
+
+int64_t indexIn(Context &ctx, const Members &members) {
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i] == ctx.rank())
+      return static_cast<int64_t>(i);
+  throw Error("all_slice: rank " + std::to_string(ctx.rank()) +
+              " is not in its group");
 }
 
 } // namespace
 
-Tensor allReduce(Context &ctx, const Tensor &x, Ranks members, bool inPlace) {
+Tensor allReduce(Context &ctx, const Tensor &x, const Members &members, bool inPlace) {
   Tensor y = inPlace ? x : clone(ctx, x);
   groupOf(ctx, members).allReduceSum(y);
   return y;
 }
 
-Tensor allGather(Context &ctx, const Tensor &x, Ranks members, int64_t axis) {
+Tensor allGather(Context &ctx, const Tensor &x, const Members &members, int64_t axis) {
   return stackToAxis(ctx, groupOf(ctx, members).allGather(x),
                      static_cast<size_t>(axis));
 }
 
-Tensor allToAll(Context &ctx, const Tensor &x, Ranks members, int64_t splitAxis,
+Tensor allToAll(Context &ctx, const Tensor &x, const Members &members, int64_t splitAxis,
                 int64_t concatAxis) {
   Async a = allToAllStart(ctx, x, members, splitAxis, concatAxis);
   return wait(ctx, a);
 }
 
-Tensor reduceScatter(Context &ctx, const Tensor &x, Ranks members,
+Tensor reduceScatter(Context &ctx, const Tensor &x, const Members &members,
                      int64_t axis) {
   Communicator &comm = groupOf(ctx, members);
   int64_t G = comm.size();
@@ -86,8 +94,10 @@ Tensor reduceScatter(Context &ctx, const Tensor &x, Ranks members,
   return comm.reduceScatterSum(stacked.view({G, x.numel() / G})).view(local);
 }
 
-Tensor allSlice(Context &ctx, const Tensor &x, int64_t axis, int64_t index,
-                int64_t count) {
+Tensor allSlice(Context &ctx, const Tensor &x, const Members &members,
+                int64_t axis) {
+  int64_t index = indexIn(ctx, members);
+  int64_t count = static_cast<int64_t>(members.size());
   int64_t n = x.dim(static_cast<int>(axis));
   check(n % count == 0, "all_slice: dimension " + std::to_string(axis) +
                             " of " + x.str() + " does not split over " +
@@ -95,8 +105,10 @@ Tensor allSlice(Context &ctx, const Tensor &x, int64_t axis, int64_t index,
   return sliceAxisOf(ctx, x, axis, index * (n / count), n / count);
 }
 
-Ints allSlice(Context &, const Ints &x, int64_t axis, int64_t index,
-              int64_t count) {
+Ints allSlice(Context &ctx, const Ints &x, const Members &members,
+              int64_t axis) {
+  int64_t index = indexIn(ctx, members);
+  int64_t count = static_cast<int64_t>(members.size());
   int64_t n = x.shape[axis];
   check(n % count == 0, "all_slice: dimension " + std::to_string(axis) +
                             " does not split over " + std::to_string(count) +
@@ -104,18 +116,18 @@ Ints allSlice(Context &, const Ints &x, int64_t axis, int64_t index,
   return sliceAxisOf(x, axis, index * (n / count), n / count);
 }
 
-Tensor send(Context &ctx, const Tensor &x, Ranks members, int64_t peer) {
+Tensor send(Context &ctx, const Tensor &x, const Members &members, int64_t peer) {
   groupOf(ctx, members).send(x, static_cast<int>(peer));
   return x;
 }
 
-Tensor recv(Context &ctx, const Tensor &buffer, Ranks members, int64_t peer) {
+Tensor recv(Context &ctx, const Tensor &buffer, const Members &members, int64_t peer) {
   Tensor y = clone(ctx, buffer);
   groupOf(ctx, members).recv(y, static_cast<int>(peer));
   return y;
 }
 
-Async allToAllStart(Context &ctx, const Tensor &x, Ranks members,
+Async allToAllStart(Context &ctx, const Tensor &x, const Members &members,
                     int64_t splitAxis, int64_t concatAxis) {
   Communicator &comm = groupOf(ctx, members);
   int64_t G = comm.size();
@@ -131,7 +143,7 @@ Async allToAllStart(Context &ctx, const Tensor &x, Ranks members,
   return a;
 }
 
-Async allReduceStart(Context &ctx, const Tensor &x, Ranks members,
+Async allReduceStart(Context &ctx, const Tensor &x, const Members &members,
                      bool inPlace) {
   Tensor y = inPlace ? x : clone(ctx, x);
   Async a;

@@ -1,8 +1,9 @@
 //===- CodegenProgram.cpp - Loading, state and the generated driver -------===//
 //
 // The load side of generated programs (weight slices in the layout their
-// consumers take, KV shards, communicators), the step inputs, and the
-// registry of rank programs that runRankPrograms hands to runDecode.
+// consumers take, KV shards, communicators), the step inputs, the grids
+// and the rank's coordinates on them, and the registry of stage programs
+// that runRankPrograms hands to runDecode.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,16 +91,91 @@ HostTensor loadBox(const SafetensorsCheckpoint &ckpt, const std::string &name,
   return all;
 }
 
-std::vector<const RankProgram *> &registry() {
-  static std::vector<const RankProgram *> programs;
+std::vector<const StageProgram *> &registry() {
+  static std::vector<const StageProgram *> programs;
   return programs;
+}
+
+struct GridShape {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+std::vector<GridShape> &grids() {
+  static std::vector<GridShape> all;
+  return all;
+}
+
+const GridShape &gridNamed(const char *name) {
+  for (const GridShape &g : grids())
+    if (g.name == name)
+      return g;
+  throw Error(std::string("the program has no grid @") + name);
+}
+
+/// Row-major coordinates of `rank` on `g`.
+std::vector<int64_t> coordsOf(const GridShape &g, int64_t rank) {
+  std::vector<int64_t> c(g.shape.size());
+  for (size_t i = g.shape.size(); i-- > 0;) {
+    c[i] = rank % g.shape[i];
+    rank /= g.shape[i];
+  }
+  return c;
+}
+
+void checkWorld(Context &ctx, const GridShape &g) {
+  int64_t n = 1;
+  for (int64_t d : g.shape)
+    n *= d;
+  check(n == ctx.worldSize(), "grid @" + g.name + " covers " +
+                                  std::to_string(n) + " ranks, the run has " +
+                                  std::to_string(ctx.worldSize()));
 }
 
 } // namespace
 
+GridDecl::GridDecl(const char *name, Dims shape) {
+  grids().push_back({name, std::vector<int64_t>(shape)});
+}
+
+int64_t coord(Context &ctx, const char *grid, int64_t axis) {
+  const GridShape &g = gridNamed(grid);
+  checkWorld(ctx, g);
+  check(axis >= 0 && axis < static_cast<int64_t>(g.shape.size()),
+        "axis " + std::to_string(axis) + " of grid @" + g.name);
+  return coordsOf(g, ctx.rank())[axis];
+}
+
+Members members(Context &ctx, const char *grid, Dims axes) {
+  const GridShape &g = gridNamed(grid);
+  checkWorld(ctx, g);
+  std::vector<int64_t> mine = coordsOf(g, ctx.rank());
+  int64_t n = 1;
+  for (int64_t a : axes)
+    n *= g.shape[a];
+  Members out;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int64_t> c = mine;
+    int64_t rest = i;
+    for (auto a = axes.end(); a-- != axes.begin();) {
+      c[*a] = rest % g.shape[*a];
+      rest /= g.shape[*a];
+    }
+    int64_t r = 0;
+    for (size_t d = 0; d < c.size(); ++d)
+      r = r * g.shape[d] + c[d];
+    out.push_back(static_cast<int>(r));
+  }
+  return out;
+}
+
+void gridGroup(Context &ctx, const char *grid, Dims axes) {
+  ctx.group(members(ctx, grid, axes));
+}
+
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 RankState &state, const char *name, Dims shape, Dims view,
-                Dims offsets, Dims sizes, int layout) {
+                const Offsets &offsets, Dims sizes, int layout) {
   HostTensor t =
       loadBox(ckpt, name, shape, view.size() ? view : shape, offsets, sizes);
   switch (layout) {
@@ -137,7 +213,9 @@ void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
 }
 
 void group(Context &ctx, Ranks members) {
-  ctx.group(std::vector<int>(members));
+  std::vector<int> m(members);
+  if (std::find(m.begin(), m.end(), ctx.rank()) != m.end())
+    ctx.group(m);
 }
 
 static Ints hostInts(const std::vector<int64_t> &v, int64_t batch,
@@ -168,8 +246,9 @@ KVCache kvShard(RankState &state, int64_t slot) {
   return state.caches[slot];
 }
 
-RankProgram::RankProgram(int rank, LoadFn load, PrepareFn prepare, StepFn step)
-    : rank(rank), load(load), prepare(prepare), step(step) {
+StageProgram::StageProgram(int stage, LoadFn load, PrepareFn prepare,
+                           StepFn step)
+    : stage(stage), load(load), prepare(prepare), step(step) {
   registry().push_back(this);
 }
 
@@ -197,7 +276,7 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
   prog.maxContext = maxContext;
   prog.defaultBackend = defaultBackend;
   RankState state;
-  const RankProgram *mine = nullptr;
+  const StageProgram *mine = nullptr;
   int64_t rows = 0;
   prog.load = [&](Context &ctx, const SafetensorsCheckpoint &ckpt,
                   int64_t promptRows) {
@@ -208,11 +287,14 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
     check(microBatch >= 1 && batch % microBatch == 0,
           "micro-batches of " + std::to_string(microBatch) +
               " rows do not divide the batch of " + std::to_string(batch));
-    for (const RankProgram *p : registry())
-      if (p->rank == ctx.rank())
+    check(!grids().empty(), "the program registers no grid");
+    int64_t stage = coord(ctx, grids().front().name.c_str(), 0);
+    for (const StageProgram *p : registry())
+      if (p->stage == stage)
         mine = p;
-    check(mine != nullptr,
-          "no generated program for rank " + std::to_string(ctx.rank()));
+    check(mine != nullptr, "no generated program for pipeline stage " +
+                               std::to_string(stage) + " (rank " +
+                               std::to_string(ctx.rank()) + ")");
     rows = promptRows;
     mine->load(ctx, ckpt, state);
   };

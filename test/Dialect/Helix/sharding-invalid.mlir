@@ -147,8 +147,9 @@ func.func @f(%p: tensor<2x4x4x17xf32>) {
 // -----
 
 func.func @f(%pos: tensor<4xi64>) {
+  %r = arith.constant 2 : index
   // expected-error@+1 {{ranks [2, 4) are outside the 2 KVP ranks}}
-  %s, %sp = helix.kv_slots %pos {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 64>, rank_offset = 2 : i64} : tensor<4xi64> -> tensor<2x4xi64>, tensor<2x4x2xi64>
+  %s, %sp = helix.kv_slots %pos rank_offset(%r) {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 64>} : tensor<4xi64> -> tensor<2x4xi64>, tensor<2x4x2xi64>
   return
 }
 
@@ -179,8 +180,9 @@ func.func @f(%x: tensor<4x64xbf16>, %w: tensor<4x2xf32>, %ids: tensor<4x2xi32>, 
 // -----
 
 func.func @f(%x: tensor<4x64xbf16>, %w: tensor<4x2xf32>, %ids: tensor<4x2xi32>, %g: tensor<2x32x64xbf16>, %d: tensor<2x64x32xbf16>) {
+  %e = arith.constant 7 : index
   // expected-error@+1 {{experts [7, 9) are outside the 8 experts}}
-  %y = helix.moe_experts %x, %w, %ids experts(%g, %g, %d) {config = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 32>, expert_offset = 7 : i64} : (tensor<4x64xbf16>, tensor<4x2xf32>, tensor<4x2xi32>, tensor<2x32x64xbf16>, tensor<2x32x64xbf16>, tensor<2x64x32xbf16>) -> tensor<1x4x64xbf16>
+  %y = helix.moe_experts %x, %w, %ids experts(%g, %g, %d) expert_offset(%e) {config = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 32>} : (tensor<4x64xbf16>, tensor<4x2xf32>, tensor<4x2xi32>, tensor<2x32x64xbf16>, tensor<2x32x64xbf16>, tensor<2x64x32xbf16>, index) -> tensor<1x4x64xbf16>
   return
 }
 
@@ -296,5 +298,21 @@ func.func @f(%x: tensor<4x64xbf16>) {
 func.func @f(%t: !helix.async<tensor<4x64xbf16>>) {
   // expected-error@+1 {{result type must be the awaited 'tensor<4x64xbf16>'}}
   %x = helix.async_wait %t : !helix.async<tensor<4x64xbf16>> -> tensor<4x32xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%o: index) {
+  // expected-error@+1 {{needs one offset per view dimension}}
+  %w = helix.weight "w" [64, 64] view [4, 16, 64] offsets [%o, %o] : tensor<2x16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%c: i1, %b: tensor<64xbf16>) {
+  // expected-error@+1 {{all of {value, result} have same type}}
+  %k = "helix.keep_if"(%c, %b) : (i1, tensor<64xbf16>) -> tensor<32xbf16>
   return
 }

@@ -129,11 +129,16 @@ func.func @global_mla_moe(%n: tensor<4x64xbf16>, %pos: tensor<4xi64>,
   return %s1 : tensor<4x64xbf16, #helix.dist<@helix_ffn, stage = 1>>
 }
 
-// A rank program: local static shapes, the KV shard, HOP-B's async pair.
+// An SPMD stage program: local static shapes, the KV shard, offsets from
+// the rank's coordinates, a bias one rank adds, HOP-B's async pair.
 // CHECK-LABEL: func.func @rank
 // CHECK-SAME: !helix.kv_shard<rows = 4, tokens = 32, heads = 1, key_dim = 16, value_dim = 16, element = bf16>
-// CHECK: helix.weight "model.layers.0.self_attn.q_proj.weight" [64, 64] view [4, 16, 64] offsets [2, 0, 0] : tensor<2x16x64xbf16>
-// CHECK: helix.kv_slots %{{[a-z0-9_]+}} {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 32>, rank_offset = 1 : i64} : tensor<4xi64> -> tensor<1x4xi64>, tensor<1x4x2xi64>
+// CHECK: %[[I:.*]]:4 = shard.process_multi_index on @helix_attn axes = [0, 1, 2, 3] : index, index, index, index
+// CHECK: helix.weight "model.layers.0.self_attn.q_proj.weight" [64, 64] view [4, 16, 64] offsets [%{{[a-z0-9_]+}}, 0, 0] : tensor<2x16x64xbf16>
+// CHECK: helix.weight "model.layers.0.self_attn.o_proj.weight" [64, 64] offsets [0, %{{[a-z0-9_]+}}] : tensor<64x32xbf16>
+// CHECK: %[[B:.*]] = helix.keep_if %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<64xbf16>
+// CHECK: helix.matmul %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} bias(%[[B]])
+// CHECK: helix.kv_slots %{{[a-z0-9_]+}} rank_offset(%[[I]]#2) {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 32>} : tensor<4xi64> -> tensor<1x4xi64>, tensor<1x4x2xi64>
 // CHECK: %[[T:.*]] = helix.async_start {
 // CHECK-NEXT: %[[X:.*]] = shard.all_to_all %{{[a-z0-9_]+}} on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0 : tensor<1x2x2x17xf32> -> tensor<2x2x1x17xf32>
 // CHECK-NEXT: helix.async_yield %[[X]] : tensor<2x2x1x17xf32>
@@ -141,13 +146,25 @@ func.func @global_mla_moe(%n: tensor<4x64xbf16>, %pos: tensor<4xi64>,
 // CHECK: helix.async_wait %[[T]] : !helix.async<tensor<2x2x1x17xf32>> -> tensor<2x2x1x17xf32>
 func.func @rank(%n: tensor<4x64xbf16>, %pos: tensor<4xi64>,
     %c: !helix.kv_shard<rows = 4, tokens = 32, heads = 1, key_dim = 16, value_dim = 16, element = bf16>) -> tensor<2x2x1x17xf32>
-    attributes {helix.rank = 3 : i64} {
-  %wq = helix.weight "model.layers.0.self_attn.q_proj.weight" [64, 64] view [4, 16, 64] offsets [2, 0, 0] : tensor<2x16x64xbf16>
-  %wk = helix.weight "model.layers.0.self_attn.k_proj.weight" [32, 64] view [2, 16, 64] offsets [1, 0, 0] : tensor<1x16x64xbf16>
-  %wv = helix.weight "model.layers.0.self_attn.v_proj.weight" [32, 64] view [2, 16, 64] offsets [1, 0, 0] : tensor<1x16x64xbf16>
+    attributes {helix.stage = 0 : i64} {
+  %i:4 = shard.process_multi_index on @helix_attn axes = [0, 1, 2, 3] : index, index, index, index
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %head = arith.muli %i#3, %c2 : index
+  %col = arith.muli %i#2, %c32 : index
+  %first = arith.cmpi eq, %col, %c0 : index
+  %wq = helix.weight "model.layers.0.self_attn.q_proj.weight" [64, 64] view [4, 16, 64] offsets [%head, 0, 0] : tensor<2x16x64xbf16>
+  %wk = helix.weight "model.layers.0.self_attn.k_proj.weight" [32, 64] view [2, 16, 64] offsets [%i#3, 0, 0] : tensor<1x16x64xbf16>
+  %wv = helix.weight "model.layers.0.self_attn.v_proj.weight" [32, 64] view [2, 16, 64] offsets [%i#3, 0, 0] : tensor<1x16x64xbf16>
+  %wo = helix.weight "model.layers.0.self_attn.o_proj.weight" [64, 64] offsets [0, %col] : tensor<64x32xbf16>
+  %bo = helix.weight "model.layers.0.self_attn.o_proj.bias" [64] : tensor<64xbf16>
+  %b = helix.keep_if %first, %bo : tensor<64xbf16>
+  %o = tensor.empty() : tensor<4x32xbf16>
+  %y = helix.matmul %o, %wo bias(%b) : (tensor<4x32xbf16>, tensor<64x32xbf16>, tensor<64xbf16>) -> tensor<4x64xbf16>
   %q, %k, %v = helix.qkv %n, %pos weights(%wq, %wk, %wv) {config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, rope = #helix.rope<>}
     : (tensor<4x64xbf16>, tensor<4xi64>, tensor<2x16x64xbf16>, tensor<1x16x64xbf16>, tensor<1x16x64xbf16>) -> (tensor<4x2x16xbf16>, tensor<4x1x16xbf16>, tensor<4x1x16xbf16>)
-  %slots, %spans = helix.kv_slots %pos {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 32>, rank_offset = 1 : i64} : tensor<4xi64> -> tensor<1x4xi64>, tensor<1x4x2xi64>
+  %slots, %spans = helix.kv_slots %pos rank_offset(%i#2) {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 32>} : tensor<4xi64> -> tensor<1x4xi64>, tensor<1x4x2xi64>
   %q0 = tensor.extract_slice %q[0, 0, 0] [2, 2, 16] [1, 1, 1] : tensor<4x2x16xbf16> to tensor<2x2x16xbf16>
   %k0 = tensor.extract_slice %k[0, 0, 0] [2, 1, 16] [1, 1, 1] : tensor<4x1x16xbf16> to tensor<2x1x16xbf16>
   %v0 = tensor.extract_slice %v[0, 0, 0] [2, 1, 16] [1, 1, 1] : tensor<4x1x16xbf16> to tensor<2x1x16xbf16>

@@ -8,9 +8,13 @@
 // groups as explicit member ranks) and call the runtime ops; no model logic
 // is generated.
 //
-// A generated program is one RankProgram per rank (load / prepare / step
-// functions) registered at static initialization, and a main calling
-// runRankPrograms, which runs the helix-decode driver (Decode.h).
+// A generated program is SPMD: one StageProgram per pipeline stage (load /
+// prepare / step functions), run by every rank of the stage, and the
+// device grids (GridDecl), both registered at static initialization, and a
+// main calling runRankPrograms, which runs the helix-decode driver
+// (Decode.h). What differs between ranks (the slices they load, their
+// KVP, vocabulary and expert offsets, their groups) is computed by the
+// program from the rank's coordinates on the grids (coord, members).
 //
 // Value types of rank IR:
 //   float and i32 tensors   helix::rt::Tensor (backend memory)
@@ -56,6 +60,13 @@ namespace cg {
 /// temporaries, which keeps huge generated functions cheap to compile).
 using Dims = std::initializer_list<int64_t>;
 using Ranks = std::initializer_list<int>;
+/// The world ranks of a group, in the group's order.
+using Members = std::vector<int>;
+/// Offsets of a weight slice, computed from the rank's coordinates.
+using Offsets = std::vector<int64_t>;
+template <typename... T> Offsets offsets(T... v) {
+  return Offsets{static_cast<int64_t>(v)...};
+}
 
 /// A host tensor of 64-bit integers, row-major.
 struct Ints {
@@ -102,12 +113,30 @@ enum WeightLayout : int {
 /// dimension enumerates experts and `shape` is one expert's tensor.
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 RankState &state, const char *name, Dims shape, Dims view,
-                Dims offsets, Dims sizes, int layout);
+                const Offsets &offsets, Dims sizes, int layout);
 /// Allocates the next KV shard (zeroed).
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
              int64_t heads, int64_t keyDim, int64_t valueDim, bool latent);
-/// Creates (collectively over the members) the communicator of a group.
+/// Creates (collectively over the members) the communicator of a group;
+/// nothing on ranks outside it.
 void group(Context &ctx, Ranks members);
+/// Creates the communicator of the rank's group over `axes` of `grid`.
+void gridGroup(Context &ctx, const char *grid, Dims axes);
+
+//===----------------------------------------------------------------------===//
+// Grids and the rank's coordinates
+//===----------------------------------------------------------------------===//
+
+/// A device grid of the program (shard.grid); constructing one registers
+/// it. Ranks are row-major on every grid.
+struct GridDecl {
+  GridDecl(const char *name, Dims shape);
+};
+/// The rank's coordinate on `axis` of `grid` (shard.process_multi_index).
+int64_t coord(Context &ctx, const char *grid, int64_t axis);
+/// The rank's group over `axes` of `grid` (first axis major): the world
+/// ranks sharing its other coordinates.
+Members members(Context &ctx, const char *grid, Dims axes);
 
 //===----------------------------------------------------------------------===//
 // Step inputs and state
@@ -120,6 +149,8 @@ Tensor weight(RankState &state, int64_t slot);
 KVCache kvShard(RankState &state, int64_t slot);
 /// An absent optional operand.
 inline Tensor none() { return Tensor(); }
+/// helix.keep_if: `t` where `keep`, else absent (a bias another rank adds).
+inline Tensor keepIf(bool keep, const Tensor &t) { return keep ? t : Tensor(); }
 
 //===----------------------------------------------------------------------===//
 // Compute ops
@@ -225,33 +256,34 @@ Tensor concat(Context &ctx, int64_t dim, const Tensor &first,
 Tensor empty(Context &ctx, Dims shape);
 
 //===----------------------------------------------------------------------===//
-// Collectives (upstream shard ops over explicit member ranks)
+// Collectives (upstream shard ops over the rank's group on their grid axes)
 //===----------------------------------------------------------------------===//
 
 /// shard.all_reduce (sum). `inPlace`: x is not used again.
-Tensor allReduce(Context &ctx, const Tensor &x, Ranks members, bool inPlace);
+Tensor allReduce(Context &ctx, const Tensor &x, const Members &members, bool inPlace);
 /// shard.all_gather along `axis`.
-Tensor allGather(Context &ctx, const Tensor &x, Ranks members, int64_t axis);
+Tensor allGather(Context &ctx, const Tensor &x, const Members &members, int64_t axis);
 /// shard.all_to_all.
-Tensor allToAll(Context &ctx, const Tensor &x, Ranks members, int64_t splitAxis,
+Tensor allToAll(Context &ctx, const Tensor &x, const Members &members, int64_t splitAxis,
                 int64_t concatAxis);
 /// shard.reduce_scatter (sum) along `axis`.
-Tensor reduceScatter(Context &ctx, const Tensor &x, Ranks members,
+Tensor reduceScatter(Context &ctx, const Tensor &x, const Members &members,
                      int64_t axis);
-/// shard.all_slice: block `index` of `count` along `axis` (no data moves).
-Tensor allSlice(Context &ctx, const Tensor &x, int64_t axis, int64_t index,
-                int64_t count);
-Ints allSlice(Context &ctx, const Ints &x, int64_t axis, int64_t index,
-              int64_t count);
+/// shard.all_slice: the rank's block of `members.size()` along `axis` (no
+/// data moves).
+Tensor allSlice(Context &ctx, const Tensor &x, const Members &members,
+                int64_t axis);
+Ints allSlice(Context &ctx, const Ints &x, const Members &members,
+              int64_t axis);
 /// shard.send to / shard.recv from member `peer` of a group of two.
-Tensor send(Context &ctx, const Tensor &x, Ranks members, int64_t peer);
-Tensor recv(Context &ctx, const Tensor &buffer, Ranks members, int64_t peer);
+Tensor send(Context &ctx, const Tensor &x, const Members &members, int64_t peer);
+Tensor recv(Context &ctx, const Tensor &buffer, const Members &members, int64_t peer);
 
 /// helix.async_start of an all-to-all or all-reduce; other collectives
 /// complete at once.
-Async allToAllStart(Context &ctx, const Tensor &x, Ranks members,
+Async allToAllStart(Context &ctx, const Tensor &x, const Members &members,
                     int64_t splitAxis, int64_t concatAxis);
-Async allReduceStart(Context &ctx, const Tensor &x, Ranks members,
+Async allReduceStart(Context &ctx, const Tensor &x, const Members &members,
                      bool inPlace);
 Async ready(const Tensor &x);
 /// helix.async_wait.
@@ -268,16 +300,18 @@ using PrepareFn = void (*)(Context &);
 using StepFn = Tensor (*)(Context &, RankState &, const StepInputs &,
                           size_t microBatchRow);
 
-/// One rank's generated functions; constructing one registers it.
-struct RankProgram {
-  int rank;
+/// One pipeline stage's generated functions, run by every rank of the
+/// stage; constructing one registers it.
+struct StageProgram {
+  int stage;
   LoadFn load;
   PrepareFn prepare;
   StepFn step;
-  RankProgram(int rank, LoadFn load, PrepareFn prepare, StepFn step);
+  StageProgram(int stage, LoadFn load, PrepareFn prepare, StepFn step);
 };
 
-/// Runs the helix-decode driver over the registered rank programs:
+/// Runs the helix-decode driver, each rank the program of its pipeline
+/// stage (axis 0 of the first registered grid):
 /// `worldSize` ranks, `vocab` logits, `maxContext` positions, `batch` rows
 /// per step (prompt files may have fewer; the rest run as padding) in
 /// micro-batches of `microBatch` rows (pipeline stages run one at a time;
