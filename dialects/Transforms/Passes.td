@@ -227,21 +227,36 @@ def HelixKVPlacement : Pass<"helix-kv-placement", "mlir::ModuleOp"> {
 }
 
 def HelixPartition : Pass<"helix-partition", "mlir::ModuleOp"> {
-  let summary = "Global view to one SPMD program per rank, local shapes";
+  let summary = "Global view to one SPMD program per pipeline stage";
   let description = [{
-    Turns the global-view decode step into `func.func @decode_step_rank<R>`
-    for every rank R of the grids (`helix.rank`, and the rank's coordinates
-    on each grid in `helix.coords`), with static local shapes: each
-    `helix.weight` becomes the slice the rank loads (its `offsets` into the
-    view of the checkpoint tensor), each KV cache the rank's
-    `!helix.kv_shard`, each `helix.collective` the upstream `shard`
-    collective on the grid (`send_recv` a `shard.send` on the sending
-    stage and a `shard.recv` on the receiving one) with its group's world
-    ranks in `helix.group`, and the ranks of a stage keep only that stage's
-    ops. Biases of row-parallel results are
-    kept on one rank of the reduction group (the others do not load them).
-    The global function is removed and the plan moves to the module; the
-    result is checked by `helix-verify-partition`.
+    Turns the global-view decode step into one SPMD program per pipeline
+    stage, `func.func @decode_step_stage<S>` (`helix.stage = S`; one in
+    total without pipeline parallelism), run by every rank of the stage,
+    with static local shapes (the same on every rank). What differs
+    between ranks is computed in the IR from the rank's coordinates on the
+    grids (`shard.process_multi_index`, then `arith` on `index`):
+
+    - each `helix.weight` becomes the slice a rank loads: its `offsets`
+      into the view of the checkpoint tensor, an `index` value for every
+      split dimension (the rank's index over the dimension's grid axes,
+      first axis major, times the local size; divided by the duplication
+      factor where there are more ranks than elements);
+    - `helix.embed_rows` gets its `vocab_offset`, `helix.moe_experts` its
+      `expert_offset`, `helix.kv_slots` its `rank_offset` (the rank's KVP
+      coordinate: the KV positions it owns);
+    - a row-parallel result's bias (output projection, dense and expert
+      down projections) passes through `helix.keep_if`: only the rank
+      holding the first slice of the contraction adds it;
+    - each KV cache becomes the rank's `!helix.kv_shard`, each
+      `helix.collective` the upstream `shard` collective on its grid axes
+      (the group is the rank's: the runtime derives the members from the
+      grid), `send_recv` a `shard.send` on the sending stage and a
+      `shard.recv` on the receiving one; a stage keeps only its own ops.
+
+    The program's size does not depend on the number of GPUs. The global
+    function is removed and the plan moves to the module; the result is
+    checked by `helix-verify-partition`, which evaluates the offsets for
+    every rank.
 
     This is the last step of `helix-sharding-pipeline`, which runs the
     layout search (`layout=search`) or `helix-apply-layout` (an explicit
@@ -252,43 +267,53 @@ def HelixPartition : Pass<"helix-partition", "mlir::ModuleOp"> {
     `kv-block`; e.g.
     `helix-opt --helix-sharding-pipeline='layout="kvp=4,tpa=8,tpf=32" batch=8 context=1048576'`.
 
-    Example (rank 1 of the insert-collectives example, 64K context):
+    Example (the insert-collectives example, KVP = 2 x TPA = 2, 64K
+    context):
 
     ```mlir
-    func.func @decode_step_rank1(%tokens: tensor<4xi64>, %pos: tensor<4xi64>,
+    func.func @decode_step_stage0(%tokens: tensor<4xi64>, %pos: tensor<4xi64>,
         %c: !helix.kv_shard<rows = 4, tokens = 32768, heads = 4, ...>) -> tensor<4x128256xf32>
-        attributes {helix.coords = {helix_attn = array<i64: 0, 0, 0, 1>, ...}, helix.rank = 1 : i64} {
+        attributes {helix.stage = 0 : i64} {
+      %a:4 = shard.process_multi_index on @helix_attn axes = [0, 1, 2, 3] : index, index, index, index
+      %c16 = arith.constant 16 : index
+      %heads = arith.muli %a#3, %c16 : index
+      %slots, %spans = helix.kv_slots %pos rank_offset(%a#2) {...}
       %wq = helix.weight "model.layers.0.self_attn.q_proj.weight" [4096, 4096]
-          view [32, 128, 4096] offsets [16, 0, 0] : tensor<16x128x4096xbf16>
+          view [32, 128, 4096] offsets [%heads, 0, 0] : tensor<16x128x4096xbf16>
       ...
       %x = shard.all_to_all %p on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0
-          {helix.group = array<i64: 1, 3>} : tensor<1x4x16x129xf32> -> tensor<2x4x8x129xf32>
+          : tensor<1x4x16x129xf32> -> tensor<2x4x8x129xf32>
     ```
   }];
   let dependentDialects = ["mlir::shard::ShardDialect",
-                           "mlir::tensor::TensorDialect"];
+                           "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def HelixVerifyPartition : Pass<"helix-verify-partition", "mlir::ModuleOp"> {
-  let summary = "Check that rank IR is complete and consistent";
+  let summary = "Check that SPMD rank IR is complete and consistent";
   let description = [{
-    Checks the output of `helix-partition`: one `@decode_step_rank<R>` per
-    rank of the grids with matching `helix.rank` and coordinates; every
-    tensor static and local (no `#helix.dist`, no global
-    `!helix.kv_cache`, no `helix.collective`); the ranks of a stage run
-    the same program; every collective names its group (`helix.group`)
-    and is issued by every member in the same order with the same shapes
-    and attributes, and every
-    `shard.send` meets its `shard.recv`; every checkpoint tensor is covered
-    exactly by the slices the ranks load (replicas aside).
+    Checks the output of `helix-partition`: one `@decode_step_stage<S>`
+    per pipeline stage of the grids (`helix.stage = S`); every tensor
+    static and local (no `#helix.dist`, no global `!helix.kv_cache`, no
+    `helix.collective`). Then, for every rank of the grids, it evaluates
+    the rank-dependent values of its stage's program (the offsets and
+    conditions computed from `shard.process_multi_index` with `arith`
+    constants, `+ - * / %` and `==` / `!=`; anything else is an error) and
+    checks: every collective is issued by every member of its group (the
+    rank's group over the op's grid axes) in the same order with the same
+    shapes and attributes; every `shard.send` meets its `shard.recv`;
+    every weight slice lies inside its checkpoint tensor and every
+    checkpoint tensor is covered exactly by the slices the ranks load
+    (replicas aside).
 
     Example: `helix-opt --helix-verify-partition rank.mlir` fails with
     ```
-    error: helix-verify-partition: collective #0 on @g grid_axes = [1] in the
-    group of ranks 0 and 1: rank 0 issues `shard.all_reduce {...} :
-    tensor<4x8xf32> -> tensor<4x8xf32>` but rank 1 issues `shard.all_reduce
-    {...} : tensor<4x4xf32> -> tensor<4x4xf32>`
+    error: helix-verify-partition: rank 1 loads [6, 10) of dimension 0 of
+    w, outside its view of 8
     ```
+    for a stage program whose `helix.weight "w" [8, 8] offsets [%o, 0]`
+    computes `%o` as 6 x the rank's coordinate on axis 1 of a 1 x 2 grid.
   }];
 }
 
