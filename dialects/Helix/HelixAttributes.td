@@ -26,6 +26,12 @@ class Helix_F64Parameter<string desc, string default>
   let defaultValue = "::llvm::APFloat(double(" # default # "))";
 }
 
+// An estimate (a double), printed to 6 significant digits.
+class Helix_EstimateParameter<string desc>
+    : Helix_F64Parameter<desc, "0.0"> {
+  let printer = "::mlir::helix::printEstimateParameter($_printer, $_self)";
+}
+
 class Helix_I64Parameter<string desc, string default = "">
     : AttrOrTypeParameter<"int64_t", desc> {
   let defaultValue = default;
@@ -228,12 +234,17 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     chosen (by `helix-search-layouts` or a user): the strategy, the GPUs,
     the batch and context it was planned for, precision, whether HOP-B
     overlaps the attention exchange, the hardware, and the cost model's
-    predicted token-to-token latency.
+    predicted token-to-token latency. `overlap` says whether that
+    prediction overlaps the layer's attention-side collective with
+    attention compute, batch-wise: HOP-B's all-to-all for Helix, the
+    output-projection all-reduce for tp, tp-pp, ep and Helix with kvp = 1
+    (`Config::overlapsCommunication`); `helix-estimate-cost` prices the
+    plan with it.
 
     ```mlir
     #helix.plan<strategy = "helix", hardware = "gb200-nvl72", gpus = 64,
                 batch = 32, context_length = 1048576, dtype = "fp4", hopb = true,
-                ttl_s = 1.250000e-02>
+                ttl_s = 1.250000e-02, overlap = true>
     ```
   }];
   let parameters = (ins
@@ -244,7 +255,58 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     "int64_t":$context_length,
     StringRefParameter<"precision", "\"fp4\"">:$dtype,
     Helix_BoolParameter<"HOP-B overlap">:$hopb,
-    Helix_F64Parameter<"predicted token-to-token latency (s)", "0.0">:$ttl_s
+    Helix_F64Parameter<"predicted token-to-token latency (s)", "0.0">:$ttl_s,
+    Helix_BoolParameter<"attention-side collective overlapped batch-wise">:$overlap
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Helix_CostAttr : Helix_Attr<"Cost", "cost"> {
+  let summary = "Predicted time and traffic of an op, or of the whole step";
+  let description = [{
+    Attached by `helix-estimate-cost` (a discardable `helix.cost`
+    attribute): on each priced op of planned IR its cost on one GPU at the
+    plan's batch (the micro-batch for tp-pp), and on the decode-step
+    function the whole step. All times are microseconds.
+
+    - `time_us`: what the op adds to the step: its kernels (roofline
+      `max(compute, memory)` plus the fixed per-kernel overhead) and the
+      exposed part of the collectives that follow it. On the function: the
+      token-to-token latency.
+    - `kv_read_us`, `weight_read_us`, `compute_us`, `overhead_us`,
+      `comm_us`, `stall_us`: where `time_us` goes (they sum to it): KV
+      streaming, weight and activation reads, math, kernel overhead,
+      exposed communication, pipeline stall (function only, tp-pp).
+      Zero fields are not printed; the others to 6 significant digits.
+    - `comm_total_us`: time spent in collectives, hidden or not (HOP-B
+      hides part of it behind the attention kernel).
+    - `bytes`: HBM traffic of the kernels (weights, KV cache, activations);
+      `flops`: their floating-point operations. On the function: the sum
+      over the ops a token passes (every layer once).
+
+    ```mlir
+    %o = helix.attention ... {helix.cost = #helix.cost<time_us = 16.7733,
+        kv_read_us = 0.0728178, weight_read_us = 0.00018, overhead_us = 6.0,
+        comm_us = 10.7003, comm_total_us = 10.7003, bytes = 525440.0,
+        flops = 8.39014e+06>, ...}
+    func.func @decode_step(...) attributes {helix.cost = #helix.cost<
+        time_us = 109.785, kv_read_us = 0.145636, weight_read_us = 0.03244,
+        overhead_us = 48.0, comm_us = 61.6066, comm_total_us = 61.6066,
+        bytes = 1.25619e+06, flops = 1.9926e+07>, ...}
+    ```
+  }];
+  let parameters = (ins
+    Helix_EstimateParameter<"time added to the step (us)">:$time_us,
+    Helix_EstimateParameter<"KV cache streaming (us)">:$kv_read_us,
+    Helix_EstimateParameter<"weight and activation reads (us)">:$weight_read_us,
+    Helix_EstimateParameter<"compute-bound math (us)">:$compute_us,
+    Helix_EstimateParameter<"fixed kernel overhead (us)">:$overhead_us,
+    Helix_EstimateParameter<"exposed communication (us)">:$comm_us,
+    Helix_EstimateParameter<"pipeline stall (us)">:$stall_us,
+    Helix_EstimateParameter<"all time in collectives (us)">:$comm_total_us,
+    Helix_EstimateParameter<"HBM bytes">:$bytes,
+    Helix_EstimateParameter<"floating-point operations">:$flops
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

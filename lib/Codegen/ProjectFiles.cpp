@@ -109,7 +109,9 @@ std::string readme(const ProgramSummary &s, const ProjectOptions &o) {
     os << "| grid `" << name << "` | " << join(shape, " x ") << " |\n";
   os << "| planned for | " << s.hardware << ", " << s.dtype << ", predicted "
      << s.ttlS * 1e3 << " ms per token |\n\n"
-     << "`plan.json` records the plan (and the cost model's evaluation).\n\n"
+     << "`plan.json` records the plan, the cost model's evaluation "
+        "(`cost`) and helix-estimate-cost's price of the planned IR this "
+        "program was compiled from (`estimate`).\n\n"
      << "## Build\n\n"
      << "Needs an installed helix (`cmake --install <helix build> --prefix "
         "PREFIX`)"
@@ -163,13 +165,17 @@ std::string planJson(const ProgramSummary &s, const ProjectOptions &o) {
       {"grids", std::move(grids)},
       {"backend", o.backend},
       {"program", o.programName}};
-  if (!o.costJson.empty()) {
-    llvm::Expected<llvm::json::Value> cost = llvm::json::parse(o.costJson);
-    if (cost)
-      plan["cost"] = std::move(*cost);
+  auto record = [&](const char *key, const std::string &json) {
+    if (json.empty())
+      return;
+    llvm::Expected<llvm::json::Value> value = llvm::json::parse(json);
+    if (value)
+      plan[key] = std::move(*value);
     else
-      llvm::consumeError(cost.takeError());
-  }
+      llvm::consumeError(value.takeError());
+  };
+  record("cost", o.costJson);
+  record("estimate", o.estimateJson);
   std::string out;
   llvm::raw_string_ostream os(out);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan))) << "\n";

@@ -12,6 +12,7 @@
 #define HELIX_LIB_COST_ENGINE_H
 
 #include "helix/Cost/Evaluate.h"
+#include "helix/Cost/OpCosts.h"
 
 #include <vector>
 
@@ -82,20 +83,62 @@ struct Prepared {
 void prepare(const ModelSpec &model, const Hardware &hw,
              const Workload &workload, const Config &config, Prepared &out);
 
-/// One layer of a class at a batch (or micro-batch).
-struct LayerCost {
-  OpCost qkv, core, combine, oproj;
-  OpCost ffn;
-  double activeExperts = 0;
-  double commS = 0;
+/// Time in one op's collectives (all HOP-B slices) and the part of it on the
+/// critical path.
+struct CommCost {
+  double timeS = 0;
   double exposedS = 0;
+  CommCost &operator+=(const CommCost &o) {
+    timeS += o.timeS;
+    exposedS += o.exposedS;
+    return *this;
+  }
+};
+
+/// One layer of a class at a batch (or micro-batch), op by op: each op's
+/// kernels and the collectives that follow it. helix-estimate-cost attaches
+/// exactly these to the planned IR's ops (OpCosts.h).
+struct LayerCost {
+  OpCost qkv;     // norm, QKV (or MLA) projections, RoPE + KV append
+  OpCost core;    // attention kernel over the local KV
+  OpCost combine; // rescale-and-sum of the KVP partials (KVP > 1)
+  OpCost oproj;   // output projection
+  OpCost ffn;     // norm and dense FFN, or router, experts and their sum
+  double activeExperts = 0;
+  CommCost exchange;  // KVP all-to-all (HOP-B) or all-gather of partials
+  CommCost oprojComm; // output-projection all-reduce (overlapped for TP)
+  CommCost ffnComm;   // FFN / MoE collectives
   int64_t slices = 1;
 
   OpCost attention() const;
+  double commS() const;
+  double exposedS() const;
   double timeS() const;
   TimeBreakdown where() const;
 };
 
+// The per-op functions. Each prices one op of one layer of `shape` at
+// `batch` requests (the micro-batch for tp-pp).
+OpCost costQKV(const Prepared &p, const LayerShape &shape, int64_t batch);
+OpCost costAttentionCore(const Prepared &p, const LayerShape &shape,
+                         int64_t batch);
+OpCost costCombine(const Prepared &p, const LayerShape &shape, int64_t batch);
+OpCost costOutProj(const Prepared &p, const LayerShape &shape, int64_t batch);
+/// The attention exchange and the output-projection all-reduce, with their
+/// overlap (HOP-B for Helix, batch-wise for TP) against `c.core` and
+/// `c.oproj`; sets c.exchange, c.oprojComm and c.slices.
+void costAttentionComm(const Prepared &p, const LayerShape &shape,
+                       int64_t batch, LayerCost &c);
+/// Dense FFN (norm, gate-up, down).
+OpCost costDenseFFN(const Prepared &p, const LayerShape &shape, int64_t batch);
+/// MoE block (norm, router, top-k, routed and shared experts, weighted sum);
+/// `activeExperts` receives the expected distinct experts read.
+OpCost costMoE(const Prepared &p, const LayerShape &shape, int64_t batch,
+               double &activeExperts);
+/// The collectives after the FFN or MoE block (never overlapped).
+CommCost costFFNComm(const Prepared &p, const LayerShape &shape, int64_t batch);
+
+/// All of the above for one layer.
 LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch);
 
 /// Once-per-step work of the first and last stage.
@@ -108,6 +151,9 @@ struct StepCost {
 };
 
 StepCost costStep(const Prepared &p, int64_t batch);
+
+/// Pipeline: the micro-batches a batch is cut into, M = min(pp, B).
+int64_t microBatchesOf(const Prepared &p, int64_t batch);
 
 struct Totals {
   double ttlS = 0;

@@ -190,8 +190,8 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
     le.ffn.flopsPerGPU = c.ffn.flops;
     le.ffn.timeS = c.ffn.timeS;
     le.ffn.activeExperts = c.activeExperts;
-    le.comm.timeS = c.commS;
-    le.comm.exposedS = c.exposedS;
+    le.comm.timeS = c.commS();
+    le.comm.exposedS = c.exposedS();
     le.timeS = c.timeS();
     ev.layers.push_back(le);
   }

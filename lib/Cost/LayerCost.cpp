@@ -17,49 +17,80 @@ OpCost LayerCost::attention() const {
   return a;
 }
 
+double LayerCost::commS() const {
+  return exchange.timeS + oprojComm.timeS + ffnComm.timeS;
+}
+
+double LayerCost::exposedS() const {
+  return exchange.exposedS + oprojComm.exposedS + ffnComm.exposedS;
+}
+
 double LayerCost::timeS() const {
   return qkv.timeS + core.timeS + combine.timeS + oproj.timeS + ffn.timeS +
-         exposedS;
+         exposedS();
 }
 
 TimeBreakdown LayerCost::where() const {
   TimeBreakdown t = attention().where;
   t += ffn.where;
-  t.exposedComm += exposedS;
+  t.exposedComm += exposedS();
   return t;
 }
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Attention block: projections, attention kernel, KVP combine, output
-/// projection and their collectives.
-static void costAttention(const Prepared &p, const LayerShape &s, int64_t batch,
-                          LayerCost &c) {
+/// Requests one GPU's attention serves: all of them, or its DP share.
+static double attentionRequests(const Prepared &p, int64_t batch) {
+  return double(p.place.tokensSplit ? ceilDiv(batch, p.place.dp) : batch);
+}
+
+/// Partial outputs and one fp32 log-sum-exp per head and request.
+static double partialBytes(const Prepared &p, const LayerShape &s, double b) {
+  return b * s.qHeads * (s.outHeadDim * p.precision.activationBytes() + 4.0);
+}
+
+OpCost costQKV(const Prepared &p, const LayerShape &s, int64_t batch) {
+  const double act = p.precision.activationBytes();
+  const double b = attentionRequests(p, batch);
+  return roofline(*p.hw, p.precision.compute, 2.0 * b * s.qkvParams,
+                  s.qkvParams * p.precision.weightBytes(), 0,
+                  b * (p.hidden + s.qkvOutWidth) * act, s.qkvKernels);
+}
+
+OpCost costAttentionCore(const Prepared &p, const LayerShape &s,
+                         int64_t batch) {
+  const double b = attentionRequests(p, batch);
+  return roofline(*p.hw, p.precision.compute, b * s.coreFlopsPerRequest, 0,
+                  b * s.kvValuesPerToken * s.tokensRead * p.precision.kvBytes(),
+                  b * s.qHeads * (s.qkDim + s.outHeadDim) *
+                      p.precision.activationBytes(),
+                  s.coreKernels);
+}
+
+OpCost costCombine(const Prepared &p, const LayerShape &s, int64_t batch) {
+  if (p.place.kvp <= 1)
+    return OpCost();
+  const double b = attentionRequests(p, batch);
+  return roofline(*p.hw, p.precision.compute, 3.0 * b * s.qHeads * s.outHeadDim,
+                  0, 0, 2.0 * partialBytes(p, s, b), 1);
+}
+
+OpCost costOutProj(const Prepared &p, const LayerShape &s, int64_t batch) {
+  const double b = attentionRequests(p, batch);
+  return roofline(*p.hw, p.precision.compute, 2.0 * b * s.oprojParams,
+                  s.oprojParams * p.precision.weightBytes(), 0,
+                  b * (s.oprojParams / p.hidden + p.hidden) *
+                      p.precision.activationBytes(),
+                  1);
+}
+
+void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
+                       LayerCost &c) {
   const Hardware &hw = *p.hw;
   const Placement &pl = p.place;
-  const DType math = p.precision.compute;
-  const double act = p.precision.activationBytes();
-  const double wb = p.precision.weightBytes();
-  const double kvb = p.precision.kvBytes();
-  const double h = p.hidden;
-  // Requests this GPU's attention serves: all of them, or its DP share.
-  const double b = double(pl.tokensSplit ? ceilDiv(batch, pl.dp) : batch);
-
-  c.qkv = roofline(hw, math, 2.0 * b * s.qkvParams, s.qkvParams * wb, 0,
-                   b * (h + s.qkvOutWidth) * act, s.qkvKernels);
-  c.core =
-      roofline(hw, math, b * s.coreFlopsPerRequest, 0,
-               b * s.kvValuesPerToken * s.tokensRead * kvb,
-               b * s.qHeads * (s.qkDim + s.outHeadDim) * act, s.coreKernels);
-  // Partial outputs and one fp32 log-sum-exp per head and request.
-  const double partials = b * s.qHeads * (s.outHeadDim * act + 4.0);
-  if (pl.kvp > 1)
-    c.combine = roofline(hw, math, 3.0 * b * s.qHeads * s.outHeadDim, 0, 0,
-                         2.0 * partials, 1);
-  c.oproj = roofline(hw, math, 2.0 * b * s.oprojParams, s.oprojParams * wb, 0,
-                     b * (s.oprojParams / h + h) * act, 1);
-
-  const double arBytes = b * h * act;
+  const double b = attentionRequests(p, batch);
+  const double partials = partialBytes(p, s, b);
+  const double arBytes = b * p.hidden * p.precision.activationBytes();
   const double ar =
       collectiveTime(hw, CollectiveKind::AllReduce, pl.oprojWidth, arBytes);
   switch (pl.exchange) {
@@ -69,8 +100,8 @@ static void costAttention(const Prepared &p, const LayerShape &s, int64_t batch,
     OverlapResult o =
         overlapWithCollective(hw, int64_t(b), c.core, CollectiveKind::AllToAll,
                               pl.kvp, partials, pl.overlap);
-    c.commS += o.commS + ar;
-    c.exposedS += o.exposedS + ar;
+    c.exchange = {o.commS, o.exposedS};
+    c.oprojComm = {ar, ar};
     c.slices = o.slices;
     break;
   }
@@ -78,8 +109,8 @@ static void costAttention(const Prepared &p, const LayerShape &s, int64_t batch,
     // Medha-style: every rank gathers all KVP partials; nothing overlapped.
     double ag = collectiveTime(hw, CollectiveKind::AllGather, pl.kvp,
                                double(pl.kvp) * partials);
-    c.commS += ag + ar;
-    c.exposedS += ag + ar;
+    c.exchange = {ag, ag};
+    c.oprojComm = {ar, ar};
     break;
   }
   case Placement::Exchange::None: {
@@ -90,8 +121,7 @@ static void costAttention(const Prepared &p, const LayerShape &s, int64_t batch,
     OverlapResult o =
         overlapWithCollective(hw, int64_t(b), stage, CollectiveKind::AllReduce,
                               pl.oprojWidth, arBytes, pl.overlap);
-    c.commS += o.commS;
-    c.exposedS += o.exposedS;
+    c.oprojComm = {o.commS, o.exposedS};
     c.slices = o.slices;
     break;
   }
@@ -102,70 +132,77 @@ static void costAttention(const Prepared &p, const LayerShape &s, int64_t batch,
 // left to the norm kernels' fixed overhead, so that weight bytes are exactly
 // the projection / FFN matrices (Appendix A of the paper).
 
-/// Dense FFN or MoE block and its collectives (never overlapped).
-static void costFFN(const Prepared &p, const LayerShape &s, int64_t batch,
-                    LayerCost &c) {
+OpCost costDenseFFN(const Prepared &p, const LayerShape &s, int64_t batch) {
+  const double tokens = double(batch);
+  return roofline(*p.hw, p.precision.compute, 2.0 * tokens * s.ffnParams,
+                  s.ffnParams * p.precision.weightBytes(), 0,
+                  tokens * (2.0 * p.hidden + 1.5 * s.ffnWidth) *
+                      p.precision.activationBytes(),
+                  3);
+}
+
+OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
+               double &activeExperts) {
   const Hardware &hw = *p.hw;
-  const Placement &pl = p.place;
   const DType math = p.precision.compute;
   const double act = p.precision.activationBytes();
   const double wb = p.precision.weightBytes();
   const double h = p.hidden;
   const double tokens = double(batch);
-  const double held = double(pl.tokensSplit ? ceilDiv(batch, pl.dp) : batch);
-  double comm = 0;
-
-  if (!s.moe) {
-    c.ffn = roofline(hw, math, 2.0 * tokens * s.ffnParams, s.ffnParams * wb, 0,
-                     tokens * (2.0 * h + 1.5 * s.ffnWidth) * act, 3);
-    const double bytes = tokens * h * act;
-    if (pl.tokensSplit)
-      comm =
-          collectiveTime(hw, CollectiveKind::AllGather, pl.ffnWidth, bytes) +
-          collectiveTime(hw, CollectiveKind::ReduceScatter, pl.ffnWidth, bytes);
-    else
-      comm = collectiveTime(hw, CollectiveKind::AllReduce, pl.ffnWidth, bytes);
-    c.commS += comm;
-    c.exposedS += comm;
-    return;
-  }
-
+  const double held = attentionRequests(p, batch);
   // Norm, router GEMM and top-k over the tokens this GPU holds.
-  c.ffn = roofline(hw, math, 2.0 * held * s.routerParams, s.routerParams * wb,
-                   0, held * (2.0 * h + s.numExperts) * act, 3);
+  OpCost c =
+      roofline(hw, math, 2.0 * held * s.routerParams, s.routerParams * wb, 0,
+               held * (2.0 * h + s.numExperts) * act, 3);
   // Routed experts: T*k/EP token-expert pairs land on this GPU's experts;
   // only the distinct experts they activate are read.
-  const double pairs = tokens * s.topK / pl.ep;
-  c.activeExperts =
+  const double pairs = tokens * s.topK / p.place.ep;
+  activeExperts =
       expectedDistinctExperts(s.localExperts, s.numExperts, s.topK, tokens);
-  c.ffn += roofline(hw, math, 2.0 * pairs * s.expertParams,
-                    c.activeExperts * s.expertParams * wb, 0,
-                    pairs * (2.0 * h + 1.5 * s.expertWidth) * act, 2);
+  c += roofline(hw, math, 2.0 * pairs * s.expertParams,
+                activeExperts * s.expertParams * wb, 0,
+                pairs * (2.0 * h + 1.5 * s.expertWidth) * act, 2);
   if (s.sharedParams > 0)
-    c.ffn += roofline(hw, math, 2.0 * held * s.sharedParams,
-                      s.sharedParams * wb, 0, held * 3.0 * h * act, 2);
+    c += roofline(hw, math, 2.0 * held * s.sharedParams, s.sharedParams * wb, 0,
+                  held * 3.0 * h * act, 2);
   // Weighted sum of expert outputs.
-  c.ffn += roofline(hw, math, 0, 0, 0, 2.0 * held * h * act, 1);
+  c += roofline(hw, math, 0, 0, 0, 2.0 * held * h * act, 1);
+  return c;
+}
 
-  if (pl.tokensSplit) {
-    const double msg =
-        held * expectedDistinctRanks(double(pl.ep), s.topK) * h * act;
-    comm = collectiveTime(hw, CollectiveKind::MoEDispatch, pl.ep, msg) +
-           collectiveTime(hw, CollectiveKind::MoECombine, pl.ep, msg);
+CommCost costFFNComm(const Prepared &p, const LayerShape &s, int64_t batch) {
+  const Hardware &hw = *p.hw;
+  const Placement &pl = p.place;
+  const double act = p.precision.activationBytes();
+  const double h = p.hidden;
+  const double bytes = double(batch) * h * act;
+  double t = 0;
+  if (!s.moe && pl.tokensSplit) {
+    t = collectiveTime(hw, CollectiveKind::AllGather, pl.ffnWidth, bytes) +
+        collectiveTime(hw, CollectiveKind::ReduceScatter, pl.ffnWidth, bytes);
+  } else if (s.moe && pl.tokensSplit) {
+    const double msg = attentionRequests(p, batch) *
+                       expectedDistinctRanks(double(pl.ep), s.topK) * h * act;
+    t = collectiveTime(hw, CollectiveKind::MoEDispatch, pl.ep, msg) +
+        collectiveTime(hw, CollectiveKind::MoECombine, pl.ep, msg);
   } else {
-    // Every GPU holds every token: partial outputs of TP shards and expert
-    // groups are summed by one all-reduce over the FFN group.
-    comm = collectiveTime(hw, CollectiveKind::AllReduce, pl.ffnWidth,
-                          tokens * h * act);
+    // Every GPU holds every token: partial outputs of TP shards (and expert
+    // groups) are summed by one all-reduce over the FFN group.
+    t = collectiveTime(hw, CollectiveKind::AllReduce, pl.ffnWidth, bytes);
   }
-  c.commS += comm;
-  c.exposedS += comm;
+  return {t, t};
 }
 
 LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch) {
   LayerCost c;
-  costAttention(p, shape, batch, c);
-  costFFN(p, shape, batch, c);
+  c.qkv = costQKV(p, shape, batch);
+  c.core = costAttentionCore(p, shape, batch);
+  c.combine = costCombine(p, shape, batch);
+  c.oproj = costOutProj(p, shape, batch);
+  costAttentionComm(p, shape, batch, c);
+  c.ffn = shape.moe ? costMoE(p, shape, batch, c.activeExperts)
+                    : costDenseFFN(p, shape, batch);
+  c.ffnComm = costFFNComm(p, shape, batch);
   return c;
 }
 

@@ -15,6 +15,19 @@
 #include <algorithm>
 
 namespace helix {
+
+double pipelineTTL(const std::vector<double> &stageS, double p2pS,
+                   int64_t microBatches) {
+  double sum = 0, slowest = 0;
+  for (double s : stageS) {
+    sum += s;
+    slowest = std::max(slowest, s);
+  }
+  if (!stageS.empty())
+    sum += double(stageS.size() - 1) * p2pS;
+  return std::max(sum, double(microBatches) * slowest);
+}
+
 namespace detail {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -71,10 +84,14 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
   return worst;
 }
 
+int64_t microBatchesOf(const Prepared &p, int64_t batch) {
+  return std::min<int64_t>(p.pp, batch);
+}
+
 Totals computeTotals(const Prepared &p, int64_t batch,
                      std::vector<LayerCost> *perClass) {
   Totals t;
-  t.microBatches = std::min<int64_t>(p.pp, batch);
+  t.microBatches = microBatchesOf(p, batch);
   t.microBatch = ceilDiv(batch, t.microBatches);
 
   std::vector<LayerCost> local;
@@ -85,9 +102,9 @@ Totals computeTotals(const Prepared &p, int64_t batch,
     costs.push_back(costLayer(p, s, t.microBatch));
   StepCost step = costStep(p, t.microBatch);
 
-  double sum = 0, slowest = 0;
+  std::vector<double> stages(p.pp, 0.0);
   for (int64_t st = 0; st < p.pp; ++st) {
-    double stage = 0;
+    double &stage = stages[st];
     for (size_t c = 0; c < costs.size(); ++c) {
       int64_t n = p.stageCounts[st][c];
       if (n == 0)
@@ -99,10 +116,11 @@ Totals computeTotals(const Prepared &p, int64_t batch,
       stage += step.first.timeS + step.firstCommS;
     if (st == p.pp - 1)
       stage += step.last.timeS + step.lastCommS;
-    sum += stage;
-    slowest = std::max(slowest, stage);
   }
   double p2p = double(p.pp - 1) * step.p2pS;
+  double sum = 0;
+  for (double stage : stages)
+    sum += stage;
   sum += p2p;
   t.stepComputeS = step.first.timeS + step.last.timeS;
   t.stepCommS = step.firstCommS + step.lastCommS + p2p;
@@ -111,7 +129,7 @@ Totals computeTotals(const Prepared &p, int64_t batch,
   t.where += step.last.where;
   t.where.exposedComm += t.stepExposedS;
 
-  t.ttlS = std::max(sum, double(t.microBatches) * slowest);
+  t.ttlS = pipelineTTL(stages, step.p2pS, t.microBatches);
   t.where.pipelineStall = t.ttlS - sum;
   t.memory = memoryOf(p, batch, t.microBatch, t.microBatches);
   t.fits = t.memory.total() <= p.hw->hbmCapacityBytes;

@@ -1,4 +1,4 @@
-//===- ApplyPlan.cpp - Annotate model IR with a chosen plan ---------------===//
+//===- ApplyPlan.cpp - Annotate model IR with a chosen plan, read it back -===//
 
 #include "helix/Transforms/ApplyPlan.h"
 #include "helix/Dialect/Helix/HelixOps.h"
@@ -10,42 +10,159 @@ using namespace mlir::helix;
 
 namespace helix {
 
+namespace {
+/// The layouts applyPlan puts on the ops of a configuration.
+struct OpLayouts {
+  LayoutAttr main;   // attention ops, MoE blocks, LM head (and o_proj)
+  LayoutAttr dense;  // dense FFNs
+  bool oprojOnStage; // whether the output projection carries `main`
+
+  OpLayouts(MLIRContext *ctx, const Config &config) {
+    const Layout &l = config.layout;
+    int64_t gpus = l.gpus();
+    auto layoutAttr = [&](int64_t tpf, int64_t ep) {
+      return LayoutAttr::get(ctx, gpus, l.kvp, l.tpa, tpf, ep, l.pp, l.dp);
+    };
+    main = layoutAttr(l.tpf, l.ep);
+    // A dense FFN has no experts: all of an expert-parallel grid's GPUs shard
+    // it (the kvp strategy keeps its FFN on the attention TP group).
+    dense = config.strategy == Strategy::KVP ? layoutAttr(l.tpf * l.ep, 1)
+                                             : layoutAttr(gpus / l.pp, 1);
+    // The output projection runs TP over the stage's GPUs, except in kvp and
+    // ep, where it runs on the attention TP group: a #helix.layout (whose
+    // linear verifier checks the stage's GPUs) cannot say that, so it has
+    // none.
+    oprojOnStage =
+        config.strategy != Strategy::KVP && config.strategy != Strategy::EP;
+  }
+
+  /// The layout `op` gets, or null for none.
+  LayoutAttr of(Operation *op) const {
+    if (isa<LinearOp>(op) && !oprojOnStage)
+      return {};
+    if (isa<FFNOp>(op))
+      return dense;
+    if (isa<QKVProjOp, AttentionOp, LinearOp, MoEOp, LMHeadOp>(op))
+      return main;
+    return {};
+  }
+};
+
+/// "helix.attention of layer 3".
+std::string describe(Operation *op) {
+  std::string name = op->getName().getStringRef().str();
+  if (auto layer = op->getAttrOfType<IntegerAttr>("layer"))
+    name += " of layer " + std::to_string(layer.getInt());
+  return name;
+}
+} // namespace
+
 int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
   MLIRContext *ctx = func.getContext();
-  const Layout &l = plan.config.layout;
-  int64_t gpus = l.gpus();
-  auto layoutAttr = [&](int64_t tpf, int64_t ep) {
-    return LayoutAttr::get(ctx, gpus, l.kvp, l.tpa, tpf, ep, l.pp, l.dp);
-  };
-  LayoutAttr main = layoutAttr(l.tpf, l.ep);
-  // A dense FFN has no experts: all of an expert-parallel grid's GPUs shard
-  // it (the kvp strategy keeps its FFN on the attention TP group).
-  LayoutAttr dense = plan.config.strategy == Strategy::KVP
-                         ? layoutAttr(l.tpf * l.ep, 1)
-                         : layoutAttr(gpus / l.pp, 1);
-
-  // The output projection runs TP over the stage's GPUs, except in kvp and
-  // ep, where it runs on the attention TP group: a #helix.layout (whose
-  // linear verifier checks the stage's GPUs) cannot say that, so it has none.
-  bool oprojOnStage = plan.config.strategy != Strategy::KVP &&
-                      plan.config.strategy != Strategy::EP;
+  OpLayouts layouts(ctx, plan.config);
   int64_t annotated = 0;
   func.walk([&](Operation *op) {
-    LayoutAttr layout = isa<FFNOp>(op) ? dense : main;
-    if (isa<LinearOp>(op) && !oprojOnStage)
-      return;
-    if (isa<QKVProjOp, AttentionOp, LinearOp, FFNOp, MoEOp, LMHeadOp>(op)) {
+    if (LayoutAttr layout = layouts.of(op)) {
       op->setAttr("layout", layout);
       ++annotated;
     }
   });
   func->setAttr("helix.plan",
                 PlanAttr::get(ctx, stringifyStrategy(plan.config.strategy),
-                              plan.hardware, gpus, plan.config.batch,
-                              plan.workload.context,
+                              plan.hardware, plan.config.layout.gpus(),
+                              plan.config.batch, plan.workload.context,
                               plan.workload.precision.describe(),
-                              plan.config.effectiveHopB(), APFloat(plan.ttlS)));
+                              plan.config.effectiveHopB(), APFloat(plan.ttlS),
+                              plan.config.overlapsCommunication()));
   return annotated;
+}
+
+bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
+  auto attr = func->getAttrOfType<PlanAttr>("helix.plan");
+  if (!attr) {
+    error = "the decode step has no helix.plan (run helix-search-layouts or "
+            "helix-apply-layout first)";
+    return false;
+  }
+  PlanRecord r;
+  Config &c = r.config;
+  if (!parseStrategy(attr.getStrategy().str(), c.strategy, error) ||
+      !parsePrecision(attr.getDtype().str(), r.workload.precision, error))
+    return false;
+  r.hardware = attr.getHardware().str();
+  r.workload.context = attr.getContextLength();
+  r.ttlS = attr.getTtlS().convertToDouble();
+  c.batch = attr.getBatch();
+  c.gpus = attr.getGpus();
+  c.hopb = attr.getHopb() || attr.getOverlap();
+
+  // The widths: attention's from an attention op, the FFN grid from an MoE
+  // block (or a dense FFN when the model has no experts).
+  Operation *attn = nullptr, *moe = nullptr, *dense = nullptr;
+  func.walk([&](Operation *op) {
+    if (isa<AttentionOp>(op) && !attn)
+      attn = op;
+    if (isa<MoEOp>(op) && !moe)
+      moe = op;
+    if (isa<FFNOp>(op) && !dense)
+      dense = op;
+  });
+  Operation *ffn = moe ? moe : dense;
+  if (!attn || !ffn) {
+    error = "the decode step has no helix.attention or no FFN";
+    return false;
+  }
+  for (Operation *op : {attn, ffn})
+    if (!op->getAttrOfType<LayoutAttr>("layout")) {
+      error = describe(op) + " has no layout (run helix-search-layouts or "
+                             "helix-apply-layout first)";
+      return false;
+    }
+  auto attnLayout = attn->getAttrOfType<LayoutAttr>("layout");
+  auto ffnLayout = ffn->getAttrOfType<LayoutAttr>("layout");
+  Layout &l = c.layout;
+  l.kvp = attnLayout.getKvp();
+  l.tpa = attnLayout.getTpa();
+  l.dp = attnLayout.getDp();
+  l.pp = attnLayout.getPp();
+  l.tpf = ffnLayout.getTpf();
+  l.ep = ffnLayout.getEp();
+  if (l.gpus() != c.gpus) {
+    error = "the layouts use " + std::to_string(l.gpus()) +
+            " GPUs but the plan has " + std::to_string(c.gpus);
+    return false;
+  }
+
+  // Every op carries the layout applyPlan would give it.
+  OpLayouts expected(func.getContext(), c);
+  func.walk([&](Operation *op) {
+    if (!error.empty())
+      return WalkResult::interrupt();
+    LayoutAttr want = expected.of(op);
+    auto have = op->getAttrOfType<LayoutAttr>("layout");
+    if (want == have)
+      return WalkResult::advance();
+    std::string name = describe(op);
+    if (!have) {
+      error = name + " has no layout (run helix-search-layouts or "
+                     "helix-apply-layout first)";
+    } else {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << name << " has layout " << have << " but the plan's "
+         << stringifyStrategy(c.strategy) << " " << l.str() << " gives it ";
+      if (want)
+        os << want;
+      else
+        os << "none";
+      error = text;
+    }
+    return WalkResult::interrupt();
+  });
+  if (!error.empty())
+    return false;
+  plan = r;
+  return true;
 }
 
 } // namespace helix

@@ -77,18 +77,6 @@ static bool loadModelIR(const std::string &path, ModelSpec &spec,
   return true;
 }
 
-static bool parseDTypeOption(const std::string &text, const char *flag,
-                             DType fallback, DType &out, std::string &error) {
-  if (text.empty()) {
-    out = fallback;
-    return true;
-  }
-  if (parseDType(text, out, error))
-    return true;
-  error = std::string(flag) + ": " + error;
-  return false;
-}
-
 bool loadWorkload(const WorkloadArgs &args, const std::string &command,
                   LoadedWorkload &out) {
   std::string error;
@@ -109,14 +97,10 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
     return fail();
   }
   out.workload.context = args.context;
-  DType all;
   Precision &p = out.workload.precision;
-  if (!parseDTypeOption(args.dtype, "--dtype", DType::FP4, all, error) ||
-      !parseDTypeOption(args.weightsDType, "--weights-dtype", all, p.weights,
-                        error) ||
-      !parseDTypeOption(args.kvDType, "--kv-dtype", all, p.kvCache, error) ||
-      !parseDTypeOption(args.computeDType, "--compute-dtype", all, p.compute,
-                        error))
+  if (!applyDTypeOptions(
+          {args.dtype, args.weightsDType, args.kvDType, args.computeDType},
+          "--", p, error))
     return fail();
   p.nvfp4BlockScales = args.nvfp4Scales;
   if (!out.hardware.supports(p.compute)) {

@@ -11,9 +11,11 @@
 
 #include "helix/Codegen/ProjectWriter.h"
 #include "helix/Cost/Evaluate.h"
+#include "helix/Dialect/Helix/HelixAttributes.h"
 #include "helix/InitAllHelix.h"
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Plan/PlanJSON.h"
+#include "helix/Transforms/Passes.h"
 #include "helix/Transforms/Pipeline.h"
 #include "helix/Transforms/Planning.h"
 
@@ -21,6 +23,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -78,6 +81,38 @@ static bool makeRequest(const CompileArgs &args, PlanRequest &request,
   return true;
 }
 
+/// helix-estimate-cost on a copy of the planned IR `planned`: the step's
+/// estimate as plan.json records it, or "" when the pass fails.
+static std::string estimateJSON(mlir::ModuleOp planned) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = planned.clone();
+  mlir::PassManager pm(planned.getContext());
+  pm.addPass(mlir::helix::createHelixEstimateCost());
+  if (mlir::failed(pm.run(*copy)))
+    return "";
+  auto cost =
+      findDecodeStep(*copy)->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
+  if (!cost)
+    return "";
+  auto ms = [](const llvm::APFloat &us) { return us.convertToDouble() / 1e3; };
+  llvm::json::Object estimate{
+      {"source", "helix-estimate-cost on the planned IR"},
+      {"ttl_ms", ms(cost.getTimeUs())},
+      {"time_ms",
+       llvm::json::Object{{"kv_read", ms(cost.getKvReadUs())},
+                          {"weight_read", ms(cost.getWeightReadUs())},
+                          {"compute", ms(cost.getComputeUs())},
+                          {"kernel_overhead", ms(cost.getOverheadUs())},
+                          {"exposed_comm", ms(cost.getCommUs())},
+                          {"pipeline_stall", ms(cost.getStallUs())}}},
+      {"comm_total_ms", ms(cost.getCommTotalUs())},
+      {"bytes", cost.getBytes().convertToDouble()},
+      {"flops", cost.getFlops().convertToDouble()}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(estimate));
+  return text;
+}
+
 static int runCompile(const CompileArgs &args) {
   const char *cmd = "helix compile";
   if (args.emit == "project" && args.output == "-")
@@ -129,6 +164,14 @@ static int runCompile(const CompileArgs &args) {
   });
   mlir::OwningOpRef<mlir::ModuleOp> module = buildModelIR(context, in.model);
   applyPlan(findDecodeStep(*module), record);
+  // What the emitted program costs, priced on the planned IR it compiles.
+  std::string estimate;
+  if (args.emit == "project") {
+    estimate = estimateJSON(*module);
+    if (estimate.empty())
+      return fail(diagnostic.empty() ? "helix-estimate-cost failed"
+                                     : diagnostic);
+  }
   if (args.emit == "rank-ir" || args.emit == "project") {
     ShardingPipelineOptions options;
     options.hopb = args.hopb == "on";
@@ -148,6 +191,7 @@ static int runCompile(const CompileArgs &args) {
     writeCostJSON(cost,
                   evaluate(in.model, in.hardware, in.workload, record.config));
     project.costJson = cost.str();
+    project.estimateJson = estimate;
     project.origin = "helix compile --model " + args.workload.model +
                      " --emit project --backend " + args.backend;
     if (!writeProject(*module, project, error))

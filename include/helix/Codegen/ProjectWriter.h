@@ -7,7 +7,7 @@
 //
 //   DIR/CMakeLists.txt   find_package(Helix), the helix-decode executable
 //   DIR/README.md        how to build and launch it, what the plan is
-//   DIR/plan.json        the plan, for the record
+//   DIR/plan.json        the plan, for the record (and what it costs)
 //   DIR/src/main.cpp, DIR/src/rank<R>.cpp
 //
 //===----------------------------------------------------------------------===//
@@ -33,6 +33,9 @@ struct ProjectOptions {
   /// The cost model's evaluation of the plan (JSON), recorded in plan.json
   /// under "cost" when not empty.
   std::string costJson;
+  /// helix-estimate-cost's price of the planned IR the program was compiled
+  /// from (JSON), recorded in plan.json under "estimate" when not empty.
+  std::string estimateJson;
   /// How the project was made (recorded in the README), e.g. the command.
   std::string origin;
 };

@@ -41,6 +41,26 @@ struct Precision {
   std::string describe() const;
 };
 
+/// The precision options of `helix plan`, `helix cost`, `helix compile` and
+/// helix-estimate-cost: `all` (--dtype) sets every format, the others
+/// (--weights-dtype, --kv-dtype, --compute-dtype) override one each. An empty
+/// string leaves the format as it is.
+struct DTypeOptions {
+  std::string all, weights, kvCache, compute;
+};
+
+/// Applies `options` to `precision`. Errors name the option, spelt with
+/// `prefix` ("--" for the command line, "" for pass options), e.g.
+/// "--kv-dtype: unknown number format 'fp6' (expected fp4, fp8 or bf16)".
+bool applyDTypeOptions(const DTypeOptions &options, const std::string &prefix,
+                       Precision &precision, std::string &error);
+
+/// Parses what Precision::describe() prints ("fp4 weights, fp8 KV, bf16
+/// math", optionally followed by ", NVFP4 block scales"), or one format name
+/// for all three (as #helix.plan's dtype may be written by hand).
+bool parsePrecision(const std::string &text, Precision &precision,
+                    std::string &error);
+
 } // namespace helix
 
 #endif // HELIX_COST_PRECISION_H

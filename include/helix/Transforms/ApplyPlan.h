@@ -33,6 +33,13 @@ struct PlanRecord {
 /// the function. Returns the number of ops annotated.
 int64_t applyPlan(mlir::func::FuncOp func, const PlanRecord &plan);
 
+/// The inverse of applyPlan: the configuration, hardware, workload and
+/// predicted latency a planned decode step records (helix.plan, and the
+/// widths from its ops' layouts). Fails with a one-line `error` when there is
+/// no plan, an op has no layout, or an op's layout is not the one the plan
+/// gives it.
+bool readPlan(mlir::func::FuncOp func, PlanRecord &plan, std::string &error);
+
 } // namespace helix
 
 #endif // HELIX_TRANSFORMS_APPLYPLAN_H

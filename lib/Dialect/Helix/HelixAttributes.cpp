@@ -7,6 +7,11 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::helix;
@@ -41,6 +46,16 @@ FailureOr<llvm::APFloat> mlir::helix::parseF64Parameter(AsmParser &parser) {
   if (parser.parseFloat(value))
     return failure();
   return llvm::APFloat(value);
+}
+
+void mlir::helix::printEstimateParameter(AsmPrinter &printer,
+                                         const llvm::APFloat &value) {
+  std::string text =
+      llvm::formatv("{0}", llvm::format("%.6g", value.convertToDouble())).str();
+  // A float literal needs a '.' before any exponent.
+  if (text.find_first_of(".ni") == std::string::npos)
+    text.insert(std::min(text.find('e'), text.size()), ".0");
+  printer << text;
 }
 
 //===----------------------------------------------------------------------===//
@@ -239,7 +254,7 @@ LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                StringRef strategy, StringRef, int64_t gpus,
                                int64_t batch, int64_t context, StringRef, bool,
-                               APFloat ttl) {
+                               APFloat ttl, bool) {
   if (strategy.empty())
     return emitError() << "plan 'strategy' must not be empty";
   if (failed(requirePositive(emitError, "gpus", gpus)) ||
@@ -248,5 +263,42 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   if (ttl.isNegative())
     return emitError() << "plan 'ttl_s' must not be negative";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CostAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult CostAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               APFloat time, APFloat kvRead, APFloat weightRead,
+                               APFloat compute, APFloat overhead, APFloat comm,
+                               APFloat stall, APFloat commTotal, APFloat bytes,
+                               APFloat flops) {
+  std::pair<const char *, APFloat> fields[] = {{"time_us", time},
+                                               {"kv_read_us", kvRead},
+                                               {"weight_read_us", weightRead},
+                                               {"compute_us", compute},
+                                               {"overhead_us", overhead},
+                                               {"comm_us", comm},
+                                               {"stall_us", stall},
+                                               {"comm_total_us", commTotal},
+                                               {"bytes", bytes},
+                                               {"flops", flops}};
+  for (auto &[name, value] : fields)
+    if (value.isNegative() || !value.isFinite())
+      return emitError() << "cost '" << name
+                         << "' must be finite and not negative";
+  // The categories say where time_us goes: they sum to it (up to the
+  // printed precision).
+  double t = time.convertToDouble();
+  double sum = kvRead.convertToDouble() + weightRead.convertToDouble() +
+               compute.convertToDouble() + overhead.convertToDouble() +
+               comm.convertToDouble() + stall.convertToDouble();
+  if (std::abs(sum - t) > 1e-5 * std::max(t, 1.0))
+    return emitError() << "cost categories sum to "
+                       << llvm::formatv("{0}", llvm::format("%g", sum)).str()
+                       << " us but time_us is "
+                       << llvm::formatv("{0}", llvm::format("%g", t)).str();
   return success();
 }

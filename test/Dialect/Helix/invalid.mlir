@@ -364,3 +364,13 @@ func.func private @f() attributes {a = #helix.plan<strategy = "tp", hardware = "
 
 // expected-error@+1 {{'dp' must be positive, got 0}}
 func.func private @f() attributes {a = #helix.layout<gpus = 8, dp = 0>}
+
+// -----
+
+// expected-error@+1 {{cost 'bytes' must be finite and not negative}}
+func.func private @f() attributes {a = #helix.cost<time_us = 1.0, overhead_us = 1.0, bytes = -1.0>}
+
+// -----
+
+// expected-error@+1 {{cost categories sum to 3 us but time_us is 5}}
+func.func private @f() attributes {a = #helix.cost<time_us = 5.0, compute_us = 1.0, overhead_us = 2.0>}

@@ -113,3 +113,9 @@ func.func @mha_mqa_qknorm(%x: tensor<2x1024xf16>, %pos: tensor<2xi64>,
 // CHECK-SAME: helix.plan = #helix.plan<strategy = "ep", hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 1.250000e-02>
 // CHECK-SAME: layout = #helix.layout<gpus = 8, ep = 8, dp = 8>
 func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = "ep", hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
+
+// Zero cost fields are not printed.
+// CHECK-LABEL: func.func private @cost
+// CHECK-SAME: helix.cost = #helix.cost<time_us = 12.5, kv_read_us = 8.0, overhead_us = 2.0, comm_us = 2.5, comm_total_us = 6.0, bytes = 1.0e+06, flops = 2.0e+09>
+// CHECK-SAME: plan = #helix.plan<strategy = "tp", {{.*}}ttl_s = 1.250000e-02, overlap = true>
+func.func private @cost() attributes {helix.cost = #helix.cost<time_us = 12.5, kv_read_us = 8.0, weight_read_us = 0.0, overhead_us = 2.0, comm_us = 2.5, comm_total_us = 6.0, bytes = 1.0e6, flops = 2.0e9>, plan = #helix.plan<strategy = "tp", hardware = "b200", gpus = 8, batch = 64, context_length = 131072, ttl_s = 0.0125, overlap = true>}

@@ -14,6 +14,10 @@ namespace mlir::helix {
 /// Parsers/printers of the scalar parameters used by the attribute structs.
 FailureOr<bool> parseBoolParameter(AsmParser &parser);
 FailureOr<llvm::APFloat> parseF64Parameter(AsmParser &parser);
+/// Prints an estimate to 6 significant digits, always as a float literal
+/// ("44.0", "2.78758e+06"), where printFloat would fall back to hex for
+/// integral values such as byte counts.
+void printEstimateParameter(AsmPrinter &printer, const llvm::APFloat &value);
 } // namespace mlir::helix
 
 #define GET_ATTRDEF_CLASSES
