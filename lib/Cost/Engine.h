@@ -13,27 +13,16 @@
 
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/OpCosts.h"
+#include "helix/Cost/Placement.h"
 
 #include <vector>
 
 namespace helix {
 namespace detail {
 
-/// How a strategy maps the GPUs of one pipeline stage.
-struct Placement {
-  enum class Exchange { None, AllToAll, AllGather };
-  int64_t stageGPUs = 1;
-  int64_t kvp = 1, tpa = 1, dp = 1;
-  int64_t oprojWidth = 1;   // GPUs sharing the output projection
-  int64_t ffnWidth = 1;     // GPUs sharing one copy of the FFN (TPF x EP)
-  int64_t tpf = 1, ep = 1;  // MoE grid inside the FFN group
-  int64_t sharedWidth = 1;  // GPUs sharing the shared experts
-  bool tokensSplit = false; // data-parallel attention (ep strategy)
-  bool overlap = false;     // batch-wise overlap of the attention exchange
-  Exchange exchange = Exchange::None; // how KVP partial outputs are combined
-};
-
-Placement placementFor(const Config &config);
+// The strategy rules (helix/Cost/Placement.h), shared with lib/Transforms.
+using ::helix::Placement;
+using ::helix::placementFor;
 
 /// Per-GPU shape of one class of identical layers under one placement.
 struct LayerShape {

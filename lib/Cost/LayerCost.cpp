@@ -148,8 +148,10 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   const double act = p.precision.activationBytes();
   const double wb = p.precision.weightBytes();
   const double h = p.hidden;
+  // Every GPU of the FFN holds every token (with DP attention they are
+  // all-gathered first, as the ep strategy is lowered: costFFNComm).
   const double tokens = double(batch);
-  const double held = attentionRequests(p, batch);
+  const double held = tokens;
   // Norm, router GEMM and top-k over the tokens this GPU holds.
   OpCost c =
       roofline(hw, math, 2.0 * held * s.routerParams, s.routerParams * wb, 0,
@@ -177,14 +179,15 @@ CommCost costFFNComm(const Prepared &p, const LayerShape &s, int64_t batch) {
   const double h = p.hidden;
   const double bytes = double(batch) * h * act;
   double t = 0;
-  if (!s.moe && pl.tokensSplit) {
+  if (pl.tokensSplit) {
+    // DP attention (ep): the replicas' tokens are all-gathered to every GPU
+    // of the FFN and the partial sums reduce-scattered back, dense and MoE
+    // layers alike: what helix-insert-collectives lowers it to, and what
+    // SGLang's DP attention does around its MoE (dp_gather / dp_scatter).
+    // A DeepEP-style dispatch / combine of routed tokens only
+    // (CollectiveKind::MoEDispatch / MoECombine) is not lowered yet.
     t = collectiveTime(hw, CollectiveKind::AllGather, pl.ffnWidth, bytes) +
         collectiveTime(hw, CollectiveKind::ReduceScatter, pl.ffnWidth, bytes);
-  } else if (s.moe && pl.tokensSplit) {
-    const double msg = attentionRequests(p, batch) *
-                       expectedDistinctRanks(double(pl.ep), s.topK) * h * act;
-    t = collectiveTime(hw, CollectiveKind::MoEDispatch, pl.ep, msg) +
-        collectiveTime(hw, CollectiveKind::MoECombine, pl.ep, msg);
   } else {
     // Every GPU holds every token: partial outputs of TP shards (and expert
     // groups) are summed by one all-reduce over the FFN group.

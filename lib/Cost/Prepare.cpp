@@ -8,46 +8,6 @@
 namespace helix {
 namespace detail {
 
-Placement placementFor(const Config &config) {
-  const Layout &l = config.layout;
-  Placement p;
-  p.kvp = l.kvp;
-  p.tpa = l.tpa;
-  p.dp = l.dp;
-  p.stageGPUs = l.gpusPerStage();
-  p.tpf = l.tpf;
-  p.ep = l.ep;
-  p.overlap = config.overlapsCommunication();
-  switch (config.strategy) {
-  case Strategy::Helix:
-  case Strategy::HelixNoHopB:
-    p.oprojWidth = p.stageGPUs;
-    p.ffnWidth = p.stageGPUs;
-    p.exchange =
-        l.kvp > 1 ? Placement::Exchange::AllToAll : Placement::Exchange::None;
-    break;
-  case Strategy::TP:
-  case Strategy::TPPP:
-    p.oprojWidth = p.stageGPUs;
-    p.ffnWidth = p.stageGPUs;
-    break;
-  case Strategy::EP:
-    p.oprojWidth = l.tpa;
-    p.ffnWidth = p.stageGPUs;
-    p.tokensSplit = true;
-    break;
-  case Strategy::KVP:
-    p.oprojWidth = l.tpa;
-    p.ffnWidth = l.tpa;
-    p.exchange =
-        l.kvp > 1 ? Placement::Exchange::AllGather : Placement::Exchange::None;
-    break;
-  }
-  // Shared experts are sharded over the GPUs that hold the same tokens.
-  p.sharedWidth = p.tokensSplit ? l.tpa : p.ffnWidth;
-  return p;
-}
-
 /// Layers whose cost cannot differ share a class.
 static bool sameCostShape(const LayerSpec &a, const LayerSpec &b) {
   const AttentionSpec &x = a.attention, &y = b.attention;

@@ -1,6 +1,8 @@
 //===- ApplyPlan.cpp - Annotate model IR with a chosen plan, read it back -===//
 
 #include "helix/Transforms/ApplyPlan.h"
+
+#include "helix/Cost/Placement.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,16 +26,15 @@ struct OpLayouts {
       return LayoutAttr::get(ctx, gpus, l.kvp, l.tpa, tpf, ep, l.pp, l.dp);
     };
     main = layoutAttr(l.tpf, l.ep);
-    // A dense FFN has no experts: all of an expert-parallel grid's GPUs shard
-    // it (the kvp strategy keeps its FFN on the attention TP group).
-    dense = config.strategy == Strategy::KVP ? layoutAttr(l.tpf * l.ep, 1)
-                                             : layoutAttr(gpus / l.pp, 1);
-    // The output projection runs TP over the stage's GPUs, except in kvp and
-    // ep, where it runs on the attention TP group: a #helix.layout (whose
+    // A dense FFN has no experts: the FFN group's GPUs shard it (the stage,
+    // or the attention TP group in Medha-style kvp).
+    Placement place = placementFor(config);
+    dense = layoutAttr(place.ffnWidth, 1);
+    // The output projection runs TP over the stage's GPUs, except where it
+    // runs on the attention TP group (kvp, ep): a #helix.layout (whose
     // linear verifier checks the stage's GPUs) cannot say that, so it has
     // none.
-    oprojOnStage =
-        config.strategy != Strategy::KVP && config.strategy != Strategy::EP;
+    oprojOnStage = place.oprojOnStage();
   }
 
   /// The layout `op` gets, or null for none.

@@ -21,15 +21,6 @@ int64_t ShardPlan::stageOf(int64_t layer) const {
   return stage;
 }
 
-bool ShardPlan::allToAll() const {
-  return (strategy == Strategy::Helix || strategy == Strategy::HelixNoHopB) &&
-         layout.kvp > 1;
-}
-
-bool ShardPlan::allGather() const {
-  return strategy == Strategy::KVP && layout.kvp > 1;
-}
-
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
@@ -82,8 +73,11 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
   p.layout.tpf = ffn.getTpf();
   p.layout.ep = ffn.getEp();
   p.layers = layers;
-  int64_t perStage = attn.getGpus() / p.layout.pp;
-  p.replicas = perStage / (p.layout.tpf * p.layout.ep);
+  Config config;
+  config.strategy = p.strategy;
+  config.layout = p.layout;
+  p.place = placementFor(config);
+  p.replicas = p.place.ffnReplicas();
 
   int64_t b = planAttr.getBatch();
   p.planBatch = b;

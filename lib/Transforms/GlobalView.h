@@ -12,6 +12,7 @@
 #define HELIX_LIB_TRANSFORMS_GLOBALVIEW_H
 
 #include "helix/Cost/Layout.h"
+#include "helix/Cost/Placement.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,10 +32,13 @@ enum FFNAxis : int16_t { kReplica = 1, kEP = 2, kTPF = 3 };
 inline constexpr const char *kAttnGrid = "helix_attn";
 inline constexpr const char *kFFNGrid = "helix_ffn";
 
-/// What the planned IR says about the sharding.
+/// What the planned IR says about the sharding: the plan's strategy and
+/// layout, and their placement (the strategy rules the cost model prices,
+/// helix/Cost/Placement.h).
 struct ShardPlan {
   Strategy strategy = Strategy::Helix;
   Layout layout;
+  Placement place;
   int64_t replicas = 1;     // FFN copies per stage (kvp: the KVP ranks)
   int64_t batch = 1;        // rows of the global-view step
   int64_t planBatch = 1;    // the plan's batch
@@ -45,11 +49,15 @@ struct ShardPlan {
 
   int64_t stageOf(int64_t layer) const;
   /// The attention partials go through the KVP all-to-all (Helix).
-  bool allToAll() const;
+  bool allToAll() const {
+    return place.exchange == Placement::Exchange::AllToAll;
+  }
   /// The attention partials are all-gathered over KVP (Medha-style kvp).
-  bool allGather() const;
+  bool allGather() const {
+    return place.exchange == Placement::Exchange::AllGather;
+  }
   /// Tokens split over the DP attention replicas (ep).
-  bool tokensSplit() const { return strategy == Strategy::EP; }
+  bool tokensSplit() const { return place.tokensSplit; }
 
   /// Reads the plan of the decode step `func` (helix.plan, the layouts of
   /// its ops, helix.model); emits a diagnostic and fails when it is not
