@@ -55,7 +55,7 @@ def rank_ir(helix, model, gpus, layout, work, repeat):
              for _ in range(repeat)]
     text = open(out).read()
     return statistics.median(times), len(text.encode()), \
-        text.count("func.func @")
+        text.count("func.func ")
 
 
 def project(helix, model, gpus, layout, work, backend, prefix):

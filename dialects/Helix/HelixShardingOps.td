@@ -162,7 +162,7 @@ def Helix_KVShardType : TypeDef<Helix_Dialect, "KVShard"> {
 // Weights and element-wise pieces
 //===----------------------------------------------------------------------===//
 
-def Helix_WeightOp : Helix_Op<"weight", [Pure]> {
+def Helix_WeightOp : Helix_Op<"weight", [Pure, AttrSizedOperandSegments]> {
   let summary = "A slice of a checkpoint tensor";
   let description = [{
     The weight `name` of the Hugging Face checkpoint, whose stored shape is
@@ -173,7 +173,10 @@ def Helix_WeightOp : Helix_Op<"weight", [Pure]> {
     `index` value (SPMD rank IR computes it from the rank's grid
     coordinates). A name containing
     `{expert}` stands for one tensor per expert: the view's first dimension
-    enumerates experts and `shape` is one expert's tensor.
+    enumerates experts and `shape` is one expert's tensor. A name
+    containing `{layer}` takes the `layer(..)` operand there: a layer
+    function of SPMD rank IR loads the weights of the layer it is called
+    for.
 
     In global-view IR the result is the whole view (with a `#helix.dist`
     saying how it is split); after `helix-partition` it is the slice one
@@ -187,15 +190,18 @@ def Helix_WeightOp : Helix_Op<"weight", [Pure]> {
         : tensor<32x2048x7168xbf16>
     %wo = helix.weight "model.layers.0.self_attn.o_proj.weight" [16384, 16384]
         offsets [0, %col] : tensor<16384x512xbf16>
+    %wn = helix.weight "model.layers.{layer}.input_layernorm.weight" layer(%l)
+        [16384] : tensor<16384xbf16>
     ```
   }];
   let arguments = (ins StrAttr:$name, DenseI64ArrayAttr:$shape,
                    OptionalAttr<DenseI64ArrayAttr>:$view,
                    Variadic<Index>:$dynamic_offsets,
-                   OptionalAttr<DenseI64ArrayAttr>:$offsets);
+                   OptionalAttr<DenseI64ArrayAttr>:$offsets,
+                   Optional<Index>:$layer);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $name $shape (`view` $view^)?
+    $name (`layer` `(` $layer^ `)`)? $shape (`view` $view^)?
     (`offsets` custom<DynamicIndexList>($dynamic_offsets, $offsets)^)?
     attr-dict `:` type($result)
   }];
@@ -208,6 +214,8 @@ def Helix_WeightOp : Helix_Op<"weight", [Pure]> {
     ::llvm::SmallVector<int64_t> getSliceOffsets();
     /// Every offset: an IntegerAttr or the index value computing it.
     ::llvm::SmallVector<::mlir::OpFoldResult> getMixedSliceOffsets();
+    /// The name with `{layer}` replaced by `layer`.
+    std::string getNameOfLayer(int64_t layer);
   }];
 }
 

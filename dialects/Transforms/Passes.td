@@ -351,6 +351,11 @@ def HelixPartition : Pass<"helix-partition", "mlir::ModuleOp"> {
           : tensor<1x4x16x129xf32> -> tensor<2x4x8x129xf32>
     ```
   }];
+  let options = [
+    Option<"layerFunctions", "layer-functions", "bool", "true",
+           "outline the decoder layers into one function per distinct kind "
+           "of layer, called per layer">
+  ];
   let dependentDialects = ["mlir::shard::ShardDialect",
                            "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect"];

@@ -171,7 +171,7 @@ Value GlobalView::weight(StringRef name, ArrayRef<int64_t> shape,
       view.empty() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(view);
   return WeightOp::create(b, loc, t, b.getStringAttr(name),
                           b.getDenseI64ArrayAttr(shape), viewAttr, ValueRange(),
-                          DenseI64ArrayAttr());
+                          DenseI64ArrayAttr(), /*layer=*/Value());
 }
 
 ValueDist distOf(Value v) {

@@ -525,6 +525,7 @@ LogicalResult StageBuilder::lowerAsync(AsyncStartOp op) {
 }
 
 struct Partition : public mlir::helix::impl::HelixPartitionBase<Partition> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     func::FuncOp global = ::helix::findDecodeStep(module);
@@ -538,8 +539,11 @@ struct Partition : public mlir::helix::impl::HelixPartitionBase<Partition> {
     }
     for (int64_t stage = 0; stage < grids->stages(); ++stage) {
       StageBuilder builder(global, *grids, stage);
-      if (failed(builder.build()))
+      FailureOr<func::FuncOp> program = builder.build();
+      if (failed(program))
         return signalPassFailure();
+      if (layerFunctions)
+        outlineLayers(*program);
     }
     // The plan and model describe the whole module now.
     for (StringRef name : {"helix.plan", "helix.model", "helix.micro_batches"})

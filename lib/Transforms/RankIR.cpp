@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 using namespace mlir;
 using namespace mlir::helix;
@@ -134,6 +135,41 @@ FailureOr<LocalPart> localPart(RankedTensorType global, const Grids &grids,
   return part;
 }
 
+void RankValues::enterCall(func::CallOp call, func::FuncOp callee) {
+  // Values inside the callee depend on this call's operands.
+  for (auto [arg, actual] :
+       llvm::zip(callee.getArguments(), call.getOperands())) {
+    argument[arg] = actual;
+    known.erase(arg);
+  }
+  callee.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      known.erase(r);
+  });
+}
+
+LogicalResult walkProgram(func::FuncOp program, RankValues *values,
+                          function_ref<LogicalResult(Operation *)> visit) {
+  WalkResult walk = program.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (failed(visit(op)))
+      return WalkResult::interrupt();
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (!callee) {
+        call.emitError() << "unknown layer function " << call.getCalleeAttr();
+        return WalkResult::interrupt();
+      }
+      if (values)
+        values->enterCall(call, callee);
+      if (failed(walkProgram(callee, values, visit)))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 FailureOr<int64_t> RankValues::eval(Value v, std::string &error) {
   if (auto it = known.find(v); it != known.end())
     return it->second;
@@ -142,9 +178,12 @@ FailureOr<int64_t> RankValues::eval(Value v, std::string &error) {
     error = why.str();
     return failure();
   };
-  if (!def)
+  if (!def) {
+    if (Value actual = argument.lookup(v))
+      return eval(actual, error);
     return fail("an index value is a block argument; rank-dependent values "
                 "must be computed from the rank's grid coordinates");
+  }
   auto grid = def->getAttrOfType<FlatSymbolRefAttr>("grid");
   if (isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(def) &&
       (!grid || !grids.shapes.count(grid.getValue())))

@@ -11,6 +11,7 @@
 #ifndef HELIX_LIB_TRANSFORMS_RANKIR_H
 #define HELIX_LIB_TRANSFORMS_RANKIR_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -24,6 +25,8 @@ namespace helix::sharding {
 /// with the stage's index in `helix.stage`.
 inline constexpr const char *kStageFuncPrefix = "decode_step_stage";
 inline constexpr const char *kStageAttr = "helix.stage";
+/// On a layer function of SPMD rank IR: the decoder layers it implements.
+inline constexpr const char *kLayersAttr = "helix.layers";
 
 /// The shard.grid symbols of a module: name -> shape.
 struct Grids {
@@ -106,12 +109,26 @@ public:
   /// The value of `v` (an index or i1 computed from the rank's coordinates
   /// and constants); fails with a message for anything else.
   mlir::FailureOr<int64_t> eval(mlir::Value v, std::string &error);
+  /// Entering `callee` at `call`: its arguments are the call's operands.
+  void enterCall(mlir::func::CallOp call, mlir::func::FuncOp callee);
 
 private:
   const Grids &grids;
   int64_t rank;
   llvm::DenseMap<mlir::Value, int64_t> known;
+  llvm::DenseMap<mlir::Value, mlir::Value> argument;
 };
+
+/// Visits the ops of a stage program in execution order, a layer
+/// function's at each call of it (after `values->enterCall`, when given);
+/// stops at the first failure.
+mlir::LogicalResult
+walkProgram(mlir::func::FuncOp program, RankValues *values,
+            llvm::function_ref<mlir::LogicalResult(mlir::Operation *)> visit);
+
+/// Outlines the decoder layers of a stage program into one private function
+/// per distinct kind of layer (`helix.layers`), called once per layer.
+void outlineLayers(mlir::func::FuncOp stage);
 
 /// The checks of helix-verify-partition; diagnostics name `pass`.
 mlir::LogicalResult verifyRankIR(mlir::ModuleOp module, llvm::StringRef pass);

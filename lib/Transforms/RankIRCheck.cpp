@@ -59,6 +59,7 @@ private:
   const Grids &grids;
   StringRef pass;
   SmallVector<func::FuncOp> programs; // by stage
+  SmallVector<func::FuncOp> layerFunctions;
 
   // (grid, axes) -> stage -> signatures of its collectives in order.
   using Combo = std::pair<std::string, SmallVector<int16_t>>;
@@ -93,12 +94,20 @@ private:
 LogicalResult Checker::collectPrograms() {
   programs.assign(grids.stages(), func::FuncOp());
   for (auto func : module.getOps<func::FuncOp>()) {
+    if (func->hasAttr(kLayersAttr)) {
+      if (!func.isPrivate())
+        return fail(func) << "layer function @" << func.getSymName()
+                          << " must be private (its stage programs call it)";
+      layerFunctions.push_back(func);
+      continue;
+    }
     auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
     if (!stage)
       return fail(func) << "@" << func.getSymName()
                         << " is not a stage program (every function of rank "
                            "IR has "
-                        << kStageAttr << ")";
+                        << kStageAttr << ", or " << kLayersAttr
+                        << " on a layer function)";
     int64_t s = stage.getInt();
     if (s < 0 || s >= grids.stages())
       return fail(func) << "stage " << s << " is outside the grids' "
@@ -179,10 +188,19 @@ LogicalResult Checker::recordCollective(int64_t stage, Operation *op) {
 
 LogicalResult Checker::recordWeight(int64_t rank, WeightOp w,
                                     RankValues &values) {
-  auto &[view, boxes] = weights[w.getName().str()];
+  std::string name = w.getName().str();
+  if (Value layer = w.getLayer()) {
+    std::string error;
+    FailureOr<int64_t> l = values.eval(layer, error);
+    if (failed(l))
+      return fail(w) << "the layer of " << w.getName() << " on rank " << rank
+                     << ": " << error;
+    name = w.getNameOfLayer(*l);
+  }
+  auto &[view, boxes] = weights[name];
   SmallVector<int64_t> mine = w.getViewShape();
   if (!view.empty() && view != mine)
-    return fail(w) << "checkpoint tensor " << w.getName()
+    return fail(w) << "checkpoint tensor " << name
                    << " is seen with two different views";
   view = mine;
   Box box{{}, SmallVector<int64_t>(w.getType().getShape())};
@@ -192,8 +210,8 @@ LogicalResult Checker::recordWeight(int64_t rank, WeightOp w,
       std::string error;
       FailureOr<int64_t> e = values.eval(v, error);
       if (failed(e))
-        return fail(w) << "offset " << d << " of " << w.getName()
-                       << " on rank " << rank << ": " << error;
+        return fail(w) << "offset " << d << " of " << name << " on rank "
+                       << rank << ": " << error;
       at = *e;
     } else {
       at = cast<IntegerAttr>(cast<Attribute>(o)).getInt();
@@ -201,7 +219,7 @@ LogicalResult Checker::recordWeight(int64_t rank, WeightOp w,
     if (at < 0 || at + box.sizes[d] > view[d])
       return fail(w) << "rank " << rank << " loads [" << at << ", "
                      << at + box.sizes[d] << ") of dimension " << d << " of "
-                     << w.getName() << ", outside its view of " << view[d];
+                     << name << ", outside its view of " << view[d];
     box.offsets.push_back(at);
   }
   boxes.insert(box);
@@ -212,20 +230,18 @@ LogicalResult Checker::recordWeight(int64_t rank, WeightOp w,
 LogicalResult Checker::checkRank(int64_t rank) {
   func::FuncOp func = programs[grids.stageOf(rank)];
   RankValues values(grids, rank);
-  WalkResult walk = func.walk([&](Operation *op) {
+  return walkProgram(func, &values, [&](Operation *op) -> LogicalResult {
     if (auto w = dyn_cast<WeightOp>(op))
-      return failed(recordWeight(rank, w, values)) ? WalkResult::interrupt()
-                                                   : WalkResult::advance();
+      return recordWeight(rank, w, values);
     // Every rank-dependent scalar must evaluate on every rank.
     // (Index arguments are step inputs: the micro-batch's first row.)
     for (Value v : op->getOperands())
       if ((v.getType().isIndex() || v.getType().isInteger(1)) &&
           !isa<BlockArgument>(v)) {
         std::string error;
-        if (failed(values.eval(v, error))) {
-          fail(op) << "operand " << v << " on rank " << rank << ": " << error;
-          return WalkResult::interrupt();
-        }
+        if (failed(values.eval(v, error)))
+          return fail(op) << "operand " << v << " on rank " << rank << ": "
+                          << error;
       }
     auto grid = op->getAttrOfType<FlatSymbolRefAttr>("grid");
     auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
@@ -234,16 +250,13 @@ LogicalResult Checker::checkRank(int64_t rank) {
       sent[{rank, peer(rank, grid.getValue(), a, send.getDestination())}]
           .push_back(text(op->getOperand(0).getType()));
     if (auto recv = dyn_cast<shard::RecvOp>(op)) {
-      if (!recv.getSource()) {
-        fail(op) << "shard.recv needs its source";
-        return WalkResult::interrupt();
-      }
+      if (!recv.getSource())
+        return fail(op) << "shard.recv needs its source";
       received[{peer(rank, grid.getValue(), a, *recv.getSource()), rank}]
           .push_back(text(recv.getType()));
     }
-    return WalkResult::advance();
+    return success();
   });
-  return failure(walk.wasInterrupted());
 }
 
 LogicalResult Checker::checkGroups() {
@@ -332,14 +345,16 @@ LogicalResult Checker::checkWeights() {
 LogicalResult Checker::run() {
   if (failed(collectPrograms()))
     return failure();
+  for (func::FuncOp f : layerFunctions)
+    if (failed(checkLocal(f)))
+      return failure();
   for (auto [stage, func] : llvm::enumerate(programs)) {
     if (failed(checkLocal(func)))
       return failure();
-    WalkResult walk = func.walk([&](Operation *op) {
-      return failed(recordCollective(stage, op)) ? WalkResult::interrupt()
-                                                 : WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
+    int64_t s = stage;
+    if (failed(walkProgram(func, nullptr, [&](Operation *op) {
+          return recordCollective(s, op);
+        })))
       return failure();
   }
   for (int64_t r = 0; r < grids.devices; ++r)

@@ -48,6 +48,9 @@ public:
   explicit HelixTypeConverter(mlir::MLIRContext *ctx);
 };
 
+/// On a call of a layer function: the first weight slot of the call.
+inline constexpr const char *kWeightBaseAttr = "helix.weight_base";
+
 /// The step function's Context& and RankState& arguments.
 mlir::Value contextOf(mlir::Operation *op);
 mlir::Value stateOf(mlir::Operation *op);

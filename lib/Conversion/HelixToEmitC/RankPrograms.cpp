@@ -32,6 +32,7 @@ namespace {
 
 constexpr const char *kStagePrefix = "decode_step_stage";
 constexpr const char *kStageAttr = "helix.stage";
+constexpr const char *kLayersAttr = "helix.layers";
 
 /// One weight load: a box of a checkpoint tensor's view, stored in a layout;
 /// an offset is a constant or the index value computing it.
@@ -160,7 +161,29 @@ private:
   }
   LogicalResult buildStage(func::FuncOp f, int64_t stage,
                            ArrayRef<GroupKind> kinds, int64_t logitsRank);
-  void loadWeights(emitc::FuncOp step, emitc::FuncOp load);
+
+  // Weight loading of one stage: every load the load function makes, in
+  // slot order.
+  emitc::FuncOp load;
+  int64_t nextSlot = 0;
+  int64_t currentStage = 0;
+  /// A layer function: its weight loads (slot base + k each call) and the
+  /// offsets they take, recomputed in load.
+  struct LayerFunction {
+    emitc::FuncOp func;
+    emitc::FuncOp load; // (Context&, checkpoint, RankState&, layer)
+    std::vector<WeightLoad> loads;
+    IRMapping inLoad;
+  };
+  std::map<std::string, LayerFunction> layerFunctions;
+
+  /// A loadWeight call at the end of `into` (a load function: Context&,
+  /// checkpoint, RankState& first); the name is `nameValue` when given.
+  void emitLoad(emitc::FuncOp into, Location loc, const WeightLoad &l,
+                StringRef name, Value nameValue, IRMapping &inLoad);
+  void loadWeights(emitc::FuncOp step);
+  LayerFunction &convertLayerFunction(func::FuncOp f);
+  LogicalResult lowerLayerCall(func::CallOp call, emitc::FuncOp step);
 };
 
 LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
@@ -170,7 +193,7 @@ LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
   std::string name = f.getSymName().str();
   b.setInsertionPoint(f);
   Type ctxT = contextType(ctx), stateT = stateType(ctx);
-  emitc::FuncOp load = makeFunc(
+  load = makeFunc(
       loc, name + "_load",
       {ctxT, opaque(ctx, "const helix::rt::SafetensorsCheckpoint&"), stateT},
       {});
@@ -237,7 +260,15 @@ LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
     auto cast = UnrealizedConversionCastOp::create(b, loc, arg.getType(), v);
     arg.replaceAllUsesWith(cast.getResult(0));
   }
-  loadWeights(step, load);
+  nextSlot = 0;
+  currentStage = stage;
+  loadWeights(step);
+  // Layer functions: their weights load per call (with its layer index).
+  SmallVector<func::CallOp> calls;
+  step.walk([&](func::CallOp c) { calls.push_back(c); });
+  for (func::CallOp c : calls)
+    if (failed(lowerLayerCall(c, step)))
+      return failure();
   emitc::ReturnOp::create(lb, loc, Value());
 
   // The registration of the stage's program; each generated op names its
@@ -255,11 +286,13 @@ LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
   return success();
 }
 
-void ProgramBuilder::loadWeights(emitc::FuncOp step, emitc::FuncOp load) {
-  std::map<std::string, int64_t> slots;
-  OpBuilder lb = OpBuilder::atBlockEnd(&load.getBody().front());
+/// A loadWeight call in the load function; `inLoad` maps the offsets'
+/// index values to their copies there.
+void ProgramBuilder::emitLoad(emitc::FuncOp into, Location loc,
+                              const WeightLoad &l, StringRef name,
+                              Value nameValue, IRMapping &inLoad) {
+  OpBuilder lb = OpBuilder::atBlockEnd(&into.getBody().front());
   // The rank-dependent offsets, recomputed in load from the coordinates.
-  IRMapping inLoad;
   std::function<Value(Value)> loadValue = [&](Value v) -> Value {
     if (Value mapped = inLoad.lookupOrNull(v))
       return mapped;
@@ -269,39 +302,47 @@ void ProgramBuilder::loadWeights(emitc::FuncOp step, emitc::FuncOp load) {
     lb.clone(*def, inLoad);
     return inLoad.lookup(v);
   };
+  Call call(lb, loc, "loadWeight");
+  call.operand(into.getArgument(0))
+      .operand(into.getArgument(1))
+      .operand(into.getArgument(2));
+  if (nameValue)
+    call.operand(nameValue);
+  else
+    call.str(name);
+  call.ints(l.shape).ints(l.view);
+  if (llvm::all_of(l.offsets,
+                   [](OpFoldResult o) { return isa<Attribute>(o); })) {
+    SmallVector<int64_t> offsets;
+    for (OpFoldResult o : l.offsets)
+      offsets.push_back(*getConstantIntValue(o));
+    call.ints(offsets);
+  } else {
+    Call offsets(lb, loc, "offsets");
+    for (OpFoldResult o : l.offsets)
+      if (auto v = dyn_cast<Value>(o))
+        offsets.operand(loadValue(v));
+      else
+        offsets.i64(*getConstantIntValue(o));
+    call.operand(offsets.create1(opaque(ctx, "helix::rt::cg::Offsets")));
+  }
+  call.ints(l.sizes).i64(l.layout).create();
+}
+
+/// The step's own weights (embedding, final norm, LM head, layers left
+/// inline): one slot per distinct load.
+void ProgramBuilder::loadWeights(emitc::FuncOp step) {
+  std::map<std::string, int64_t> slots;
+  IRMapping inLoad;
   SmallVector<WeightOp> weights;
   step.walk([&](WeightOp w) { weights.push_back(w); });
   for (WeightOp w : weights) {
     for (OpOperand &use : llvm::make_early_inc_range(w->getUses())) {
       WeightLoad l = loadFor(w, use);
-      auto [it, inserted] =
-          slots.try_emplace(l.key(), static_cast<int64_t>(slots.size()));
+      auto [it, inserted] = slots.try_emplace(l.key(), nextSlot);
       if (inserted) {
-        Call call(lb, w.getLoc(), "loadWeight");
-        call.operand(load.getArgument(0))
-            .operand(load.getArgument(1))
-            .operand(load.getArgument(2))
-            .str(l.name)
-            .ints(l.shape)
-            .ints(l.view);
-        if (llvm::all_of(l.offsets, [](OpFoldResult o) {
-              return isa<Attribute>(o);
-            })) {
-          SmallVector<int64_t> offsets;
-          for (OpFoldResult o : l.offsets)
-            offsets.push_back(*getConstantIntValue(o));
-          call.ints(offsets);
-        } else {
-          Call offsets(lb, w.getLoc(), "offsets");
-          for (OpFoldResult o : l.offsets)
-            if (auto v = dyn_cast<Value>(o))
-              offsets.operand(loadValue(v));
-            else
-              offsets.i64(*getConstantIntValue(o));
-          call.operand(
-              offsets.create1(opaque(ctx, "helix::rt::cg::Offsets")));
-        }
-        call.ints(l.sizes).i64(l.layout).create();
+        emitLoad(load, w.getLoc(), l, l.name, Value(), inLoad);
+        ++nextSlot;
       }
       b.setInsertionPoint(w);
       Value v = Call(b, w.getLoc(), "weight")
@@ -316,12 +357,121 @@ void ProgramBuilder::loadWeights(emitc::FuncOp step, emitc::FuncOp load) {
   }
 }
 
+/// `f` as an emitc.func (Context&, RankState&, size_t weightBase, its
+/// arguments...): its weights are slots `weightBase + k` of the state,
+/// loaded per call.
+ProgramBuilder::LayerFunction &
+ProgramBuilder::convertLayerFunction(func::FuncOp f) {
+  auto [it, inserted] = layerFunctions.try_emplace(f.getSymName().str());
+  LayerFunction &lf = it->second;
+  if (!inserted)
+    return lf;
+  HelixTypeConverter converter(ctx);
+  Location loc = f.getLoc();
+  SmallVector<Type> args = {contextType(ctx), stateType(ctx),
+                            b.getIndexType()};
+  for (Type t : f.getArgumentTypes())
+    args.push_back(converter.convertType(t));
+  SmallVector<Type> results;
+  for (Type t : f.getResultTypes())
+    results.push_back(converter.convertType(t));
+  b.setInsertionPoint(f);
+  lf.func = makeFunc(loc, f.getSymName(), args, results);
+  for (NamedAttribute a : f->getDiscardableAttrs())
+    lf.func->setAttr(a.getName(), a.getValue());
+  lf.func->setAttr(kStageAttr, b.getI64IntegerAttr(currentStage));
+  Block &body = lf.func.getBody().front();
+  Block &old = f.getBody().front();
+  body.getOperations().splice(body.end(), old.getOperations());
+  b.setInsertionPointToStart(&body);
+  for (BlockArgument arg : old.getArguments()) {
+    Value v = body.getArgument(arg.getArgNumber() + 3);
+    auto cast = UnrealizedConversionCastOp::create(b, loc, arg.getType(), v);
+    arg.replaceAllUsesWith(cast.getResult(0));
+  }
+  std::map<std::string, int64_t> slots;
+  SmallVector<WeightOp> weights;
+  lf.func.walk([&](WeightOp w) { weights.push_back(w); });
+  for (WeightOp w : weights) {
+    for (OpOperand &use : llvm::make_early_inc_range(w->getUses())) {
+      WeightLoad l = loadFor(w, use);
+      auto [slot, added] = slots.try_emplace(l.key(), lf.loads.size());
+      if (added)
+        lf.loads.push_back(l);
+      b.setInsertionPoint(w);
+      Value v = Call(b, w.getLoc(), "layerWeight")
+                    .operand(body.getArgument(1))
+                    .operand(body.getArgument(2))
+                    .i64(slot->second)
+                    .create1(tensorType(ctx));
+      use.set(UnrealizedConversionCastOp::create(b, w.getLoc(), w.getType(), v)
+                  .getResult(0));
+    }
+  }
+  // Its load function: the weights of the layer it is called for, at
+  // offsets recomputed from the rank's coordinates (before the weight ops
+  // go).
+  b.setInsertionPoint(lf.func);
+  lf.load = makeFunc(loc, (f.getSymName() + "_load").str(),
+                     {contextType(ctx),
+                      opaque(ctx, "const helix::rt::SafetensorsCheckpoint&"),
+                      stateType(ctx), b.getIndexType()},
+                     {});
+  lf.load->setAttr(kStageAttr, b.getI64IntegerAttr(currentStage));
+  OpBuilder nb = OpBuilder::atBlockEnd(&lf.load.getBody().front());
+  for (const WeightLoad &l : lf.loads) {
+    Value name;
+    if (StringRef(l.name).contains("{layer}"))
+      name = Call(nb, loc, "layerName")
+                 .str(l.name)
+                 .operand(lf.load.getArgument(3))
+                 .create1(opaque(ctx, "std::string"));
+    emitLoad(lf.load, loc, l, l.name, name, lf.inLoad);
+  }
+  emitc::ReturnOp::create(nb, loc, Value());
+  for (WeightOp w : weights)
+    w.erase();
+  f.erase();
+  return lf;
+}
+
+/// A call of a layer function: its weights load into the next slots with
+/// the call's layer index, and the step calls the emitc function.
+LogicalResult ProgramBuilder::lowerLayerCall(func::CallOp call,
+                                             emitc::FuncOp step) {
+  auto f = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+  if (!f && !layerFunctions.count(call.getCallee().str()))
+    return call.emitOpError("convert-helix-to-emitc: unknown layer function");
+  std::optional<int64_t> layer =
+      call.getNumOperands() ? getConstantIntValue(call.getOperand(0))
+                            : std::nullopt;
+  if (!layer)
+    return call.emitOpError("convert-helix-to-emitc: a layer function is "
+                            "called with a constant layer index");
+  LayerFunction &lf = f ? convertLayerFunction(f)
+                        : layerFunctions.find(call.getCallee().str())->second;
+  int64_t base = nextSlot;
+  OpBuilder lb = OpBuilder::atBlockEnd(&load.getBody().front());
+  Call(lb, call.getLoc(), "::" + lf.load.getSymName().str())
+      .operand(load.getArgument(0))
+      .operand(load.getArgument(1))
+      .operand(load.getArgument(2))
+      .i64(*layer)
+      .create();
+  nextSlot += lf.loads.size();
+  // The call itself becomes a C++ call in the conversion (TensorOps.cpp).
+  call->setAttr(kWeightBaseAttr, b.getI64IntegerAttr(base));
+  return success();
+}
+
 LogicalResult ProgramBuilder::build(StringRef programName) {
   SmallVector<std::pair<func::FuncOp, int64_t>> stages;
   auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
   int64_t stageCount = grids.front().getShape()[0];
   for (auto f : module.getOps<func::FuncOp>()) {
     StringRef n = f.getSymName();
+    if (f->hasAttr(kLayersAttr))
+      continue; // a layer function: converted at its first call
     int64_t s = -1;
     if (auto attr = f->getAttrOfType<IntegerAttr>(kStageAttr))
       s = attr.getInt();

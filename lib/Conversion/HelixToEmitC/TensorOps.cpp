@@ -87,12 +87,37 @@ struct ReturnLowering : public OpConversionPattern<func::ReturnOp> {
   }
 };
 
+/// A call of a layer function: the C++ function takes the Context&, the
+/// RankState& and the call's first weight slot before the operands.
+struct LayerCallLowering : public OpConversionPattern<func::CallOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(func::CallOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto base = op->getAttrOfType<IntegerAttr>(kWeightBaseAttr);
+    if (!base)
+      return op.emitOpError("convert-helix-to-emitc: a call of a layer "
+                            "function without its weight slots"),
+             failure();
+    SmallVector<Type> results;
+    if (failed(getTypeConverter()->convertTypes(op.getResultTypes(), results)))
+      return failure();
+    Call c(rewriter, op.getLoc(), "::" + op.getCallee().str());
+    c.operand(contextOf(op)).operand(stateOf(op)).i64(base.getInt());
+    for (Value v : a.getOperands())
+      c.operand(v);
+    rewriter.replaceOp(op, c.create(results).getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateTensorPatterns(RewritePatternSet &patterns,
                             const TypeConverter &converter) {
   patterns
-      .add<ExtractSliceLowering, ConcatLowering, EmptyLowering, ReturnLowering>(
+      .add<ExtractSliceLowering, ConcatLowering, EmptyLowering, ReturnLowering,
+           LayerCallLowering>(
           converter, patterns.getContext());
 }
 

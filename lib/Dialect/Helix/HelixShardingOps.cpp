@@ -259,12 +259,23 @@ SmallVector<int64_t> WeightOp::getSliceOffsets() {
   return SmallVector<int64_t>(getViewShape().size(), 0);
 }
 
+std::string WeightOp::getNameOfLayer(int64_t layer) {
+  std::string name = getName().str();
+  size_t at = name.find("{layer}");
+  if (at != std::string::npos)
+    name.replace(at, strlen("{layer}"), std::to_string(layer));
+  return name;
+}
+
 SmallVector<OpFoldResult> WeightOp::getMixedSliceOffsets() {
   Builder b(getContext());
   return getMixedValues(getSliceOffsets(), getDynamicOffsets(), b);
 }
 
 LogicalResult WeightOp::verify() {
+  if (getName().contains("{layer}") != bool(getLayer()))
+    return emitOpError() << "a name with {layer} takes a layer(..) operand, "
+                            "and only such a name";
   SmallVector<int64_t> view = getViewShape();
   auto type = cast<RankedTensorType>(getType());
   if (!type.hasStaticShape())

@@ -200,6 +200,14 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
   state.weights.push_back(ctx.upload(t.data, t.shape));
 }
 
+std::string layerName(const char *name, int64_t layer) {
+  std::string n = name;
+  size_t at = n.find("{layer}");
+  check(at != std::string::npos,
+        "weight " + n + ": a layer function's weight names {layer}");
+  return n.replace(at, std::string("{layer}").size(), std::to_string(layer));
+}
+
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
              int64_t heads, int64_t keyDim, int64_t valueDim, bool latent) {
   KVCacheConfig c;

@@ -114,6 +114,15 @@ enum WeightLayout : int {
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 RankState &state, const char *name, Dims shape, Dims view,
                 const Offsets &offsets, Dims sizes, int layout);
+inline void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
+                       RankState &state, const std::string &name, Dims shape,
+                       Dims view, const Offsets &offsets, Dims sizes,
+                       int layout) {
+  loadWeight(ctx, ckpt, state, name.c_str(), shape, view, offsets, sizes,
+             layout);
+}
+/// A layer function's weight name: `{layer}` in `name` replaced by `layer`.
+std::string layerName(const char *name, int64_t layer);
 /// Allocates the next KV shard (zeroed).
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
              int64_t heads, int64_t keyDim, int64_t valueDim, bool latent);
@@ -146,6 +155,10 @@ Members members(Context &ctx, const char *grid, Dims axes);
 Ints tokens(const StepInputs &in, int64_t batch);
 Ints positions(const StepInputs &in, int64_t batch);
 Tensor weight(RankState &state, int64_t slot);
+/// Weight `k` of a layer function called with its slots from `base`.
+inline Tensor layerWeight(RankState &state, int64_t base, int64_t k) {
+  return weight(state, base + k);
+}
 KVCache kvShard(RankState &state, int64_t slot);
 /// An absent optional operand.
 inline Tensor none() { return Tensor(); }
