@@ -31,6 +31,11 @@ class Helix_I64Parameter<string desc, string default = "">
   let defaultValue = default;
 }
 
+// The default of a RoPE parameter: a constant of helix/Common/Rope.h.
+class Helix_RopeDefault<string name> {
+  string value = "::helix::rope_defaults::" # name;
+}
+
 //===----------------------------------------------------------------------===//
 // Enums
 //===----------------------------------------------------------------------===//
@@ -106,6 +111,9 @@ def Helix_RopeAttr : Helix_Attr<"Rope", "rope"> {
   let description = [{
     RoPE base and the scaled variants Hugging Face configs use (`scaling` is
     "" for none, or "linear", "dynamic", "yarn", "llama3", "longrope").
+    Parameters left out take Hugging Face's defaults, defined once for the
+    importer, this attribute and the runtime in `helix/Common/Rope.h`
+    (e.g. yarn `beta_fast = 32`, `beta_slow = 1`).
 
     ```mlir
     #helix.rope<theta = 5.000000e+05, scaling = "llama3", factor = 8.000000e+00,
@@ -114,19 +122,30 @@ def Helix_RopeAttr : Helix_Attr<"Rope", "rope"> {
     ```
   }];
   let parameters = (ins
-    Helix_F64Parameter<"base", "10000.0">:$theta,
+    Helix_F64Parameter<"base", Helix_RopeDefault<"kTheta">.value>:$theta,
     StringRefParameter<"scaling type", "\"\"">:$scaling,
-    Helix_F64Parameter<"scaling factor", "1.0">:$factor,
-    Helix_I64Parameter<"original max positions", "0">:$original_max_position,
-    Helix_F64Parameter<"llama3 low freq factor", "0.0">:$low_freq_factor,
-    Helix_F64Parameter<"llama3 high freq factor", "0.0">:$high_freq_factor,
-    Helix_F64Parameter<"yarn beta_fast", "0.0">:$beta_fast,
-    Helix_F64Parameter<"yarn beta_slow", "0.0">:$beta_slow,
-    Helix_F64Parameter<"yarn mscale", "0.0">:$mscale,
-    Helix_F64Parameter<"yarn mscale_all_dim", "0.0">:$mscale_all_dim
+    Helix_F64Parameter<"scaling factor", Helix_RopeDefault<"kFactor">.value>:$factor,
+    Helix_I64Parameter<"original max positions (0: max_position_embeddings)",
+                       Helix_RopeDefault<"kOriginalMaxPosition">.value>:$original_max_position,
+    Helix_F64Parameter<"llama3 low freq factor",
+                       Helix_RopeDefault<"kLowFreqFactor">.value>:$low_freq_factor,
+    Helix_F64Parameter<"llama3 high freq factor",
+                       Helix_RopeDefault<"kHighFreqFactor">.value>:$high_freq_factor,
+    Helix_F64Parameter<"yarn beta_fast", Helix_RopeDefault<"kBetaFast">.value>:$beta_fast,
+    Helix_F64Parameter<"yarn beta_slow", Helix_RopeDefault<"kBetaSlow">.value>:$beta_slow,
+    Helix_F64Parameter<"yarn mscale", Helix_RopeDefault<"kMscale">.value>:$mscale,
+    Helix_F64Parameter<"yarn mscale_all_dim",
+                       Helix_RopeDefault<"kMscaleAllDim">.value>:$mscale_all_dim
   );
+  let builders = [
+    AttrBuilder<(ins "const ::helix::RopeParams &":$params)>
+  ];
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The parameters as the importer and the runtime hold them.
+    ::helix::RopeParams getParams() const;
+  }];
 }
 
 def Helix_MoEConfigAttr : Helix_Attr<"MoEConfig", "moe"> {

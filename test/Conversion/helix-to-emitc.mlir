@@ -37,7 +37,7 @@
 // GQA: %[[E:.*]] = call_opaque "helix::rt::cg::embedRows"(%arg0, %[[TOK]], %[[TABLE]]) {args = [0 : index, 1 : index, 2 : index, 768]}
 // GQA: call_opaque "helix::rt::cg::allReduce"(%arg0, %[[E]]) {args = [0 : index, 1 : index, dense<[0, 1, 2, 3]> : tensor<4xi64>, true]}
 // GQA: call_opaque "helix::rt::cg::norm"({{.*}}1.000000e-05]}
-// GQA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {args = [5.000000e+05, #emitc.opaque<"\22\22">, 1.000000e+00, 0, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0, 32, false]}
+// GQA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {args = [5.000000e+05, #emitc.opaque<"\22\22">, 1.000000e+00, 0, 0.000000e+00, 0.000000e+00, 3.200000e+01, 1.000000e+00, 0.000000e+00, 0.000000e+00, 0, 32, false]}
 // GQA: %[[QKV:.*]]:3 = call_opaque "helix::rt::cg::qkv"({{.*}}, %[[POS]], {{.*}}, %[[ROPE]])
 // GQA: %[[Q0:.*]] = call_opaque "helix::rt::cg::slice"(%arg0, %[[QKV]]#0) {args = [0 : index, 1 : index, dense<0> : tensor<3xi64>, dense<[2, 4, 32]> : tensor<3xi64>]}
 // GQA: %[[S0:.*]] = call_opaque "helix::rt::cg::slice"(%arg0, %[[SLOTS]]#0) {{.*}} -> !emitc.opaque<"helix::rt::cg::Ints">

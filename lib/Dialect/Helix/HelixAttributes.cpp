@@ -123,6 +123,42 @@ int64_t AttentionConfigAttr::getKVValuesPerToken() const {
 // RopeAttr
 //===----------------------------------------------------------------------===//
 
+static APFloat toAPFloat(double v) { return APFloat(v); }
+static double toDouble(const APFloat &v) { return v.convertToDouble(); }
+
+RopeAttr RopeAttr::get(MLIRContext *context, const ::helix::RopeParams &p) {
+  return Base::get(context, toAPFloat(p.theta), p.scaling, toAPFloat(p.factor),
+                   p.originalMaxPosition, toAPFloat(p.lowFreqFactor),
+                   toAPFloat(p.highFreqFactor), toAPFloat(p.betaFast),
+                   toAPFloat(p.betaSlow), toAPFloat(p.mscale),
+                   toAPFloat(p.mscaleAllDim));
+}
+
+RopeAttr RopeAttr::getChecked(function_ref<InFlightDiagnostic()> emitError,
+                              MLIRContext *context,
+                              const ::helix::RopeParams &p) {
+  return Base::getChecked(
+      emitError, context, toAPFloat(p.theta), p.scaling, toAPFloat(p.factor),
+      p.originalMaxPosition, toAPFloat(p.lowFreqFactor),
+      toAPFloat(p.highFreqFactor), toAPFloat(p.betaFast), toAPFloat(p.betaSlow),
+      toAPFloat(p.mscale), toAPFloat(p.mscaleAllDim));
+}
+
+::helix::RopeParams RopeAttr::getParams() const {
+  ::helix::RopeParams p;
+  p.theta = toDouble(getTheta());
+  p.scaling = getScaling().str();
+  p.factor = toDouble(getFactor());
+  p.originalMaxPosition = getOriginalMaxPosition();
+  p.lowFreqFactor = toDouble(getLowFreqFactor());
+  p.highFreqFactor = toDouble(getHighFreqFactor());
+  p.betaFast = toDouble(getBetaFast());
+  p.betaSlow = toDouble(getBetaSlow());
+  p.mscale = toDouble(getMscale());
+  p.mscaleAllDim = toDouble(getMscaleAllDim());
+  return p;
+}
+
 LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                APFloat theta, StringRef scaling, APFloat factor,
                                int64_t originalMaxPosition, APFloat, APFloat,

@@ -3,6 +3,8 @@
 #ifndef HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
 #define HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
 
+#include "helix/Common/Rope.h"
+
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
