@@ -11,6 +11,7 @@
 
 #include "Patterns.h"
 
+#include "helix/Common/WeightLayout.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,19 +33,11 @@ constexpr const char *kRankPrefix = "decode_step_rank";
 struct WeightLoad {
   std::string name;
   SmallVector<int64_t> shape, view, offsets, sizes;
-  int layout = 0; // helix::rt::cg::WeightLayout
+  WeightLayout layout = WeightLayout::Plain;
 
   auto key() const {
     return std::make_tuple(name, shape, view, offsets, sizes, layout);
   }
-};
-
-// The layouts of helix::rt::cg::WeightLayout.
-enum {
-  Plain = 0,
-  TransposeLast2 = 1,
-  SplitGateUpTransposed = 2,
-  SplitGateUp = 3
 };
 
 /// What the consumer `use` of weight `w` loads.
@@ -78,11 +71,12 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
     bool bias = n >= b0 && n < b0 + nb;
     if (moe.getFusedGateUp()) {
       if (n == w0)
-        l.layout = SplitGateUpTransposed; // [E, H, 2I] -> [2, E, I, H]
+        l.layout =
+            WeightLayout::SplitGateUpTransposed; // [E, H, 2I] -> [2, E, I, H]
       else if (n == w0 + 1)
-        l.layout = TransposeLast2; // down [E, I, H] -> [E, H, I]
+        l.layout = WeightLayout::TransposeLast2; // down [E, I, H] -> [E, H, I]
       else if (bias && n == b0)
-        l.layout = SplitGateUp; // [E, 2I] -> [2, E, I]
+        l.layout = WeightLayout::SplitGateUp; // [E, 2I] -> [2, E, I]
     }
   }
   return l;
@@ -229,7 +223,7 @@ void ProgramBuilder::loadWeights(emitc::FuncOp step, emitc::FuncOp load) {
             .ints(l.view)
             .ints(l.offsets)
             .ints(l.sizes)
-            .i64(l.layout)
+            .i64(static_cast<int64_t>(l.layout))
             .create();
       b.setInsertionPoint(w);
       Value v = Call(b, w.getLoc(), "weight")
