@@ -33,8 +33,9 @@ namespace {
 std::string describe(const PlanPoint &p) {
   char buf[200];
   std::snprintf(buf, sizeof(buf), "%s %s (%lld GPUs), batch %lld",
-                stringifyStrategy(p.strategy), p.config.layout.str().c_str(),
-                (long long)p.gpus, (long long)p.config.batch);
+                stringifyStrategy(p.strategy).str().c_str(),
+                p.config.layout.str().c_str(), (long long)p.gpus,
+                (long long)p.config.batch);
   return buf;
 }
 

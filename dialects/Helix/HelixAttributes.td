@@ -31,6 +31,15 @@ class Helix_I64Parameter<string desc, string default = "">
   let defaultValue = default;
 }
 
+// A sharding strategy (helix/Common/Strategy.h, generated from
+// HelixStrategy.td): a keyword, or a string for the names with '-'.
+def Helix_StrategyParameter : AttrParameter<"::helix::Strategy",
+    "sharding strategy: helix, helix-no-hopb, tp, tp-pp, ep or kvp"> {
+  let parser = "::mlir::helix::parseStrategyParameter($_parser)";
+  let printer =
+      "$_printer.printKeywordOrString(::helix::stringifyStrategy($_self))";
+}
+
 // The default of a RoPE parameter: a constant of helix/Common/Rope.h.
 class Helix_RopeDefault<string name> {
   string value = "::helix::rope_defaults::" # name;
@@ -244,19 +253,21 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
   let summary = "The workload and sharding plan chosen for a decode step";
   let description = [{
     Carried on the decode-step function as `helix.plan` once a plan is
-    chosen (by `helix-search-layouts` or a user): the strategy, the GPUs,
+    chosen (by `helix-search-layouts` or a user): the strategy (`helix`,
+    `"helix-no-hopb"`, `tp`, `"tp-pp"`, `ep` or `kvp`: names with a `-` are
+    quoted), the GPUs,
     the batch and context it was planned for, precision, whether HOP-B
     overlaps the attention exchange, the hardware, and the cost model's
     predicted token-to-token latency.
 
     ```mlir
-    #helix.plan<strategy = "helix", hardware = "gb200-nvl72", gpus = 64,
+    #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 64,
                 batch = 32, context_length = 1048576, dtype = "fp4", hopb = true,
                 ttl_s = 1.250000e-02>
     ```
   }];
   let parameters = (ins
-    StringRefParameter<"strategy">:$strategy,
+    Helix_StrategyParameter:$strategy,
     StringRefParameter<"hardware preset or file">:$hardware,
     "int64_t":$gpus,
     "int64_t":$batch,

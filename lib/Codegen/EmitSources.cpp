@@ -33,7 +33,7 @@ ProgramSummary summarize(ModuleOp m) {
     s.layers = model.getLayers();
   }
   if (auto plan = m->getAttrOfType<mlir::helix::PlanAttr>("helix.plan")) {
-    s.strategy = plan.getStrategy().str();
+    s.strategy = stringifyStrategy(plan.getStrategy()).str();
     s.hardware = plan.getHardware().str();
     s.dtype = plan.getDtype().str();
     s.gpus = plan.getGpus();

@@ -24,7 +24,7 @@ static ojson pointJSON(const PlanPoint &p) {
                {"tokens_per_sec_per_user", p.tokensPerSecPerUser},
                {"tokens_per_sec_per_gpu", p.tokensPerSecPerGPU},
                {"memory_per_gpu_bytes", p.memoryPerGPUBytes},
-               {"strategy", stringifyStrategy(p.strategy)}};
+               {"strategy", stringifyStrategy(p.strategy).str()}};
 }
 
 static ojson breakdownJSON(const TimeBreakdown &t) {
@@ -105,7 +105,7 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev) {
          {"comm", {{"time_s", l.comm.timeS}, {"exposed_s", l.comm.exposedS}}},
          {"stage", l.stage}});
   j["layers"] = std::move(layers);
-  j["strategy"] = stringifyStrategy(ev.config.strategy);
+  j["strategy"] = stringifyStrategy(ev.config.strategy).str();
   j["layout"] = layoutJSON(ev.config.layout);
   j["hopb"] = ev.config.effectiveHopB();
   j["hopb_slices"] = ev.hopbSlices;

@@ -40,9 +40,8 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
     }
   });
   func->setAttr("helix.plan",
-                PlanAttr::get(ctx, stringifyStrategy(plan.config.strategy),
-                              plan.hardware, gpus, plan.config.batch,
-                              plan.workload.context,
+                PlanAttr::get(ctx, plan.config.strategy, plan.hardware, gpus,
+                              plan.config.batch, plan.workload.context,
                               plan.workload.precision.describe(),
                               plan.config.effectiveHopB(), APFloat(plan.ttlS)));
   return annotated;

@@ -43,9 +43,7 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
     return fail("the decode step has no helix.plan (run helix-search-layouts "
                 "or helix-apply-layout first)");
   ShardPlan p;
-  std::string error;
-  if (!parseStrategy(planAttr.getStrategy().str(), p.strategy, error))
-    return fail(error);
+  p.strategy = planAttr.getStrategy();
   p.modelType = model.getModelType().str();
 
   LayoutAttr attn, moe, dense;

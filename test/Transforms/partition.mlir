@@ -14,7 +14,7 @@
 // RUN: not helix-opt %S/Inputs/gqa.mlir --helix-partition 2>&1 | FileCheck %s --check-prefix=NOGRID
 
 // Helix kvp=2 x tpa=2: 4 rank programs; the plan moves to the module.
-// GQA: module attributes {helix.model = {{.*}}, helix.plan = #helix.plan<strategy = "helix"
+// GQA: module attributes {helix.model = {{.*}}, helix.plan = #helix.plan<strategy = helix
 // GQA: shard.grid @helix_attn(shape = 1x1x2x2)
 // GQA-LABEL: func.func @decode_step_rank0(
 // GQA-LABEL: func.func @decode_step_rank1(

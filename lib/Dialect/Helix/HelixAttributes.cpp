@@ -36,6 +36,19 @@ FailureOr<bool> mlir::helix::parseBoolParameter(AsmParser &parser) {
                           "expected 'true' or 'false'");
 }
 
+FailureOr<::helix::Strategy>
+mlir::helix::parseStrategyParameter(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  if (std::optional<::helix::Strategy> s = ::helix::symbolizeStrategy(name))
+    return *s;
+  return parser.emitError(loc) << "unknown strategy '" << name
+                               << "': expected helix, helix-no-hopb, tp, "
+                                  "tp-pp, ep or kvp";
+}
+
 FailureOr<llvm::APFloat> mlir::helix::parseF64Parameter(AsmParser &parser) {
   double value;
   if (parser.parseFloat(value))
@@ -273,11 +286,9 @@ LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               StringRef strategy, StringRef, int64_t gpus,
+                               ::helix::Strategy, StringRef, int64_t gpus,
                                int64_t batch, int64_t context, StringRef, bool,
                                APFloat ttl) {
-  if (strategy.empty())
-    return emitError() << "plan 'strategy' must not be empty";
   if (failed(requirePositive(emitError, "gpus", gpus)) ||
       failed(requirePositive(emitError, "batch", batch)) ||
       failed(requirePositive(emitError, "context_length", context)))

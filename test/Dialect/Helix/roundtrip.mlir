@@ -111,9 +111,9 @@ func.func @mha_mqa_qknorm(%x: tensor<2x1024xf16>, %pos: tensor<2xi64>,
 }
 
 // CHECK-LABEL: func.func private @plan_and_dp
-// CHECK-SAME: helix.plan = #helix.plan<strategy = "ep", hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 1.250000e-02>
+// CHECK-SAME: helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 1.250000e-02>
 // CHECK-SAME: layout = #helix.layout<gpus = 8, ep = 8, dp = 8>
-func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = "ep", hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
+func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
 
 // RoPE parameters left out take Hugging Face's defaults (helix/Common/Rope.h,
 // shared with the importer and the runtime); only other values print.
@@ -125,3 +125,16 @@ func.func private @rope_defaults() attributes {
   explicit = #helix.rope<scaling = "yarn", factor = 4.0, beta_fast = 16.0, beta_slow = 2.0>,
   left_out = #helix.rope<scaling = "yarn", factor = 4.0>,
   spelled_out = #helix.rope<theta = 10000.0, scaling = "yarn", factor = 4.0, beta_fast = 32.0, beta_slow = 1.0, mscale = 0.0>}
+
+// Strategies are keywords, quoted when the name has a '-'; either spelling
+// parses.
+// CHECK-LABEL: func.func private @strategies
+// CHECK-SAME: a = #helix.plan<strategy = helix, hardware = "h100", gpus = 8, batch = 1, context_length = 1024>
+// CHECK-SAME: b = #helix.plan<strategy = "helix-no-hopb", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>
+// CHECK-SAME: c = #helix.plan<strategy = "tp-pp", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>
+// CHECK-SAME: d = #helix.plan<strategy = kvp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024>
+func.func private @strategies() attributes {
+  a = #helix.plan<strategy = "helix", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>,
+  b = #helix.plan<strategy = "helix-no-hopb", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>,
+  c = #helix.plan<strategy = "tp-pp", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>,
+  d = #helix.plan<strategy = kvp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024>}

@@ -4,6 +4,7 @@
 #define HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
 
 #include "helix/Common/Rope.h"
+#include "helix/Common/Strategy.h"
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -16,6 +17,8 @@ namespace mlir::helix {
 /// Parsers/printers of the scalar parameters used by the attribute structs.
 FailureOr<bool> parseBoolParameter(AsmParser &parser);
 FailureOr<llvm::APFloat> parseF64Parameter(AsmParser &parser);
+/// A strategy name, as a keyword or a string.
+FailureOr<::helix::Strategy> parseStrategyParameter(AsmParser &parser);
 } // namespace mlir::helix
 
 #define GET_ATTRDEF_CLASSES
