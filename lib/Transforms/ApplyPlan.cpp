@@ -30,14 +30,12 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
   bool oprojOnStage = plan.config.strategy != Strategy::KVP &&
                       plan.config.strategy != Strategy::EP;
   int64_t annotated = 0;
-  func.walk([&](Operation *op) {
-    LayoutAttr layout = isa<FFNOp>(op) ? dense : main;
-    if (isa<LinearOp>(op) && !oprojOnStage)
+  func.walk([&](LayoutCarrier op) {
+    LayoutKind kind = op.getLayoutKind();
+    if (kind == LayoutKind::linear && !oprojOnStage)
       return;
-    if (isa<QKVProjOp, AttentionOp, LinearOp, FFNOp, MoEOp, LMHeadOp>(op)) {
-      op->setAttr("layout", layout);
-      ++annotated;
-    }
+    op.setLayoutOrNull(kind == LayoutKind::ffn ? dense : main);
+    ++annotated;
   });
   func->setAttr("helix.plan",
                 PlanAttr::get(ctx, plan.config.strategy, plan.hardware, gpus,

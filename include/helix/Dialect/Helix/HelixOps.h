@@ -12,6 +12,8 @@
 #include "helix/Dialect/Helix/HelixAttributes.h"
 #include "helix/Dialect/Helix/HelixDialect.h"
 
+#include "helix/Dialect/Helix/HelixInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "helix/Dialect/Helix/HelixOps.h.inc"
 
