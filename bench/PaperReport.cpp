@@ -317,7 +317,8 @@ void referencePoints() {
                 "batch 1, 2K context, everything %s | %.2f ms per step "
                 "(%.0f tokens/s/user) | 9.0 ms (111 tokens/s/user; BF16 "
                 "attention, NVFP4 MoE, no MTP) |\n",
-                stringifyDType(d), ev.ttlS * 1e3, ev.tokensPerSecPerUser);
+                stringifyDType(d).str().c_str(), ev.ttlS * 1e3,
+                ev.tokensPerSecPerUser);
   }
   Report gb(r1, gb300, "tp,tp-pp,ep", "helix-no-hopb");
   BudgetGains b = gb.budgets("tp,tp-pp,ep,kvp", "", false);

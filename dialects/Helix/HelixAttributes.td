@@ -40,6 +40,15 @@ def Helix_StrategyParameter : AttrParameter<"::helix::Strategy",
       "$_printer.printKeywordOrString(::helix::stringifyStrategy($_self))";
 }
 
+// A number format (helix/Common/DType.h, generated from HelixDType.td), fp4
+// when left out.
+class Helix_DTypeParameter<string desc>
+    : AttrParameter<"::helix::DType", desc # ": fp4, fp8 or bf16"> {
+  let parser = "::mlir::helix::parseDTypeParameter($_parser)";
+  let printer = "$_printer << ::helix::stringifyDType($_self)";
+  let defaultValue = "::helix::DType::FP4";
+}
+
 // The default of a RoPE parameter: a constant of helix/Common/Rope.h.
 class Helix_RopeDefault<string name> {
   string value = "::helix::rope_defaults::" # name;
@@ -255,15 +264,16 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     Carried on the decode-step function as `helix.plan` once a plan is
     chosen (by `helix-search-layouts` or a user): the strategy (`helix`,
     `"helix-no-hopb"`, `tp`, `"tp-pp"`, `ep` or `kvp`: names with a `-` are
-    quoted), the GPUs,
-    the batch and context it was planned for, precision, whether HOP-B
-    overlaps the attention exchange, the hardware, and the cost model's
-    predicted token-to-token latency.
+    quoted), the GPUs, the batch and context it was planned for, the number
+    formats (`fp4`, `fp8` or `bf16`; default `fp4`) of the `weights`, the
+    `kv_cache` and the `compute`, whether NVFP4 block scales were counted,
+    whether HOP-B overlaps the attention exchange, the hardware, and the
+    cost model's predicted token-to-token latency.
 
     ```mlir
     #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 64,
-                batch = 32, context_length = 1048576, dtype = "fp4", hopb = true,
-                ttl_s = 1.250000e-02>
+                batch = 32, context_length = 1048576, kv_cache = fp8,
+                hopb = true, ttl_s = 1.250000e-02>
     ```
   }];
   let parameters = (ins
@@ -272,10 +282,20 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     "int64_t":$gpus,
     "int64_t":$batch,
     "int64_t":$context_length,
-    StringRefParameter<"precision", "\"fp4\"">:$dtype,
+    Helix_DTypeParameter<"weights format">:$weights,
+    Helix_DTypeParameter<"KV cache format">:$kv_cache,
+    Helix_DTypeParameter<"arithmetic format">:$compute,
+    Helix_BoolParameter<"NVFP4 block scales counted">:$nvfp4_scales,
     Helix_BoolParameter<"HOP-B overlap">:$hopb,
     Helix_F64Parameter<"predicted token-to-token latency (s)", "0.0">:$ttl_s
   );
+  let extraClassDeclaration = [{
+    /// "fp4 weights, fp8 KV, bf16 math", as the reports describe it.
+    std::string getPrecisionText() const {
+      return ::helix::describePrecision(getWeights(), getKvCache(),
+                                        getCompute(), getNvfp4Scales());
+    }
+  }];
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -114,7 +114,7 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
            " were requested";
   if (!hw.supports(workload.precision.compute))
     return "hardware '" + hw.name + "' has no " +
-           stringifyDType(workload.precision.compute) +
+           stringifyDType(workload.precision.compute).str() +
            " arithmetic; choose another compute format";
   if (l.pp > 1 && config.strategy != Strategy::TPPP)
     return std::string(name) + " has no pipeline stages (pp=" + str(l.pp) +

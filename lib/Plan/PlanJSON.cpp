@@ -40,9 +40,9 @@ void writePlanJSON(std::ostream &os, const PlanResult &r) {
   j["model"] = r.model;
   j["hardware"] = r.hardware;
   j["context"] = r.workload.context;
-  j["precision"] = {{"weights", stringifyDType(p.weights)},
-                    {"kv_cache", stringifyDType(p.kvCache)},
-                    {"compute", stringifyDType(p.compute)},
+  j["precision"] = {{"weights", stringifyDType(p.weights).str()},
+                    {"kv_cache", stringifyDType(p.kvCache).str()},
+                    {"compute", stringifyDType(p.compute).str()},
                     {"nvfp4_block_scales", p.nvfp4BlockScales}};
   j["ttl_budget_ms"] = r.options.ttlMs > 0 ? ojson(r.options.ttlMs) : ojson();
   ojson fronts = ojson::object();

@@ -37,10 +37,12 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
     op.setLayoutOrNull(kind == LayoutKind::ffn ? dense : main);
     ++annotated;
   });
+  const Precision &precision = plan.workload.precision;
   func->setAttr("helix.plan",
                 PlanAttr::get(ctx, plan.config.strategy, plan.hardware, gpus,
                               plan.config.batch, plan.workload.context,
-                              plan.workload.precision.describe(),
+                              precision.weights, precision.kvCache,
+                              precision.compute, precision.nvfp4BlockScales,
                               plan.config.effectiveHopB(), APFloat(plan.ttlS)));
   return annotated;
 }

@@ -49,6 +49,17 @@ mlir::helix::parseStrategyParameter(AsmParser &parser) {
                                   "tp-pp, ep or kvp";
 }
 
+FailureOr<::helix::DType> mlir::helix::parseDTypeParameter(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  if (std::optional<::helix::DType> d = ::helix::symbolizeDType(name))
+    return *d;
+  return parser.emitError(loc)
+         << "unknown number format '" << name << "': expected fp4, fp8 or bf16";
+}
+
 FailureOr<llvm::APFloat> mlir::helix::parseF64Parameter(AsmParser &parser) {
   double value;
   if (parser.parseFloat(value))
@@ -287,7 +298,8 @@ LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                ::helix::Strategy, StringRef, int64_t gpus,
-                               int64_t batch, int64_t context, StringRef, bool,
+                               int64_t batch, int64_t context, ::helix::DType,
+                               ::helix::DType, ::helix::DType, bool, bool,
                                APFloat ttl) {
   if (failed(requirePositive(emitError, "gpus", gpus)) ||
       failed(requirePositive(emitError, "batch", batch)) ||

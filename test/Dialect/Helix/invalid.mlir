@@ -364,6 +364,12 @@ func.func private @f() attributes {a = #helix.plan<strategy = tensor_parallel, h
 
 // -----
 
+// expected-error@+2 {{unknown number format 'int8': expected fp4, fp8 or bf16}}
+// expected-error@+1 {{failed to parse Helix_PlanAttr parameter 'kv_cache'}}
+func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024, kv_cache = int8>}
+
+// -----
+
 // expected-error@+1 {{plan 'ttl_s' must not be negative}}
 func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024, ttl_s = -1.0>}
 

@@ -111,9 +111,9 @@ func.func @mha_mqa_qknorm(%x: tensor<2x1024xf16>, %pos: tensor<2xi64>,
 }
 
 // CHECK-LABEL: func.func private @plan_and_dp
-// CHECK-SAME: helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 1.250000e-02>
+// CHECK-SAME: helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, weights = fp8, kv_cache = fp8, nvfp4_scales = true, hopb = true, ttl_s = 1.250000e-02>
 // CHECK-SAME: layout = #helix.layout<gpus = 8, ep = 8, dp = 8>
-func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
+func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, weights = fp8, kv_cache = fp8, compute = fp4, nvfp4_scales = true, hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
 
 // RoPE parameters left out take Hugging Face's defaults (helix/Common/Rope.h,
 // shared with the importer and the runtime); only other values print.

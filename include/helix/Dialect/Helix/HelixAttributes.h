@@ -3,6 +3,7 @@
 #ifndef HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
 #define HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
 
+#include "helix/Common/DType.h"
 #include "helix/Common/Rope.h"
 #include "helix/Common/Strategy.h"
 
@@ -19,6 +20,8 @@ FailureOr<bool> parseBoolParameter(AsmParser &parser);
 FailureOr<llvm::APFloat> parseF64Parameter(AsmParser &parser);
 /// A strategy name, as a keyword or a string.
 FailureOr<::helix::Strategy> parseStrategyParameter(AsmParser &parser);
+/// A number format: fp4, fp8 or bf16.
+FailureOr<::helix::DType> parseDTypeParameter(AsmParser &parser);
 } // namespace mlir::helix
 
 #define GET_ATTRDEF_CLASSES
