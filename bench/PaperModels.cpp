@@ -41,7 +41,7 @@ ModelSpec deepSeekR1() {
     a.qLoraRank = 1536;
     a.kvLoraRank = 512;
     a.rope.theta = 10000.0;
-    a.rope.scalingType = "yarn";
+    a.rope.scaling = "yarn";
     a.rope.factor = 40.0;
     a.rope.originalMaxPosition = 4096;
     a.rope.betaFast = 32;
@@ -80,7 +80,7 @@ ModelSpec llama405B() {
   for (int64_t i = 0; i < 126; ++i) {
     LayerSpec l = gqaLayer(i, 128, 8, 128, 53248);
     l.attention.rope.theta = 500000.0;
-    l.attention.rope.scalingType = "llama3";
+    l.attention.rope.scaling = "llama3";
     l.attention.rope.factor = 8.0;
     l.attention.rope.originalMaxPosition = 8192;
     l.attention.rope.lowFreqFactor = 1.0;

@@ -33,8 +33,9 @@ namespace {
 std::string describe(const PlanPoint &p) {
   char buf[200];
   std::snprintf(buf, sizeof(buf), "%s %s (%lld GPUs), batch %lld",
-                stringifyStrategy(p.strategy), p.config.layout.str().c_str(),
-                (long long)p.gpus, (long long)p.config.batch);
+                stringifyStrategy(p.strategy).str().c_str(),
+                p.config.layout.str().c_str(), (long long)p.gpus,
+                (long long)p.config.batch);
   return buf;
 }
 
@@ -316,7 +317,8 @@ void referencePoints() {
                 "batch 1, 2K context, everything %s | %.2f ms per step "
                 "(%.0f tokens/s/user) | 9.0 ms (111 tokens/s/user; BF16 "
                 "attention, NVFP4 MoE, no MTP) |\n",
-                stringifyDType(d), ev.ttlS * 1e3, ev.tokensPerSecPerUser);
+                stringifyDType(d).str().c_str(), ev.ttlS * 1e3,
+                ev.tokensPerSecPerUser);
   }
   Report gb(r1, gb300, "tp,tp-pp,ep", "helix-no-hopb");
   BudgetGains b = gb.budgets("tp,tp-pp,ep,kvp", "", false);

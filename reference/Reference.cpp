@@ -80,12 +80,12 @@ RopeTable ropeFor(const RopeSpec &r, int64_t dim, int64_t maxPos,
                   int64_t seqLen) {
   RopeTable t;
   double base = r.theta;
-  if (r.scalingType == "dynamic" && seqLen > maxPos)
+  if (r.scaling == "dynamic" && seqLen > maxPos)
     base = base * std::pow(r.factor * seqLen / maxPos - (r.factor - 1),
                            static_cast<double>(dim) / (dim - 2));
   for (int64_t i = 0; i < dim; i += 2)
     t.inv.push_back(1.0 / std::pow(base, static_cast<double>(i) / dim));
-  const std::string &s = r.scalingType;
+  const std::string &s = r.scaling;
   if (s.empty() || s == "default" || s == "dynamic")
     return t;
   if (s == "linear") {
@@ -419,7 +419,7 @@ Vec ReferenceModel::mla(Layer &l, RowCache &c, size_t li, const Vec &x,
   c.keys[li].push_back(keys);
   c.values[li].push_back(values);
   double scale = 1.0 / std::sqrt(static_cast<double>(qk));
-  if (a.rope.scalingType == "yarn" && a.rope.mscaleAllDim != 0) {
+  if (a.rope.scaling == "yarn" && a.rope.mscaleAllDim != 0) {
     double m = yarnGetMscale(a.rope.factor, a.rope.mscaleAllDim);
     scale *= m * m;
   }

@@ -37,6 +37,29 @@ class Helix_I64Parameter<string desc, string default = "">
   let defaultValue = default;
 }
 
+// A sharding strategy (helix/Common/Strategy.h, generated from
+// HelixStrategy.td): a keyword, or a string for the names with '-'.
+def Helix_StrategyParameter : AttrParameter<"::helix::Strategy",
+    "sharding strategy: helix, helix-no-hopb, tp, tp-pp, ep or kvp"> {
+  let parser = "::mlir::helix::parseStrategyParameter($_parser)";
+  let printer =
+      "$_printer.printKeywordOrString(::helix::stringifyStrategy($_self))";
+}
+
+// A number format (helix/Common/DType.h, generated from HelixDType.td), fp4
+// when left out.
+class Helix_DTypeParameter<string desc>
+    : AttrParameter<"::helix::DType", desc # ": fp4, fp8 or bf16"> {
+  let parser = "::mlir::helix::parseDTypeParameter($_parser)";
+  let printer = "$_printer << ::helix::stringifyDType($_self)";
+  let defaultValue = "::helix::DType::FP4";
+}
+
+// The default of a RoPE parameter: a constant of helix/Common/Rope.h.
+class Helix_RopeDefault<string name> {
+  string value = "::helix::rope_defaults::" # name;
+}
+
 //===----------------------------------------------------------------------===//
 // Enums
 //===----------------------------------------------------------------------===//
@@ -112,6 +135,9 @@ def Helix_RopeAttr : Helix_Attr<"Rope", "rope"> {
   let description = [{
     RoPE base and the scaled variants Hugging Face configs use (`scaling` is
     "" for none, or "linear", "dynamic", "yarn", "llama3", "longrope").
+    Parameters left out take Hugging Face's defaults, defined once for the
+    importer, this attribute and the runtime in `helix/Common/Rope.h`
+    (e.g. yarn `beta_fast = 32`, `beta_slow = 1`).
 
     ```mlir
     #helix.rope<theta = 5.000000e+05, scaling = "llama3", factor = 8.000000e+00,
@@ -120,19 +146,30 @@ def Helix_RopeAttr : Helix_Attr<"Rope", "rope"> {
     ```
   }];
   let parameters = (ins
-    Helix_F64Parameter<"base", "10000.0">:$theta,
+    Helix_F64Parameter<"base", Helix_RopeDefault<"kTheta">.value>:$theta,
     StringRefParameter<"scaling type", "\"\"">:$scaling,
-    Helix_F64Parameter<"scaling factor", "1.0">:$factor,
-    Helix_I64Parameter<"original max positions", "0">:$original_max_position,
-    Helix_F64Parameter<"llama3 low freq factor", "0.0">:$low_freq_factor,
-    Helix_F64Parameter<"llama3 high freq factor", "0.0">:$high_freq_factor,
-    Helix_F64Parameter<"yarn beta_fast", "0.0">:$beta_fast,
-    Helix_F64Parameter<"yarn beta_slow", "0.0">:$beta_slow,
-    Helix_F64Parameter<"yarn mscale", "0.0">:$mscale,
-    Helix_F64Parameter<"yarn mscale_all_dim", "0.0">:$mscale_all_dim
+    Helix_F64Parameter<"scaling factor", Helix_RopeDefault<"kFactor">.value>:$factor,
+    Helix_I64Parameter<"original max positions (0: max_position_embeddings)",
+                       Helix_RopeDefault<"kOriginalMaxPosition">.value>:$original_max_position,
+    Helix_F64Parameter<"llama3 low freq factor",
+                       Helix_RopeDefault<"kLowFreqFactor">.value>:$low_freq_factor,
+    Helix_F64Parameter<"llama3 high freq factor",
+                       Helix_RopeDefault<"kHighFreqFactor">.value>:$high_freq_factor,
+    Helix_F64Parameter<"yarn beta_fast", Helix_RopeDefault<"kBetaFast">.value>:$beta_fast,
+    Helix_F64Parameter<"yarn beta_slow", Helix_RopeDefault<"kBetaSlow">.value>:$beta_slow,
+    Helix_F64Parameter<"yarn mscale", Helix_RopeDefault<"kMscale">.value>:$mscale,
+    Helix_F64Parameter<"yarn mscale_all_dim",
+                       Helix_RopeDefault<"kMscaleAllDim">.value>:$mscale_all_dim
   );
+  let builders = [
+    AttrBuilder<(ins "const ::helix::RopeParams &":$params)>
+  ];
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The parameters as the importer and the runtime hold them.
+    ::helix::RopeParams getParams() const;
+  }];
 }
 
 def Helix_MoEConfigAttr : Helix_Attr<"MoEConfig", "moe"> {
@@ -231,33 +268,46 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
   let summary = "The workload and sharding plan chosen for a decode step";
   let description = [{
     Carried on the decode-step function as `helix.plan` once a plan is
-    chosen (by `helix-search-layouts` or a user): the strategy, the GPUs,
-    the batch and context it was planned for, precision, whether HOP-B
-    overlaps the attention exchange, the hardware, and the cost model's
-    predicted token-to-token latency. `overlap` says whether that
-    prediction overlaps the layer's attention-side collective with
+    chosen (by `helix-search-layouts` or a user): the strategy (`helix`,
+    `"helix-no-hopb"`, `tp`, `"tp-pp"`, `ep` or `kvp`: names with a `-` are
+    quoted), the GPUs, the batch and context it was planned for, the number
+    formats (`fp4`, `fp8` or `bf16`; default `fp4`) of the `weights`, the
+    `kv_cache` and the `compute`, whether NVFP4 block scales were counted,
+    whether HOP-B overlaps the attention exchange, the hardware, and the
+    cost model's predicted token-to-token latency. `overlap` says whether
+    that prediction overlaps the layer's attention-side collective with
     attention compute, batch-wise: HOP-B's all-to-all for Helix, the
     output-projection all-reduce for tp, tp-pp, ep and Helix with kvp = 1
     (`Config::overlapsCommunication`); `helix-estimate-cost` prices the
     plan with it.
 
     ```mlir
-    #helix.plan<strategy = "helix", hardware = "gb200-nvl72", gpus = 64,
-                batch = 32, context_length = 1048576, dtype = "fp4", hopb = true,
-                ttl_s = 1.250000e-02, overlap = true>
+    #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 64,
+                batch = 32, context_length = 1048576, kv_cache = fp8,
+                hopb = true, ttl_s = 1.250000e-02, overlap = true>
     ```
   }];
   let parameters = (ins
-    StringRefParameter<"strategy">:$strategy,
+    Helix_StrategyParameter:$strategy,
     StringRefParameter<"hardware preset or file">:$hardware,
     "int64_t":$gpus,
     "int64_t":$batch,
     "int64_t":$context_length,
-    StringRefParameter<"precision", "\"fp4\"">:$dtype,
+    Helix_DTypeParameter<"weights format">:$weights,
+    Helix_DTypeParameter<"KV cache format">:$kv_cache,
+    Helix_DTypeParameter<"arithmetic format">:$compute,
+    Helix_BoolParameter<"NVFP4 block scales counted">:$nvfp4_scales,
     Helix_BoolParameter<"HOP-B overlap">:$hopb,
     Helix_F64Parameter<"predicted token-to-token latency (s)", "0.0">:$ttl_s,
     Helix_BoolParameter<"attention-side collective overlapped batch-wise">:$overlap
   );
+  let extraClassDeclaration = [{
+    /// "fp4 weights, fp8 KV, bf16 math", as the reports describe it.
+    std::string getPrecisionText() const {
+      return ::helix::describePrecision(getWeights(), getKvCache(),
+                                        getCompute(), getNvfp4Scales());
+    }
+  }];
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -24,6 +24,16 @@ def Helix_Dialect : Dialect {
     dimension attributes define their shapes, so that a partitioning pass can
     name the slices each rank loads.
 
+    Discardable attributes, checked by the dialect wherever they appear:
+    `helix.plan` (a `#helix.plan`) and `helix.model` (a `#helix.model`) and
+    `helix.micro_batches` (a positive i64) on a decode-step function or, after
+    `helix-partition`, its module; `helix.rank` (a non-negative i64) and
+    `helix.coords` (grid name -> `array<i64>` of coordinates) on a rank's
+    function and what is generated for it; `helix.group` (an `array<i64>` of
+    distinct ranks) on a rank-IR collective; `helix.name` (a non-empty
+    string) and `helix.kv_layer` (a non-negative i64) on function arguments.
+    Any other `helix.*` attribute is an error.
+
     Example (one Llama layer, abbreviated):
 
     ```mlir
@@ -40,6 +50,11 @@ def Helix_Dialect : Dialect {
     ```
   }];
   let useDefaultAttributePrinterParser = 1;
+  // The discardable attributes the passes put on functions, modules,
+  // collectives and function arguments (lib/Dialect/Helix/HelixAttrVerifier.cpp).
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerAttributes();

@@ -6,10 +6,15 @@
 include "HelixDialect.td"
 include "HelixAttributes.td"
 include "HelixTypes.td"
+include "HelixInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+
+// The ops a plan annotates with a #helix.layout (each says its layout kind).
+defvar Helix_CarriesLayout =
+    DeclareOpInterfaceMethods<Helix_LayoutCarrier, ["getLayoutKind"]>;
 
 // Activations: [batch, features] with a dynamic or static batch.
 def Helix_Activation2D : 2DTensorOf<[AnyFloat]>;
@@ -49,7 +54,7 @@ def Helix_RMSNormOp : Helix_Op<"rms_norm", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Helix_QKVProjOp : Helix_Op<"qkv_proj", [Pure]> {
+def Helix_QKVProjOp : Helix_Op<"qkv_proj", [Helix_CarriesLayout, Pure]> {
   let summary = "Query/key/value projection of one attention layer (with RoPE)";
   let description = [{
     Projects the normalised hidden state into per-head queries and the new
@@ -88,7 +93,7 @@ def Helix_QKVProjOp : Helix_Op<"qkv_proj", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Helix_AttentionOp : Helix_Op<"attention"> {
+def Helix_AttentionOp : Helix_Op<"attention", [Helix_CarriesLayout]> {
   let summary = "Decode attention over a KV cache";
   let description = [{
     Appends the new token's keys and values to `cache` and attends each
@@ -126,7 +131,7 @@ def Helix_AttentionOp : Helix_Op<"attention"> {
   let hasVerifier = 1;
 }
 
-def Helix_LinearOp : Helix_Op<"linear", [Pure]> {
+def Helix_LinearOp : Helix_Op<"linear", [Helix_CarriesLayout, Pure]> {
   let summary = "Dense projection y = x W^T (+ b)";
   let description = [{
     A linear layer whose [out, in] weight (and optional bias) are named in
@@ -145,7 +150,7 @@ def Helix_LinearOp : Helix_Op<"linear", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Helix_FFNOp : Helix_Op<"ffn", [Pure, SameOperandsAndResultType]> {
+def Helix_FFNOp : Helix_Op<"ffn", [Helix_CarriesLayout, Pure, SameOperandsAndResultType]> {
   let summary = "Dense gated FFN of one layer";
   let description = [{
     `down(act(gate(x)) * up(x))` with gate/up [intermediate, hidden] and down
@@ -166,7 +171,7 @@ def Helix_FFNOp : Helix_Op<"ffn", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Helix_MoEOp : Helix_Op<"moe", [Pure, SameOperandsAndResultType]> {
+def Helix_MoEOp : Helix_Op<"moe", [Helix_CarriesLayout, Pure, SameOperandsAndResultType]> {
   let summary = "Mixture-of-experts block of one layer";
   let description = [{
     Router (softmax or sigmoid scoring, optional grouped top-k), top-k routed
@@ -200,7 +205,7 @@ def Helix_AddOp : Helix_Op<"add", [Pure, Commutative, SameOperandsAndResultType]
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def Helix_LMHeadOp : Helix_Op<"lm_head", [Pure]> {
+def Helix_LMHeadOp : Helix_Op<"lm_head", [Helix_CarriesLayout, Pure]> {
   let summary = "Projection to vocabulary logits";
   let description = [{
     [B, hidden] -> [B, vocab] logits. `weight` is `lm_head.weight`, or the

@@ -18,6 +18,7 @@ include "HelixAttributes.td"
 include "HelixTypes.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -158,11 +159,17 @@ def Helix_KVShardType : TypeDef<Helix_Dialect, "KVShard"> {
   let genVerifyDecl = 1;
 }
 
+// Ops whose values may be #helix.dist-distributed (and helix.collective,
+// which names its grid): their grids must be shard.grid symbols with the
+// axes they use (verifySymbolUses).
+defvar Helix_UsesGrids = DeclareOpInterfaceMethods<SymbolUserOpInterface>;
+
 //===----------------------------------------------------------------------===//
 // Weights and element-wise pieces
 //===----------------------------------------------------------------------===//
 
-def Helix_WeightOp : Helix_Op<"weight", [Pure, AttrSizedOperandSegments]> {
+def Helix_WeightOp : Helix_Op<"weight",
+    [Helix_UsesGrids, Pure, AttrSizedOperandSegments]> {
   let summary = "A slice of a checkpoint tensor";
   let description = [{
     The weight `name` of the Hugging Face checkpoint, whose stored shape is
@@ -219,7 +226,7 @@ def Helix_WeightOp : Helix_Op<"weight", [Pure, AttrSizedOperandSegments]> {
   }];
 }
 
-def Helix_EmbedRowsOp : Helix_Op<"embed_rows", [Pure]> {
+def Helix_EmbedRowsOp : Helix_Op<"embed_rows", [Helix_UsesGrids, Pure]> {
   let summary = "Embedding lookup against a slice of the vocabulary";
   let description = [{
     Row `t - vocab_offset` of `table` for every token id `t` in
@@ -244,7 +251,7 @@ def Helix_EmbedRowsOp : Helix_Op<"embed_rows", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Helix_NormOp : Helix_Op<"norm", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Helix_NormOp : Helix_Op<"norm", [Helix_UsesGrids, Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "RMSNorm with its weight as an operand";
   let description = [{
     `y = x / sqrt(mean(x^2) + eps) * w` over the last dimension.
@@ -262,7 +269,7 @@ def Helix_NormOp : Helix_Op<"norm", [Pure, AllTypesMatch<["input", "result"]>]> 
   let hasVerifier = 1;
 }
 
-def Helix_MatmulOp : Helix_Op<"matmul", [Pure]> {
+def Helix_MatmulOp : Helix_Op<"matmul", [Helix_UsesGrids, Pure]> {
   let summary = "y = x W^T (+ b) with W as an operand";
   let description = [{
     `x` [B, K], `weight` [N, K] (the checkpoint's [out, in] layout), optional
@@ -310,7 +317,7 @@ def Helix_KeepIfOp : Helix_Op<"keep_if",
   }];
 }
 
-def Helix_GroupSumOp : Helix_Op<"group_sum", [Pure]> {
+def Helix_GroupSumOp : Helix_Op<"group_sum", [Helix_UsesGrids, Pure]> {
   let summary = "Sum over the leading (expert-group) dimension";
   let description = [{
     [G, B, H] -> [B, H]: the local reduction that ends Helix's MoE, after
@@ -330,7 +337,7 @@ def Helix_GroupSumOp : Helix_Op<"group_sum", [Pure]> {
 // Attention
 //===----------------------------------------------------------------------===//
 
-def Helix_QKVOp : Helix_Op<"qkv", [Pure, AttrSizedOperandSegments]> {
+def Helix_QKVOp : Helix_Op<"qkv", [Helix_UsesGrids, Pure, AttrSizedOperandSegments]> {
   let summary = "QKV projection (MHA/GQA/MQA) with weights as operands";
   let description = [{
     Projects `input` [B, hidden] into q [B, Hq, D], k [B, K, D] and
@@ -370,7 +377,7 @@ def Helix_QKVOp : Helix_Op<"qkv", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Helix_MLAQKVOp : Helix_Op<"mla_qkv", [Pure, AttrSizedOperandSegments]> {
+def Helix_MLAQKVOp : Helix_Op<"mla_qkv", [Helix_UsesGrids, Pure, AttrSizedOperandSegments]> {
   let summary = "MLA query and latent projections (absorbed form)";
   let description = [{
     DeepSeek's latent attention for decode: `q` [B, Hq, kv_lora + rope] (the
@@ -407,7 +414,7 @@ def Helix_MLAQKVOp : Helix_Op<"mla_qkv", [Pure, AttrSizedOperandSegments]> {
 }
 
 def Helix_AttentionPartialOp : Helix_Op<"attention_partial",
-    [AttrSizedOperandSegments]> {
+    [Helix_UsesGrids, AttrSizedOperandSegments]> {
   let summary = "Decode attention over one KV shard: partial outputs and LSE";
   let description = [{
     Appends the new token's keys and values (`k`, `v`; for MLA the latent
@@ -461,7 +468,7 @@ def Helix_AttentionPartialOp : Helix_Op<"attention_partial",
   let hasVerifier = 1;
 }
 
-def Helix_LSECombineOp : Helix_Op<"lse_combine", [Pure]> {
+def Helix_LSECombineOp : Helix_Op<"lse_combine", [Helix_UsesGrids, Pure]> {
   let summary = "Exact log-sum-exp rescale-and-sum of KV-shard partials";
   let description = [{
     `partials` [P, B, Hs, d + 1] (as `helix.attention_partial` packs them)
@@ -522,7 +529,7 @@ def Helix_KVSlotsOp : Helix_Op<"kv_slots", [Pure]> {
 // FFN and MoE
 //===----------------------------------------------------------------------===//
 
-def Helix_GatedMLPOp : Helix_Op<"gated_mlp", [Pure, AttrSizedOperandSegments]> {
+def Helix_GatedMLPOp : Helix_Op<"gated_mlp", [Helix_UsesGrids, Pure, AttrSizedOperandSegments]> {
   let summary = "Dense gated FFN with its weights as operands";
   let description = [{
     `down(act(gate(x)) * up(x))`: `w_gate` and `w_up` [I, H], `w_down`
@@ -553,7 +560,7 @@ def Helix_GatedMLPOp : Helix_Op<"gated_mlp", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Helix_MoERouterOp : Helix_Op<"moe_router", [Pure]> {
+def Helix_MoERouterOp : Helix_Op<"moe_router", [Helix_UsesGrids, Pure]> {
   let summary = "MoE router: top-k expert ids and weights per token";
   let description = [{
     Scores every expert (`weight` [E, H], optional `bias` [E]: the score
@@ -581,7 +588,7 @@ def Helix_MoERouterOp : Helix_Op<"moe_router", [Pure]> {
 }
 
 def Helix_MoEExpertsOp : Helix_Op<"moe_experts",
-    [Pure, AttrSizedOperandSegments]> {
+    [Helix_UsesGrids, Pure, AttrSizedOperandSegments]> {
   let summary = "Routed experts of one expert group (and a shared-expert slice)";
   let description = [{
     For every token of `input` [B, H] and each of its routed experts in
@@ -633,7 +640,7 @@ def Helix_MoEExpertsOp : Helix_Op<"moe_experts",
 // Communication
 //===----------------------------------------------------------------------===//
 
-def Helix_CollectiveOp : Helix_Op<"collective", [Pure]> {
+def Helix_CollectiveOp : Helix_Op<"collective", [Helix_UsesGrids, Pure]> {
   let summary = "Global-view twin of an upstream shard collective";
   let description = [{
     Upstream `shard` collectives are defined on the tensors each device

@@ -29,7 +29,7 @@ def HelixSearchLayouts : Pass<"helix-search-layouts", "mlir::ModuleOp"> {
     ```mlir
     // helix-opt --helix-search-layouts="gpus=32 batch=8 context=1048576" model.mlir
     func.func @decode_step(...) attributes {
-        helix.plan = #helix.plan<strategy = "helix", hardware = "gb200-nvl72",
+        helix.plan = #helix.plan<strategy = helix, hardware = "gb200-nvl72",
           gpus = 32, batch = 8, context_length = 1048576, hopb = true, ttl_s = ...>} {
       %o = helix.attention %q, %k, %v cache(...) {...,
           layout = #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 32>} ...
@@ -72,7 +72,7 @@ def HelixApplyLayout : Pass<"helix-apply-layout", "mlir::ModuleOp"> {
 
     ```mlir
     // helix-opt --helix-apply-layout="layout=kvp=4,tpa=8,tpf=32 batch=8 context=1048576"
-    func.func @decode_step(...) attributes {helix.plan = #helix.plan<strategy = "helix",
+    func.func @decode_step(...) attributes {helix.plan = #helix.plan<strategy = helix,
         hardware = "gb200-nvl72", gpus = 32, batch = 8, context_length = 1048576,
         hopb = true, ttl_s = ...>} {
       %o = helix.attention ... {..., layout = #helix.layout<gpus = 32, kvp = 4, tpa = 8, tpf = 32>}

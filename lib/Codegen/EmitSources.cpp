@@ -33,9 +33,9 @@ ProgramSummary summarize(ModuleOp m) {
     s.layers = model.getLayers();
   }
   if (auto plan = m->getAttrOfType<mlir::helix::PlanAttr>("helix.plan")) {
-    s.strategy = plan.getStrategy().str();
+    s.strategy = stringifyStrategy(plan.getStrategy()).str();
     s.hardware = plan.getHardware().str();
-    s.dtype = plan.getDtype().str();
+    s.dtype = plan.getPrecisionText();
     s.gpus = plan.getGpus();
     s.batch = plan.getBatch();
     s.context = plan.getContextLength();

@@ -99,7 +99,7 @@ static std::string checkEvenSplits(const Config &c, const ModelSpec &m) {
 std::string validateConfig(const ModelSpec &model, const Hardware &hw,
                            const Workload &workload, const Config &config) {
   const Layout &l = config.layout;
-  const char *name = stringifyStrategy(config.strategy);
+  std::string name = stringifyStrategy(config.strategy).str();
   if (model.numLayers() == 0 || model.hiddenSize <= 0)
     return "model '" + model.name + "' has no layers";
   if (l.kvp < 1 || l.tpa < 1 || l.tpf < 1 || l.ep < 1 || l.pp < 1 || l.dp < 1)
@@ -114,7 +114,7 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
            " were requested";
   if (!hw.supports(workload.precision.compute))
     return "hardware '" + hw.name + "' has no " +
-           stringifyDType(workload.precision.compute) +
+           stringifyDType(workload.precision.compute).str() +
            " arithmetic; choose another compute format";
   if (l.pp > 1 && config.strategy != Strategy::TPPP)
     return std::string(name) + " has no pipeline stages (pp=" + str(l.pp) +

@@ -215,9 +215,9 @@ private:
 bool readAll(const json &root, const std::string &origin, bool partial,
              Hardware &hw, std::string &error) {
   FigureReader r(root, origin, partial, hw, error);
-  static const char *dtypeKeys[kNumDTypes] = {"fp4", "fp8", "bf16"};
   for (int i = 0; i < kNumDTypes; ++i)
-    if (!r.figure(std::string("compute.peak_dense_pflops.") + dtypeKeys[i],
+    if (!r.figure("compute.peak_dense_pflops." +
+                      stringifyDType(static_cast<DType>(i)).str(),
                   1e15, hw.peakFlops[i], /*nullMeansZero=*/true))
       return false;
   double eff = hw.gemmEfficiency;

@@ -8,24 +8,6 @@
 
 namespace helix {
 
-const char *stringifyStrategy(Strategy strategy) {
-  switch (strategy) {
-  case Strategy::Helix:
-    return "helix";
-  case Strategy::HelixNoHopB:
-    return "helix-no-hopb";
-  case Strategy::TP:
-    return "tp";
-  case Strategy::TPPP:
-    return "tp-pp";
-  case Strategy::EP:
-    return "ep";
-  case Strategy::KVP:
-    return "kvp";
-  }
-  return "unknown";
-}
-
 const std::vector<Strategy> &allStrategies() {
   static const std::vector<Strategy> all = {
       Strategy::Helix, Strategy::HelixNoHopB, Strategy::TP,
@@ -58,11 +40,10 @@ static std::vector<std::string> splitCommas(const std::string &text) {
 
 bool parseStrategy(const std::string &text, Strategy &strategy,
                    std::string &error) {
-  for (Strategy s : allStrategies())
-    if (text == stringifyStrategy(s)) {
-      strategy = s;
-      return true;
-    }
+  if (std::optional<Strategy> s = symbolizeStrategy(text)) {
+    strategy = *s;
+    return true;
+  }
   error = "unknown strategy '" + text +
           "' (expected helix, helix-no-hopb, tp, tp-pp, ep, kvp, baseline "
           "or all)";

@@ -8,32 +8,14 @@
 
 namespace helix {
 
-const char *stringifyDType(DType dtype) {
-  switch (dtype) {
-  case DType::FP4:
-    return "fp4";
-  case DType::FP8:
-    return "fp8";
-  case DType::BF16:
-    return "bf16";
-  }
-  return "unknown";
-}
-
 bool parseDType(const std::string &text, DType &dtype, std::string &error) {
   std::string t = text;
   std::transform(t.begin(), t.end(), t.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  if (t == "fp4" || t == "nvfp4") {
-    dtype = DType::FP4;
-    return true;
-  }
-  if (t == "fp8") {
-    dtype = DType::FP8;
-    return true;
-  }
-  if (t == "bf16") {
-    dtype = DType::BF16;
+  if (t == "nvfp4")
+    t = "fp4";
+  if (std::optional<DType> d = symbolizeDType(t)) {
+    dtype = *d;
     return true;
   }
   error = "unknown number format '" + text + "' (expected fp4, fp8 or bf16)";
@@ -53,12 +35,7 @@ double Precision::bytesPerValue(DType dtype) const {
 }
 
 std::string Precision::describe() const {
-  std::string s = std::string(stringifyDType(weights)) + " weights, " +
-                  stringifyDType(kvCache) + " KV, " + stringifyDType(compute) +
-                  " math";
-  if (nvfp4BlockScales)
-    s += ", NVFP4 block scales";
-  return s;
+  return describePrecision(weights, kvCache, compute, nvfp4BlockScales);
 }
 
 bool applyDTypeOptions(const DTypeOptions &options, const std::string &prefix,

@@ -241,7 +241,7 @@ PlanResult search(const ModelSpec &model, const Hardware &hw,
   bool anyBaseline = false;
   for (Strategy s : strategies) {
     Frontier f;
-    f.name = stringifyStrategy(s);
+    f.name = stringifyStrategy(s).str();
     std::vector<PlanPoint> points;
     searcher.run(s, points, f);
     if (isBaselineStrategy(s)) {

@@ -48,16 +48,18 @@ static bool readRopeScaling(const FieldReader &s, int64_t maxPosition,
       type != "llama3" && type != "longrope")
     return s.fail(typeKey, "unknown RoPE scaling type \"" + type +
                                "\", expected one of: " + kRopeTypes);
-  rope.scalingType = type;
+  rope.scaling = type;
   bool factorRequired = type != "longrope";
-  if (factorRequired ? !s.getDouble("factor", rope.factor)
-                     : !s.getOptDouble("factor", rope.factor, 1.0))
+  if (factorRequired
+          ? !s.getDouble("factor", rope.factor)
+          : !s.getOptDouble("factor", rope.factor, rope_defaults::kFactor))
     return false;
   bool origRequired = type == "llama3";
   if (origRequired ? !s.getInt("original_max_position_embeddings",
                                rope.originalMaxPosition)
                    : !s.getOptInt("original_max_position_embeddings",
-                                  rope.originalMaxPosition, 0))
+                                  rope.originalMaxPosition,
+                                  rope_defaults::kOriginalMaxPosition))
     return false;
   if (type == "llama3") {
     if (!s.getDouble("low_freq_factor", rope.lowFreqFactor) ||
@@ -70,12 +72,14 @@ static bool readRopeScaling(const FieldReader &s, int64_t maxPosition,
                         json(rope.highFreqFactor).dump());
   }
   if (type == "yarn") {
-    // Hugging Face defaults: beta_fast 32, beta_slow 1, and the original
-    // context is max_position_embeddings when not given.
-    if (!s.getOptDouble("beta_fast", rope.betaFast, 32.0) ||
-        !s.getOptDouble("beta_slow", rope.betaSlow, 1.0) ||
-        !s.getOptDouble("mscale", rope.mscale, 0.0, Bound::NonNegative) ||
-        !s.getOptDouble("mscale_all_dim", rope.mscaleAllDim, 0.0,
+    // Hugging Face defaults (helix/Common/Rope.h), and the original context
+    // is max_position_embeddings when not given.
+    namespace d = rope_defaults;
+    if (!s.getOptDouble("beta_fast", rope.betaFast, d::kBetaFast) ||
+        !s.getOptDouble("beta_slow", rope.betaSlow, d::kBetaSlow) ||
+        !s.getOptDouble("mscale", rope.mscale, d::kMscale,
+                        Bound::NonNegative) ||
+        !s.getOptDouble("mscale_all_dim", rope.mscaleAllDim, d::kMscaleAllDim,
                         Bound::NonNegative))
       return false;
     if (rope.originalMaxPosition == 0)

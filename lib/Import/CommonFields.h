@@ -22,7 +22,7 @@ constexpr int64_t kMaxLayers = int64_t(1) << 16;
 
 /// Defaults of a family for fields that may be left out.
 struct FamilyDefaults {
-  double ropeTheta = 10000.0;
+  double ropeTheta = rope_defaults::kTheta;
   double rmsNormEps = 1e-6;
 };
 

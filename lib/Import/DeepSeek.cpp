@@ -86,7 +86,7 @@ bool importDeepSeek(const FieldReader &r, const std::string &modelType,
   MoESpec moe;
   FFNSpec ffn;
   if (!readModelBasics(r, FamilyDefaults(), m, n) || !readMLA(r, attn) ||
-      !readRope(r, 10000.0, m.maxPositionEmbeddings, attn.rope) ||
+      !readRope(r, rope_defaults::kTheta, m.maxPositionEmbeddings, attn.rope) ||
       !r.getOptInt("n_routed_experts", numRouted, 0, 0) ||
       !r.getOptInt("first_k_dense_replace", firstDense, 0, 0) ||
       !r.getOptInt("moe_layer_freq", freq, 1))

@@ -20,7 +20,7 @@ bool importLlamaLike(const FieldReader &r, const std::string &modelType,
   FFNSpec ffn;
   if (!readModelBasics(r, FamilyDefaults(), m, n) ||
       !readStandardAttention(r, m.hiddenSize, attn) ||
-      !readRope(r, 10000.0, m.maxPositionEmbeddings, attn.rope) ||
+      !readRope(r, rope_defaults::kTheta, m.maxPositionEmbeddings, attn.rope) ||
       !readDenseFFN(r, /*needed=*/true, ffn))
     return false;
 

@@ -68,7 +68,7 @@ static bool importQwen3MoE(const FieldReader &r, ModelSpec &m) {
   bool bias = false;
   if (!readModelBasics(r, FamilyDefaults(), m, n) ||
       !readStandardAttention(r, m.hiddenSize, attn) ||
-      !readRope(r, 10000.0, m.maxPositionEmbeddings, attn.rope) ||
+      !readRope(r, rope_defaults::kTheta, m.maxPositionEmbeddings, attn.rope) ||
       !r.getOptBool("attention_bias", bias, false) ||
       !r.getInt("num_experts", numExperts, 0) ||
       !readQwenMoEPlacement(r, n, numExperts, isMoE))

@@ -85,10 +85,7 @@ ModelIRBuilder::attentionConfig(const ::helix::AttentionSpec &a) const {
 }
 
 RopeAttr ModelIRBuilder::rope(const ::helix::RopeSpec &r) const {
-  return RopeAttr::get(ctx, f64(r.theta), r.scalingType, f64(r.factor),
-                       r.originalMaxPosition, f64(r.lowFreqFactor),
-                       f64(r.highFreqFactor), f64(r.betaFast), f64(r.betaSlow),
-                       f64(r.mscale), f64(r.mscaleAllDim));
+  return RopeAttr::get(ctx, r);
 }
 
 MoEConfigAttr ModelIRBuilder::moeConfig(const ::helix::MoESpec &m) const {

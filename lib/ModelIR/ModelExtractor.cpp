@@ -44,16 +44,7 @@ double f64(const APFloat &v) { return v.convertToDouble(); }
   a.qkNorm = c.getQkNorm();
   a.sinks = c.getSinks();
   a.slidingWindow = c.getWindow();
-  a.rope.theta = f64(r.getTheta());
-  a.rope.scalingType = r.getScaling().str();
-  a.rope.factor = f64(r.getFactor());
-  a.rope.originalMaxPosition = r.getOriginalMaxPosition();
-  a.rope.lowFreqFactor = f64(r.getLowFreqFactor());
-  a.rope.highFreqFactor = f64(r.getHighFreqFactor());
-  a.rope.betaFast = f64(r.getBetaFast());
-  a.rope.betaSlow = f64(r.getBetaSlow());
-  a.rope.mscale = f64(r.getMscale());
-  a.rope.mscaleAllDim = f64(r.getMscaleAllDim());
+  a.rope = r.getParams();
   return a;
 }
 

@@ -45,9 +45,10 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
     return;
   }
   const Config &c = ev.config;
-  os << model.name << " on " << hw.name << ": " << stringifyStrategy(c.strategy)
-     << " " << c.layout.str() << " (" << ev.gpus << " GPUs), batch " << ev.batch
-     << ", HOP-B " << (c.effectiveHopB() ? "on" : "off") << "\n";
+  os << model.name << " on " << hw.name << ": "
+     << stringifyStrategy(c.strategy).str() << " " << c.layout.str() << " ("
+     << ev.gpus << " GPUs), batch " << ev.batch << ", HOP-B "
+     << (c.effectiveHopB() ? "on" : "off") << "\n";
   os << "Context " << fmt::count(w.context) << " tokens, "
      << w.precision.describe() << "\n\n";
   os << "TTL " << fmt::duration(ev.ttlS) << ": "

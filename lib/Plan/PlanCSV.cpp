@@ -14,9 +14,9 @@ void writePlanCSV(std::ostream &os, const PlanResult &r) {
   for (const std::string &name : r.order)
     for (const PlanPoint &p : r.frontiers.at(name).points) {
       const Layout &l = p.config.layout;
-      os << name << ',' << stringifyStrategy(p.strategy) << ',' << p.gpus << ','
-         << p.config.batch << ',' << l.kvp << ',' << l.tpa << ',' << l.tpf
-         << ',' << l.ep << ',' << l.pp << ',' << l.dp << ','
+      os << name << ',' << stringifyStrategy(p.strategy).str() << ',' << p.gpus
+         << ',' << p.config.batch << ',' << l.kvp << ',' << l.tpa << ','
+         << l.tpf << ',' << l.ep << ',' << l.pp << ',' << l.dp << ','
          << (p.config.effectiveHopB() ? 1 : 0);
       std::snprintf(buf, sizeof(buf), ",%.9g,%.9g,%.9g,%.0f\n", p.ttlS,
                     p.tokensPerSecPerUser, p.tokensPerSecPerGPU,

@@ -24,7 +24,7 @@ static ojson pointJSON(const PlanPoint &p) {
                {"tokens_per_sec_per_user", p.tokensPerSecPerUser},
                {"tokens_per_sec_per_gpu", p.tokensPerSecPerGPU},
                {"memory_per_gpu_bytes", p.memoryPerGPUBytes},
-               {"strategy", stringifyStrategy(p.strategy)}};
+               {"strategy", stringifyStrategy(p.strategy).str()}};
 }
 
 static ojson breakdownJSON(const TimeBreakdown &t) {
@@ -40,9 +40,9 @@ void writePlanJSON(std::ostream &os, const PlanResult &r) {
   j["model"] = r.model;
   j["hardware"] = r.hardware;
   j["context"] = r.workload.context;
-  j["precision"] = {{"weights", stringifyDType(p.weights)},
-                    {"kv_cache", stringifyDType(p.kvCache)},
-                    {"compute", stringifyDType(p.compute)},
+  j["precision"] = {{"weights", stringifyDType(p.weights).str()},
+                    {"kv_cache", stringifyDType(p.kvCache).str()},
+                    {"compute", stringifyDType(p.compute).str()},
                     {"nvfp4_block_scales", p.nvfp4BlockScales}};
   j["ttl_budget_ms"] = r.options.ttlMs > 0 ? ojson(r.options.ttlMs) : ojson();
   ojson fronts = ojson::object();
@@ -105,7 +105,7 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev) {
          {"comm", {{"time_s", l.comm.timeS}, {"exposed_s", l.comm.exposedS}}},
          {"stage", l.stage}});
   j["layers"] = std::move(layers);
-  j["strategy"] = stringifyStrategy(ev.config.strategy);
+  j["strategy"] = stringifyStrategy(ev.config.strategy).str();
   j["layout"] = layoutJSON(ev.config.layout);
   j["hopb"] = ev.config.effectiveHopB();
   j["hopb_slices"] = ev.hopbSlices;

@@ -62,7 +62,7 @@ void chosenBlock(std::ostream &os, const PlanResult &r, const std::string &name,
                       : "no configuration meets the budget\n");
     return;
   }
-  std::string strategy = stringifyStrategy(out->strategy);
+  std::string strategy = stringifyStrategy(out->strategy).str();
   pointRow(os, strategy == name ? label : label + ": " + strategy, *out);
   if (r.options.ttlMs > 0 && f->budget.found &&
       f->budget.largestBatch.config.batch != out->config.batch)
@@ -123,9 +123,9 @@ void writePlanSummary(std::ostream &os, const PlanResult &r,
     if (!ev.valid())
       continue;
     os << "\nWhere time goes, " << label << " ("
-       << stringifyStrategy(pt->strategy) << " " << pt->config.layout.str()
-       << ", batch " << pt->config.batch << "): TTL " << fmt::duration(ev.ttlS)
-       << "\n";
+       << stringifyStrategy(pt->strategy).str() << " "
+       << pt->config.layout.str() << ", batch " << pt->config.batch << "): TTL "
+       << fmt::duration(ev.ttlS) << "\n";
     writeTimeTable(os, ev.breakdown, "  ");
   }
 
@@ -145,7 +145,8 @@ void writePlanSummary(std::ostream &os, const PlanResult &r,
     pointHeader(os);
     for (size_t i : rows) {
       const PlanPoint &p = f.points[i];
-      pointRow(os, name == "baseline" ? stringifyStrategy(p.strategy) : "", p);
+      pointRow(
+          os, name == "baseline" ? stringifyStrategy(p.strategy).str() : "", p);
     }
   }
 }

@@ -39,13 +39,13 @@ struct OpLayouts {
 
   /// The layout `op` gets, or null for none.
   LayoutAttr of(Operation *op) const {
-    if (isa<LinearOp>(op) && !oprojOnStage)
+    auto carrier = dyn_cast<LayoutCarrier>(op);
+    if (!carrier)
       return {};
-    if (isa<FFNOp>(op))
-      return dense;
-    if (isa<QKVProjOp, AttentionOp, LinearOp, MoEOp, LMHeadOp>(op))
-      return main;
-    return {};
+    LayoutKind kind = carrier.getLayoutKind();
+    if (kind == LayoutKind::linear && !oprojOnStage)
+      return {};
+    return kind == LayoutKind::ffn ? dense : main;
   }
 };
 
@@ -62,17 +62,19 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
   MLIRContext *ctx = func.getContext();
   OpLayouts layouts(ctx, plan.config);
   int64_t annotated = 0;
-  func.walk([&](Operation *op) {
+  func.walk([&](LayoutCarrier op) {
     if (LayoutAttr layout = layouts.of(op)) {
-      op->setAttr("layout", layout);
+      op.setLayoutOrNull(layout);
       ++annotated;
     }
   });
+  const Precision &precision = plan.workload.precision;
   func->setAttr("helix.plan",
-                PlanAttr::get(ctx, stringifyStrategy(plan.config.strategy),
-                              plan.hardware, plan.config.layout.gpus(),
+                PlanAttr::get(ctx, plan.config.strategy, plan.hardware,
+                              plan.config.layout.gpus(),
                               plan.config.batch, plan.workload.context,
-                              plan.workload.precision.describe(),
+                              precision.weights, precision.kvCache,
+                              precision.compute, precision.nvfp4BlockScales,
                               plan.config.effectiveHopB(), APFloat(plan.ttlS),
                               plan.config.overlapsCommunication()));
   return annotated;
@@ -87,9 +89,12 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
   }
   PlanRecord r;
   Config &c = r.config;
-  if (!parseStrategy(attr.getStrategy().str(), c.strategy, error) ||
-      !parsePrecision(attr.getDtype().str(), r.workload.precision, error))
-    return false;
+  c.strategy = attr.getStrategy();
+  Precision &precision = r.workload.precision;
+  precision.weights = attr.getWeights();
+  precision.kvCache = attr.getKvCache();
+  precision.compute = attr.getCompute();
+  precision.nvfp4BlockScales = attr.getNvfp4Scales();
   r.hardware = attr.getHardware().str();
   r.workload.context = attr.getContextLength();
   r.ttlS = attr.getTtlS().convertToDouble();

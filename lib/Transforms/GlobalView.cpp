@@ -34,29 +34,27 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
     return fail("the decode step has no helix.plan (run helix-search-layouts "
                 "or helix-apply-layout first)");
   ShardPlan p;
-  std::string error;
-  if (!parseStrategy(planAttr.getStrategy().str(), p.strategy, error))
-    return fail(error);
+  p.strategy = planAttr.getStrategy();
   p.modelType = model.getModelType().str();
 
-  LayoutAttr attn, moe, dense;
+  LayoutAttr attn, moe, dense, unused;
   int64_t layers = 0;
   bool missing = false;
-  func.walk([&](Operation *op) {
-    auto layout = op->getAttrOfType<LayoutAttr>("layout");
-    if (isa<AttentionOp>(op))
-      ++layers;
+  func.walk([&](AttentionOp) { ++layers; });
+  func.walk([&](LayoutCarrier op) {
+    LayoutAttr layout = op.getLayoutOrNull();
+    LayoutKind kind = op.getLayoutKind();
     // (kvp and ep leave the output projection without a layout.)
-    if (isa<QKVProjOp, AttentionOp, FFNOp, MoEOp, LMHeadOp>(op) && !layout)
-      missing = true;
-    if (!layout)
+    if (!layout) {
+      missing |= kind != LayoutKind::linear;
       return;
-    if (isa<AttentionOp>(op) && !attn)
-      attn = layout;
-    if (isa<MoEOp>(op) && !moe)
-      moe = layout;
-    if (isa<FFNOp>(op) && !dense)
-      dense = layout;
+    }
+    LayoutAttr &first = kind == LayoutKind::attention ? attn
+                        : kind == LayoutKind::moe     ? moe
+                        : kind == LayoutKind::ffn     ? dense
+                                                      : unused;
+    if (!first)
+      first = layout;
   });
   if (missing || !attn)
     return fail("an op of the decode step has no layout (run "

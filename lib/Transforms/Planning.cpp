@@ -48,10 +48,10 @@ static bool checkLayout(const ModelSpec &model, const Hardware &hw,
   if (!ev.fits) {
     error = "batch " + std::to_string(config.batch) + " at context " +
             std::to_string(workload.context) + " does not fit in memory with " +
-            stringifyStrategy(config.strategy) + " " + config.layout.str() +
-            ": " + gigabytes(ev.memoryPerGPUBytes) + " per GPU (weights " +
-            gigabytes(ev.memory.weights) + ", KV cache " +
-            gigabytes(ev.memory.kvCache) + ", activations " +
+            stringifyStrategy(config.strategy).str() + " " +
+            config.layout.str() + ": " + gigabytes(ev.memoryPerGPUBytes) +
+            " per GPU (weights " + gigabytes(ev.memory.weights) +
+            ", KV cache " + gigabytes(ev.memory.kvCache) + ", activations " +
             gigabytes(ev.memory.activations) + ") but " + hw.name + " has " +
             gigabytes(ev.hbmCapacityBytes);
     return false;
@@ -66,7 +66,7 @@ static std::string describeNoFit(const ModelSpec &model, const Hardware &hw,
                                  const Workload &workload,
                                  const PlanRequest &request,
                                  const SearchOptions &opts) {
-  std::string strategy = stringifyStrategy(request.strategy);
+  std::string strategy = stringifyStrategy(request.strategy).str();
   bool anyLayout = false;
   for (int64_t n = opts.minGPUs; n <= opts.maxGPUs && !anyLayout; ++n)
     anyLayout =
@@ -99,7 +99,8 @@ static bool searchPlan(const ModelSpec &model, const Hardware &hw,
   if (request.batch)
     opts.batches = {request.batch};
   PlanResult result = search(model, hw, workload, opts);
-  const Frontier *front = result.frontier(stringifyStrategy(request.strategy));
+  const Frontier *front =
+      result.frontier(stringifyStrategy(request.strategy).str());
   const PlanPoint *chosen = nullptr;
   if (front && request.ttlMs > 0 && front->budget.found)
     chosen = &front->budget.best;

@@ -53,7 +53,7 @@
 // GQA: %[[G:.*]] = call_opaque "helix::rt::cg::members"(%arg0) {args = [0 : index, #emitc.opaque<"\22helix_attn\22">, dense<[2, 3]> : tensor<2xi64>]} : (!emitc.opaque<"helix::rt::Context&">) -> !emitc.opaque<"helix::rt::cg::Members">
 // GQA: call_opaque "helix::rt::cg::allReduce"(%arg0, %[[E]], %[[G]]) {args = [0 : index, 1 : index, 2 : index, true]}
 // GQA: call_opaque "helix::rt::cg::norm"({{.*}}1.000000e-05]}
-// GQA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {args = [5.000000e+05, #emitc.opaque<"\22\22">, 1.000000e+00, 0, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0, 32, false]}
+// GQA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {args = [5.000000e+05, #emitc.opaque<"\22\22">, 1.000000e+00, 0, 0.000000e+00, 0.000000e+00, 3.200000e+01, 1.000000e+00, 0.000000e+00, 0.000000e+00, 0, 32, false]}
 // GQA: %[[QKV:.*]]:3 = call_opaque "helix::rt::cg::qkv"({{.*}}, %[[POS]], {{.*}}, %[[ROPE]])
 // GQA: %[[Q0:.*]] = call_opaque "helix::rt::cg::slice"(%arg0, %[[QKV]]#0) {args = [0 : index, 1 : index, dense<0> : tensor<3xi64>, dense<[2, 4, 32]> : tensor<3xi64>]}
 // GQA: %[[S0:.*]] = call_opaque "helix::rt::cg::slice"(%arg0, %[[SLOTS]]#0) {{.*}} -> !emitc.opaque<"helix::rt::cg::Ints">

@@ -230,16 +230,7 @@ public:
       int64_t headBase = tpaIdx * (nH / L.tpa) + kvpIdx * hN;
 
       RopeConfig rc;
-      rc.theta = a.rope.theta;
-      rc.scaling = a.rope.scalingType;
-      rc.factor = a.rope.factor;
-      rc.originalMaxPosition = a.rope.originalMaxPosition;
-      rc.lowFreqFactor = a.rope.lowFreqFactor;
-      rc.highFreqFactor = a.rope.highFreqFactor;
-      rc.betaFast = a.rope.betaFast;
-      rc.betaSlow = a.rope.betaSlow;
-      rc.mscale = a.rope.mscale;
-      rc.mscaleAllDim = a.rope.mscaleAllDim;
+      static_cast<RopeParams &>(rc) = a.rope;
       rc.maxPosition = spec.maxPositionEmbeddings;
       rc.rotaryDim = a.kind == AttentionKind::MLA ? a.qkRopeHeadDim : a.headDim;
       rc.interleaved = a.kind == AttentionKind::MLA;

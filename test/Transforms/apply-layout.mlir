@@ -5,20 +5,20 @@
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=2 strategy=kvp batch=4 context=8192" | FileCheck %s --check-prefix=KVP
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=4 hopb=false" | FileCheck %s --check-prefix=OFF
 
-// HELIX: helix.plan = #helix.plan<strategy = "helix", hardware = "gb200-nvl72", gpus = 4, batch = 4, context_length = 8192, dtype = "fp4 weights, fp4 KV, fp4 math", hopb = true, ttl_s = {{.*}}>
+// HELIX: helix.plan = #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 4, batch = 4, context_length = 8192, hopb = true, ttl_s = {{.*}}>
 // HELIX: helix.attention {{.*}}layout = #helix.layout<gpus = 4, kvp = 2, tpa = 2, tpf = 4>
 // HELIX: helix.linear {{.*}}layout = #helix.layout<gpus = 4, kvp = 2, tpa = 2, tpf = 4>
 // HELIX: helix.ffn {{.*}}layout = #helix.layout<gpus = 4, kvp = 2, tpa = 2, tpf = 4>
 
 // Medha-style kvp: the FFN on the attention TP group; the output
 // projection (also on the TPA group) carries no layout.
-// KVP: helix.plan = #helix.plan<strategy = "kvp"
+// KVP: helix.plan = #helix.plan<strategy = kvp
 // KVP-NOT: hopb = true
 // KVP: helix.attention {{.*}}layout = #helix.layout<gpus = 4, kvp = 2, tpa = 2, tpf = 2>
 // KVP: helix.linear %{{.*}} {weight = "model.layers.0.self_attn.o_proj.weight"}
 // KVP: helix.ffn {{.*}}layout = #helix.layout<gpus = 4, kvp = 2, tpa = 2, tpf = 2>
 
-// OFF: helix.plan = #helix.plan<strategy = "helix", {{.*}}context_length = 1048576, {{.*}}math", ttl_s
+// OFF: helix.plan = #helix.plan<strategy = helix, {{.*}}context_length = 1048576, ttl_s
 
 // Invalid requests get one line saying why.
 // RUN: not helix-opt %S/Inputs/gqa.mlir --helix-apply-layout 2>&1 | FileCheck %s --check-prefix=NOLAYOUT

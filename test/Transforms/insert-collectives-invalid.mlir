@@ -14,7 +14,7 @@
 func.func @decode_step(%tokens: tensor<?xi64>, %pos: tensor<?xi64>,
     %c0: !helix.kv_cache<heads = 2, key_dim = 48, value_dim = 48, element = bf16>) -> tensor<?x1200xf32>
     attributes {helix.model = #helix.model<name = "odd", model_type = "llama", hidden = 384, vocab = 1200, layers = 1>,
-                helix.plan = #helix.plan<strategy = "helix", hardware = "gb200-nvl72", gpus = 12, batch = 1, context_length = 8192>} {
+                helix.plan = #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 12, batch = 1, context_length = 8192>} {
   %h = helix.embed %tokens {vocab = 1200 : i64, weight = "model.embed_tokens.weight"} : tensor<?xi64> -> tensor<?x384xbf16>
   %q, %k, %v = helix.qkv_proj %h, %pos {config = #helix.attn<kind = gqa, heads = 8, kv_heads = 2, head_dim = 48, v_head_dim = 48>, layer = 0 : i64, prefix = "model.layers.0.self_attn", rope = #helix.rope<>,
       layout = #helix.layout<gpus = 12, kvp = 6, tpa = 2, tpf = 12>}

@@ -16,7 +16,7 @@
 
 // Helix kvp=2 x tpa=2 on 4 GPUs: one SPMD program (no pipeline stages),
 // run by every rank; the plan moves to the module.
-// GQA: module attributes {helix.model = {{.*}}, helix.plan = #helix.plan<strategy = "helix"
+// GQA: module attributes {helix.model = {{.*}}, helix.plan = #helix.plan<strategy = helix
 // GQA: shard.grid @helix_attn(shape = 1x1x2x2)
 // GQA-NOT: func.func
 // Every rank holds 4 of the 8 query heads and 1 of the 2 KV heads, 4096 of

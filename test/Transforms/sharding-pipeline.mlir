@@ -3,7 +3,7 @@
 
 // The search, then everything else.
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-sharding-pipeline='layout=search gpus=4 batch=2 context=8192' | FileCheck %s --check-prefix=SEARCH
-// SEARCH: module attributes {{{.*}}helix.plan = #helix.plan<strategy = "helix", {{.*}}gpus = 4, batch = 2, context_length = 8192
+// SEARCH: module attributes {{{.*}}helix.plan = #helix.plan<strategy = helix, {{.*}}gpus = 4, batch = 2, context_length = 8192
 // SEARCH: func.func @decode_step_stage0(
 
 // An explicit layout, HOP-B per request, 32-token KV blocks.

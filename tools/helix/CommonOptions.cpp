@@ -105,7 +105,7 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
   p.nvfp4BlockScales = args.nvfp4Scales;
   if (!out.hardware.supports(p.compute)) {
     error = "--compute-dtype: " + out.hardware.name + " has no " +
-            stringifyDType(p.compute) +
+            stringifyDType(p.compute).str() +
             " arithmetic (pick fp8 or bf16 on Hopper)";
     return fail();
   }

@@ -65,7 +65,7 @@ TEST(Strategy, ParsesLists) {
   EXPECT_FALSE(parseStrategyList("helix,,tp", s, error));
   for (Strategy x : allStrategies()) {
     Strategy y;
-    ASSERT_TRUE(parseStrategy(stringifyStrategy(x), y, error));
+    ASSERT_TRUE(parseStrategy(stringifyStrategy(x).str(), y, error));
     EXPECT_EQ(x, y);
   }
 }

@@ -91,7 +91,7 @@ TEST(ImportApi, Defaults) {
   EXPECT_EQ(a.kind, AttentionKind::MHA);
   EXPECT_EQ(a.headDim, 16);
   EXPECT_EQ(a.rope.theta, 10000.0);
-  EXPECT_EQ(a.rope.scalingType, "");
+  EXPECT_EQ(a.rope.scaling, "");
   EXPECT_FALSE(m.tieWordEmbeddings);
   EXPECT_EQ(m.checkpointDType, "bfloat16");
   EXPECT_EQ(m.quantMethod, "");
@@ -117,13 +117,13 @@ TEST(ImportApi, DTypeAndQuantization) {
 TEST(ImportApi, RopeVariants) {
   ModelSpec m = mustImport(
       tinyLlamaWith(R"("rope_scaling": {"type": "linear", "factor": 4.0})"));
-  EXPECT_EQ(m.layers[0].attention.rope.scalingType, "linear");
+  EXPECT_EQ(m.layers[0].attention.rope.scaling, "linear");
   EXPECT_EQ(m.layers[0].attention.rope.factor, 4.0);
   m = mustImport(tinyLlamaWith(R"("rope_scaling": {"rope_type": "default"})"));
-  EXPECT_EQ(m.layers[0].attention.rope.scalingType, "");
+  EXPECT_EQ(m.layers[0].attention.rope.scaling, "");
   m = mustImport(tinyLlamaWith(R"("rope_scaling": {"rope_type": "dynamic",
       "factor": 2}, "rope_theta": 1e6)"));
-  EXPECT_EQ(m.layers[0].attention.rope.scalingType, "dynamic");
+  EXPECT_EQ(m.layers[0].attention.rope.scaling, "dynamic");
   EXPECT_EQ(m.layers[0].attention.rope.theta, 1e6);
   m = mustImport(tinyLlamaWith(R"("rope_scaling": {"rope_type": "yarn",
       "factor": 4})"));
@@ -133,11 +133,11 @@ TEST(ImportApi, RopeVariants) {
   EXPECT_EQ(yarn.originalMaxPosition, 128);
   m = mustImport(tinyLlamaWith(R"("rope_scaling": {"rope_type": "longrope",
       "long_factor": [1.0], "short_factor": [1.0]})"));
-  EXPECT_EQ(m.layers[0].attention.rope.scalingType, "longrope");
+  EXPECT_EQ(m.layers[0].attention.rope.scaling, "longrope");
   // transformers >= 5 spelling.
   m = mustImport(tinyLlamaWith(R"("rope_parameters": {"rope_type": "linear",
       "factor": 2.0, "rope_theta": 5e5})"));
-  EXPECT_EQ(m.layers[0].attention.rope.scalingType, "linear");
+  EXPECT_EQ(m.layers[0].attention.rope.scaling, "linear");
   EXPECT_EQ(m.layers[0].attention.rope.theta, 5e5);
 }
 

@@ -53,7 +53,7 @@ TEST(ImportModels, DeepSeekR1) {
   EXPECT_EQ(a.qkNopeHeadDim, 128);
   EXPECT_EQ(a.qkRopeHeadDim, 64);
   EXPECT_EQ(a.kvValuesPerToken(), 576);
-  EXPECT_EQ(a.rope.scalingType, "yarn");
+  EXPECT_EQ(a.rope.scaling, "yarn");
   EXPECT_EQ(a.rope.theta, 10000.0);
   EXPECT_EQ(a.rope.factor, 40.0);
   EXPECT_EQ(a.rope.originalMaxPosition, 4096);
@@ -140,7 +140,7 @@ TEST(ImportModels, Llama31_405B) {
   EXPECT_EQ(a.headDim, 128);
   EXPECT_EQ(a.vHeadDim, 128);
   EXPECT_FALSE(a.qkvBias);
-  EXPECT_EQ(a.rope.scalingType, "llama3");
+  EXPECT_EQ(a.rope.scaling, "llama3");
   EXPECT_EQ(a.rope.theta, 500000.0);
   EXPECT_EQ(a.rope.factor, 8.0);
   EXPECT_EQ(a.rope.lowFreqFactor, 1.0);
@@ -168,7 +168,7 @@ TEST(ImportModels, Qwen3_235B_A22B) {
   EXPECT_FALSE(a.qkvBias);
   EXPECT_EQ(a.numKVHeads, 4);
   EXPECT_EQ(a.headDim, 128);
-  EXPECT_EQ(a.rope.scalingType, "");
+  EXPECT_EQ(a.rope.scaling, "");
   const MoESpec &moe = m.layers[0].moe;
   EXPECT_EQ(moe.numExperts, 128);
   EXPECT_EQ(moe.topK, 8);
@@ -238,7 +238,7 @@ TEST(ImportModels, GptOss120B) {
   EXPECT_TRUE(a.qkvBias);
   EXPECT_TRUE(a.outBias);
   EXPECT_EQ(a.headDim, 64);
-  EXPECT_EQ(a.rope.scalingType, "yarn");
+  EXPECT_EQ(a.rope.scaling, "yarn");
   const MoESpec &moe = m.layers[0].moe;
   EXPECT_EQ(moe.numExperts, 128);
   EXPECT_EQ(moe.topK, 4); // from experts_per_token

@@ -60,7 +60,7 @@ protected:
              const std::string &hwName, const Workload &planned,
              const mlir::helix::HelixEstimateCostOptions &options,
              const Hardware &hw, const Workload &priced) {
-    std::string what = model.name + " " + stringifyStrategy(config.strategy) +
+    std::string what = model.name + " " + stringifyStrategy(config.strategy).str() +
                        " " + config.layout.str() +
                        " batch=" + std::to_string(config.batch) +
                        (config.hopb ? "" : " hopb=off");
@@ -172,7 +172,7 @@ TEST_F(EstimateCost, EqualsEvaluateForEveryStrategyAndModel) {
               check(model, config, "gb200-nvl72", workload);
               ++checked;
             }
-      EXPECT_GT(checked, 0) << file << " " << stringifyStrategy(strategy);
+      EXPECT_GT(checked, 0) << file << " " << stringifyStrategy(strategy).str();
     }
   }
 }

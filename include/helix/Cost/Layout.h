@@ -21,16 +21,16 @@
 #ifndef HELIX_COST_LAYOUT_H
 #define HELIX_COST_LAYOUT_H
 
+#include "helix/Common/Strategy.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace helix {
 
-enum class Strategy { Helix, HelixNoHopB, TP, TPPP, EP, KVP };
-
-/// "helix", "helix-no-hopb", "tp", "tp-pp", "ep", "kvp".
-const char *stringifyStrategy(Strategy strategy);
+// Strategy, stringifyStrategy and symbolizeStrategy: helix/Common/Strategy.h
+// (one definition with #helix.plan's strategy).
 
 /// Every strategy, in report order.
 const std::vector<Strategy> &allStrategies();
@@ -39,7 +39,8 @@ const std::vector<Strategy> &allStrategies();
 /// of).
 bool isBaselineStrategy(Strategy strategy);
 
-/// Parses one strategy name.
+/// Parses one strategy name (symbolizeStrategy with a message listing the
+/// names).
 bool parseStrategy(const std::string &text, Strategy &strategy,
                    std::string &error);
 

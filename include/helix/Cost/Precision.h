@@ -9,15 +9,14 @@
 #ifndef HELIX_COST_PRECISION_H
 #define HELIX_COST_PRECISION_H
 
+#include "helix/Common/DType.h"
+
 #include <string>
 
 namespace helix {
 
-enum class DType { FP4 = 0, FP8 = 1, BF16 = 2 };
-constexpr int kNumDTypes = 3;
-
-/// "fp4", "fp8" or "bf16".
-const char *stringifyDType(DType dtype);
+// DType, kNumDTypes, stringifyDType and symbolizeDType: helix/Common/DType.h
+// (one definition with #helix.plan's formats).
 
 /// Parses "fp4" | "fp8" | "bf16" (case-insensitive; "nvfp4" is FP4).
 /// Returns false and sets `error` on anything else.

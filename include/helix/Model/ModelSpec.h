@@ -10,6 +10,8 @@
 #ifndef HELIX_MODEL_MODELSPEC_H
 #define HELIX_MODEL_MODELSPEC_H
 
+#include "helix/Common/Rope.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,20 +25,8 @@ enum class AttentionKind { MHA, GQA, MQA, MLA };
 
 const char *stringifyAttentionKind(AttentionKind kind);
 
-/// RoPE and its scaled variants as Hugging Face configs spell them.
-struct RopeSpec {
-  double theta = 10000.0;
-  /// "" (no scaling), "linear", "dynamic", "yarn", "llama3", "longrope".
-  std::string scalingType;
-  double factor = 1.0;
-  int64_t originalMaxPosition = 0;
-  double lowFreqFactor = 0.0;  // llama3
-  double highFreqFactor = 0.0; // llama3
-  double betaFast = 0.0;       // yarn
-  double betaSlow = 0.0;       // yarn
-  double mscale = 0.0;         // yarn (DeepSeek)
-  double mscaleAllDim = 0.0;   // yarn (DeepSeek)
-};
+/// RoPE and its scaled variants (shared with the runtime, defaults included).
+using RopeSpec = RopeParams;
 
 /// Attention of one layer.
 struct AttentionSpec {

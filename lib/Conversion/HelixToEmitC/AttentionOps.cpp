@@ -23,10 +23,7 @@ double f64(const llvm::APFloat &v) { return v.convertToDouble(); }
 Value ropeConfig(OpBuilder &b, Location loc, RopeAttr rope, int64_t maxPosition,
                  int64_t rotaryDim, bool interleaved) {
   if (!rope)
-    rope = RopeAttr::get(
-        b.getContext(), llvm::APFloat(10000.0), "", llvm::APFloat(1.0), 0,
-        llvm::APFloat(0.0), llvm::APFloat(0.0), llvm::APFloat(0.0),
-        llvm::APFloat(0.0), llvm::APFloat(0.0), llvm::APFloat(0.0));
+    rope = RopeAttr::get(b.getContext(), ::helix::RopeParams());
   return Call(b, loc, "rope")
       .f64(f64(rope.getTheta()))
       .str(rope.getScaling())

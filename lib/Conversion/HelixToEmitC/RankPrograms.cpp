@@ -12,6 +12,7 @@
 
 #include "Patterns.h"
 
+#include "helix/Common/WeightLayout.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,12 +41,12 @@ struct WeightLoad {
   std::string name;
   SmallVector<int64_t> shape, view, sizes;
   SmallVector<OpFoldResult> offsets;
-  int layout = 0; // helix::rt::cg::WeightLayout
+  WeightLayout layout = WeightLayout::Plain;
 
   std::string key() const {
     std::string k;
     llvm::raw_string_ostream os(k);
-    os << name << "|" << layout;
+    os << name << "|" << static_cast<int>(layout);
     for (auto *v : {&shape, &view, &sizes}) {
       os << "|";
       llvm::interleaveComma(*v, os);
@@ -58,14 +59,6 @@ struct WeightLoad {
         os << cast<IntegerAttr>(cast<Attribute>(o)).getInt() << ",";
     return k;
   }
-};
-
-// The layouts of helix::rt::cg::WeightLayout.
-enum {
-  Plain = 0,
-  TransposeLast2 = 1,
-  SplitGateUpTransposed = 2,
-  SplitGateUp = 3
 };
 
 /// What the consumer `use` of weight `w` loads.
@@ -102,11 +95,12 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
     bool bias = n >= b0 && n < b0 + nb;
     if (moe.getFusedGateUp()) {
       if (n == w0)
-        l.layout = SplitGateUpTransposed; // [E, H, 2I] -> [2, E, I, H]
+        l.layout =
+            WeightLayout::SplitGateUpTransposed; // [E, H, 2I] -> [2, E, I, H]
       else if (n == w0 + 1)
-        l.layout = TransposeLast2; // down [E, I, H] -> [E, H, I]
+        l.layout = WeightLayout::TransposeLast2; // down [E, I, H] -> [E, H, I]
       else if (bias && n == b0)
-        l.layout = SplitGateUp; // [E, 2I] -> [2, E, I]
+        l.layout = WeightLayout::SplitGateUp; // [E, 2I] -> [2, E, I]
     }
   }
   return l;
@@ -326,7 +320,7 @@ void ProgramBuilder::emitLoad(emitc::FuncOp into, Location loc,
         offsets.i64(*getConstantIntValue(o));
     call.operand(offsets.create1(opaque(ctx, "helix::rt::cg::Offsets")));
   }
-  call.ints(l.sizes).i64(l.layout).create();
+  call.ints(l.sizes).i64(static_cast<int64_t>(l.layout)).create();
 }
 
 /// The step's own weights (embedding, final norm, LM head, layers left

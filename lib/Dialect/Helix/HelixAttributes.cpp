@@ -41,6 +41,30 @@ FailureOr<bool> mlir::helix::parseBoolParameter(AsmParser &parser) {
                           "expected 'true' or 'false'");
 }
 
+FailureOr<::helix::Strategy>
+mlir::helix::parseStrategyParameter(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  if (std::optional<::helix::Strategy> s = ::helix::symbolizeStrategy(name))
+    return *s;
+  return parser.emitError(loc) << "unknown strategy '" << name
+                               << "': expected helix, helix-no-hopb, tp, "
+                                  "tp-pp, ep or kvp";
+}
+
+FailureOr<::helix::DType> mlir::helix::parseDTypeParameter(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  if (std::optional<::helix::DType> d = ::helix::symbolizeDType(name))
+    return *d;
+  return parser.emitError(loc)
+         << "unknown number format '" << name << "': expected fp4, fp8 or bf16";
+}
+
 FailureOr<llvm::APFloat> mlir::helix::parseF64Parameter(AsmParser &parser) {
   double value;
   if (parser.parseFloat(value))
@@ -137,6 +161,42 @@ int64_t AttentionConfigAttr::getKVValuesPerToken() const {
 //===----------------------------------------------------------------------===//
 // RopeAttr
 //===----------------------------------------------------------------------===//
+
+static APFloat toAPFloat(double v) { return APFloat(v); }
+static double toDouble(const APFloat &v) { return v.convertToDouble(); }
+
+RopeAttr RopeAttr::get(MLIRContext *context, const ::helix::RopeParams &p) {
+  return Base::get(context, toAPFloat(p.theta), p.scaling, toAPFloat(p.factor),
+                   p.originalMaxPosition, toAPFloat(p.lowFreqFactor),
+                   toAPFloat(p.highFreqFactor), toAPFloat(p.betaFast),
+                   toAPFloat(p.betaSlow), toAPFloat(p.mscale),
+                   toAPFloat(p.mscaleAllDim));
+}
+
+RopeAttr RopeAttr::getChecked(function_ref<InFlightDiagnostic()> emitError,
+                              MLIRContext *context,
+                              const ::helix::RopeParams &p) {
+  return Base::getChecked(
+      emitError, context, toAPFloat(p.theta), p.scaling, toAPFloat(p.factor),
+      p.originalMaxPosition, toAPFloat(p.lowFreqFactor),
+      toAPFloat(p.highFreqFactor), toAPFloat(p.betaFast), toAPFloat(p.betaSlow),
+      toAPFloat(p.mscale), toAPFloat(p.mscaleAllDim));
+}
+
+::helix::RopeParams RopeAttr::getParams() const {
+  ::helix::RopeParams p;
+  p.theta = toDouble(getTheta());
+  p.scaling = getScaling().str();
+  p.factor = toDouble(getFactor());
+  p.originalMaxPosition = getOriginalMaxPosition();
+  p.lowFreqFactor = toDouble(getLowFreqFactor());
+  p.highFreqFactor = toDouble(getHighFreqFactor());
+  p.betaFast = toDouble(getBetaFast());
+  p.betaSlow = toDouble(getBetaSlow());
+  p.mscale = toDouble(getMscale());
+  p.mscaleAllDim = toDouble(getMscaleAllDim());
+  return p;
+}
 
 LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                APFloat theta, StringRef scaling, APFloat factor,
@@ -252,11 +312,10 @@ LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               StringRef strategy, StringRef, int64_t gpus,
-                               int64_t batch, int64_t context, StringRef, bool,
+                               ::helix::Strategy, StringRef, int64_t gpus,
+                               int64_t batch, int64_t context, ::helix::DType,
+                               ::helix::DType, ::helix::DType, bool, bool,
                                APFloat ttl, bool) {
-  if (strategy.empty())
-    return emitError() << "plan 'strategy' must not be empty";
   if (failed(requirePositive(emitError, "gpus", gpus)) ||
       failed(requirePositive(emitError, "batch", batch)) ||
       failed(requirePositive(emitError, "context_length", context)))

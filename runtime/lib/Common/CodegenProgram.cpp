@@ -178,19 +178,19 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 const Offsets &offsets, Dims sizes, int layout) {
   HostTensor t =
       loadBox(ckpt, name, shape, view.size() ? view : shape, offsets, sizes);
-  switch (layout) {
-  case Plain:
+  switch (static_cast<WeightLayout>(layout)) {
+  case WeightLayout::Plain:
     break;
-  case TransposeLast2:
+  case WeightLayout::TransposeLast2:
     t = transposeLast2(t);
     break;
-  case SplitGateUpTransposed: {
+  case WeightLayout::SplitGateUpTransposed: {
     // [E, H, 2I] -> [2, E, I, H]
     HostTensor s = splitInterleaved(t);
     t = transposeLast2(s);
     break;
   }
-  case SplitGateUp:
+  case WeightLayout::SplitGateUp:
     t = splitInterleaved(t);
     break;
   default:

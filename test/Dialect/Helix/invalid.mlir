@@ -348,17 +348,30 @@ func.func @f(%x: tensor<4x32xf32>) {
 // -----
 
 // expected-error@+1 {{'batch' must be positive, got 0}}
-func.func private @f() attributes {a = #helix.plan<strategy = "helix", hardware = "gb200-nvl72", gpus = 8, batch = 0, context_length = 1024>}
+func.func private @f() attributes {a = #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 8, batch = 0, context_length = 1024>}
 
 // -----
 
-// expected-error@+1 {{plan 'strategy' must not be empty}}
+// expected-error@+2 {{unknown strategy '': expected helix, helix-no-hopb, tp, tp-pp, ep or kvp}}
+// expected-error@+1 {{failed to parse Helix_PlanAttr parameter 'strategy'}}
 func.func private @f() attributes {a = #helix.plan<strategy = "", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>}
 
 // -----
 
+// expected-error@+2 {{unknown strategy 'tensor_parallel': expected helix, helix-no-hopb, tp, tp-pp, ep or kvp}}
+// expected-error@+1 {{failed to parse Helix_PlanAttr parameter 'strategy'}}
+func.func private @f() attributes {a = #helix.plan<strategy = tensor_parallel, hardware = "h100", gpus = 8, batch = 1, context_length = 1024>}
+
+// -----
+
+// expected-error@+2 {{unknown number format 'int8': expected fp4, fp8 or bf16}}
+// expected-error@+1 {{failed to parse Helix_PlanAttr parameter 'kv_cache'}}
+func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024, kv_cache = int8>}
+
+// -----
+
 // expected-error@+1 {{plan 'ttl_s' must not be negative}}
-func.func private @f() attributes {a = #helix.plan<strategy = "tp", hardware = "h100", gpus = 8, batch = 1, context_length = 1024, ttl_s = -1.0>}
+func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024, ttl_s = -1.0>}
 
 // -----
 

@@ -47,7 +47,8 @@ func.func @gqa_dense_layer(%tokens: tensor<?xi64>, %pos: tensor<?xi64>,
 // CHECK-LABEL: func.func @mla_moe
 // CHECK: %[[Q:.*]], %[[LAT:.*]] = helix.qkv_proj
 // CHECK-SAME: config = #helix.attn<kind = mla, heads = 128, kv_heads = 1, head_dim = 192, v_head_dim = 128, q_lora_rank = 1536, kv_lora_rank = 512, rope_dim = 64>
-// CHECK-SAME: rope = #helix.rope<scaling = "yarn", factor = 4.000000e+01, original_max_position = 4096, beta_fast = 3.200000e+01, beta_slow = 1.000000e+00, mscale = 1.000000e+00, mscale_all_dim = 1.000000e+00>
+// Hugging Face's yarn betas (32, 1) are the defaults: not printed.
+// CHECK-SAME: rope = #helix.rope<scaling = "yarn", factor = 4.000000e+01, original_max_position = 4096, mscale = 1.000000e+00, mscale_all_dim = 1.000000e+00>
 // CHECK-SAME: -> (tensor<4x128x576xbf16>, tensor<4x1x576xbf16>)
 // CHECK: helix.attention %[[Q]], %[[LAT]] cache(%{{.*}} : !helix.kv_cache<heads = 1, key_dim = 576, value_dim = 512, element = bf16, latent = true>)
 // CHECK-SAME: layout = #helix.layout<gpus = 64, kvp = 64, tpf = 8, ep = 8>
@@ -110,12 +111,36 @@ func.func @mha_mqa_qknorm(%x: tensor<2x1024xf16>, %pos: tensor<2xi64>,
 }
 
 // CHECK-LABEL: func.func private @plan_and_dp
-// CHECK-SAME: helix.plan = #helix.plan<strategy = "ep", hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 1.250000e-02>
+// CHECK-SAME: helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, weights = fp8, kv_cache = fp8, nvfp4_scales = true, hopb = true, ttl_s = 1.250000e-02>
 // CHECK-SAME: layout = #helix.layout<gpus = 8, ep = 8, dp = 8>
-func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = "ep", hardware = "b200", gpus = 8, batch = 64, context_length = 131072, dtype = "fp8", hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
+func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, weights = fp8, kv_cache = fp8, compute = fp4, nvfp4_scales = true, hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
 
 // Zero cost fields are not printed.
 // CHECK-LABEL: func.func private @cost
 // CHECK-SAME: helix.cost = #helix.cost<time_us = 12.5, kv_read_us = 8.0, overhead_us = 2.0, comm_us = 2.5, comm_total_us = 6.0, bytes = 1.0e+06, flops = 2.0e+09>
-// CHECK-SAME: plan = #helix.plan<strategy = "tp", {{.*}}ttl_s = 1.250000e-02, overlap = true>
+// CHECK-SAME: plan = #helix.plan<strategy = tp, {{.*}}ttl_s = 1.250000e-02, overlap = true>
 func.func private @cost() attributes {helix.cost = #helix.cost<time_us = 12.5, kv_read_us = 8.0, weight_read_us = 0.0, overhead_us = 2.0, comm_us = 2.5, comm_total_us = 6.0, bytes = 1.0e6, flops = 2.0e9>, plan = #helix.plan<strategy = "tp", hardware = "b200", gpus = 8, batch = 64, context_length = 131072, ttl_s = 0.0125, overlap = true>}
+
+// RoPE parameters left out take Hugging Face's defaults (helix/Common/Rope.h,
+// shared with the importer and the runtime); only other values print.
+// CHECK-LABEL: func.func private @rope_defaults
+// CHECK-SAME: explicit = #helix.rope<scaling = "yarn", factor = 4.000000e+00, beta_fast = 1.600000e+01, beta_slow = 2.000000e+00>
+// CHECK-SAME: left_out = #helix.rope<scaling = "yarn", factor = 4.000000e+00>
+// CHECK-SAME: spelled_out = #helix.rope<scaling = "yarn", factor = 4.000000e+00>
+func.func private @rope_defaults() attributes {
+  explicit = #helix.rope<scaling = "yarn", factor = 4.0, beta_fast = 16.0, beta_slow = 2.0>,
+  left_out = #helix.rope<scaling = "yarn", factor = 4.0>,
+  spelled_out = #helix.rope<theta = 10000.0, scaling = "yarn", factor = 4.0, beta_fast = 32.0, beta_slow = 1.0, mscale = 0.0>}
+
+// Strategies are keywords, quoted when the name has a '-'; either spelling
+// parses.
+// CHECK-LABEL: func.func private @strategies
+// CHECK-SAME: a = #helix.plan<strategy = helix, hardware = "h100", gpus = 8, batch = 1, context_length = 1024>
+// CHECK-SAME: b = #helix.plan<strategy = "helix-no-hopb", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>
+// CHECK-SAME: c = #helix.plan<strategy = "tp-pp", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>
+// CHECK-SAME: d = #helix.plan<strategy = kvp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024>
+func.func private @strategies() attributes {
+  a = #helix.plan<strategy = "helix", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>,
+  b = #helix.plan<strategy = "helix-no-hopb", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>,
+  c = #helix.plan<strategy = "tp-pp", hardware = "h100", gpus = 8, batch = 1, context_length = 1024>,
+  d = #helix.plan<strategy = kvp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024>}

@@ -258,10 +258,64 @@ func.func @f(%x: tensor<4x64xbf16>) {
 
 // -----
 
+func.func private @not_a_grid()
+func.func @f(%x: tensor<4x64xbf16>) {
+  // expected-error@+1 {{grid @not_a_grid is not a shard.grid}}
+  %y = helix.collective all_reduce %x on @not_a_grid grid_axes = [] : tensor<4x64xbf16> -> tensor<4x64xbf16>
+  return
+}
+
+// -----
+
 shard.grid @g(shape = 1x1x2x2)
 func.func @f(%x: tensor<4x64xbf16>) {
-  // expected-error@+1 {{grid_axes [4] must be distinct axes of the 4-d grid @g}}
-  %y = helix.collective all_reduce %x on @g grid_axes = [4] : tensor<4x64xbf16> -> tensor<4x64xbf16>
+  // expected-error@+1 {{grid_axes [4] must be axes of the 4-d grid @g}}
+  %y = helix.collective all_slice %x on @g grid_axes = [4] slice_axis = 0 : tensor<4x64xbf16> -> tensor<4x64xbf16, #helix.dist<@g, [[4]]>>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f(%x: tensor<4x64xbf16>) {
+  // expected-error@+1 {{grid_axes [2, 2] must be distinct non-negative axes}}
+  %y = helix.collective all_slice %x on @g grid_axes = [2, 2] slice_axis = 0 : tensor<4x64xbf16> -> tensor<4x64xbf16, #helix.dist<@g, [[2]]>>
+  return
+}
+
+// -----
+
+shard.grid @h(shape = 1x2)
+func.func @f(%x: tensor<4x64xbf16, #helix.dist<@h, [[2]]>>, %w: tensor<64xbf16>) {
+  // The grids of operand and result distributions are checked too.
+  // expected-error@+1 {{#helix.dist uses axis 2 of the 2-d grid @h}}
+  %y = helix.norm %x, %w {eps = 1.0e-06 : f64} : tensor<4x64xbf16, #helix.dist<@h, [[2]]>>, tensor<64xbf16>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{#helix.dist grid @nowhere is not a shard.grid}}
+  %w = helix.weight "w" [4, 64] : tensor<4x64xbf16, #helix.dist<@nowhere, [[2]]>>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 1x1x2x2)
+func.func @f() {
+  // expected-error@+1 {{#helix.dist uses axis 4 of the 4-d grid @g}}
+  %w = helix.weight "w" [4, 64] : tensor<4x64xbf16, #helix.dist<@g, [[4]]>>
+  return
+}
+
+// -----
+
+shard.grid @g(shape = 2x1x2x2)
+func.func @f(%x: tensor<4x64xbf16, #helix.dist<@g, stage = 2>>, %w: tensor<64xbf16>) {
+  // expected-error@+1 {{#helix.dist stage 2 is not on grid @g}}
+  %y = helix.norm %x, %w {eps = 1.0e-06 : f64} : tensor<4x64xbf16, #helix.dist<@g, stage = 2>>, tensor<64xbf16>
   return
 }
 

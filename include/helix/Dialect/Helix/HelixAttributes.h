@@ -3,6 +3,10 @@
 #ifndef HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
 #define HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
 
+#include "helix/Common/DType.h"
+#include "helix/Common/Rope.h"
+#include "helix/Common/Strategy.h"
+
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -18,6 +22,10 @@ FailureOr<llvm::APFloat> parseF64Parameter(AsmParser &parser);
 /// ("44.0", "2.78758e+06"), where printFloat would fall back to hex for
 /// integral values such as byte counts.
 void printEstimateParameter(AsmPrinter &printer, const llvm::APFloat &value);
+/// A strategy name, as a keyword or a string.
+FailureOr<::helix::Strategy> parseStrategyParameter(AsmParser &parser);
+/// A number format: fp4, fp8 or bf16.
+FailureOr<::helix::DType> parseDTypeParameter(AsmParser &parser);
 } // namespace mlir::helix
 
 #define GET_ATTRDEF_CLASSES

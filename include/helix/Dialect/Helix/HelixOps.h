@@ -6,11 +6,14 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "helix/Dialect/Helix/HelixAttributes.h"
 #include "helix/Dialect/Helix/HelixDialect.h"
+
+#include "helix/Dialect/Helix/HelixInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "helix/Dialect/Helix/HelixOps.h.inc"

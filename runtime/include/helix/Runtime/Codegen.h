@@ -28,6 +28,7 @@
 #ifndef HELIX_RUNTIME_CODEGEN_H
 #define HELIX_RUNTIME_CODEGEN_H
 
+#include "helix/Common/WeightLayout.h"
 #include "helix/Runtime/Context.h"
 #include "helix/Runtime/Decode.h"
 #include "helix/Runtime/Error.h"
@@ -89,19 +90,9 @@ struct RankState {
   std::vector<KVCache> caches;
 };
 
-/// How a weight slice is stored after loading (the layout its consumer
-/// takes).
-enum WeightLayout : int {
-  /// As the box of the view selects it.
-  Plain = 0,
-  /// Last two dimensions swapped ([E, I, H] -> [E, H, I]).
-  TransposeLast2 = 1,
-  /// Fused gate/up, interleaved along the last dimension ([E, H, 2I],
-  /// gpt-oss): stored as [2, E, I, H] (gate, then up).
-  SplitGateUpTransposed = 2,
-  /// Fused gate/up bias, interleaved ([E, 2I]): stored as [2, E, I].
-  SplitGateUp = 3,
-};
+/// How a weight slice is stored after loading (helix/Common/WeightLayout.h,
+/// shared with the EmitC lowering).
+using ::helix::WeightLayout;
 
 //===----------------------------------------------------------------------===//
 // Load and prepare

@@ -14,6 +14,8 @@
 #ifndef HELIX_RUNTIME_ROPE_H
 #define HELIX_RUNTIME_ROPE_H
 
+#include "helix/Common/Rope.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,21 +23,12 @@
 namespace helix {
 namespace rt {
 
-struct RopeConfig {
-  double theta = 10000.0;
-  /// "" / "default", "linear", "dynamic", "yarn", "llama3".
-  std::string scaling;
-  double factor = 1.0;
-  int64_t originalMaxPosition = 0; // llama3, yarn (0: maxPosition)
-  double lowFreqFactor = 0.0;      // llama3
-  double highFreqFactor = 0.0;     // llama3
-  double betaFast = 32.0;          // yarn
-  double betaSlow = 1.0;           // yarn
-  double mscale = 0.0;             // yarn (DeepSeek)
-  double mscaleAllDim = 0.0;       // yarn (DeepSeek)
-  int64_t maxPosition = 0;         // max_position_embeddings (dynamic, yarn)
-  int64_t rotaryDim = 0;           // dimensions rotated per head
-  bool interleaved = false;        // pairs (2i, 2i+1) instead of (i, i+d/2)
+/// A layer's RoPE: the parameters its config gives (helix/Common/Rope.h,
+/// with the defaults the compiler uses) and what the model and layer add.
+struct RopeConfig : RopeParams {
+  int64_t maxPosition = 0;  // max_position_embeddings (dynamic, yarn)
+  int64_t rotaryDim = 0;    // dimensions rotated per head
+  bool interleaved = false; // pairs (2i, 2i+1) instead of (i, i+d/2)
 };
 
 class Rope {
