@@ -45,7 +45,9 @@ void buildShardingPipeline(mlir::OpPassManager &pm,
   mlir::helix::HelixKVPlacementOptions k;
   k.block = o.kvBlock;
   pm.addPass(mlir::helix::createHelixKVPlacement(k));
-  pm.addPass(mlir::helix::createHelixPartition());
+  mlir::helix::HelixPartitionOptions part;
+  part.layerFunctions = o.layerFunctions;
+  pm.addPass(mlir::helix::createHelixPartition(part));
 }
 
 void registerShardingPipeline() {

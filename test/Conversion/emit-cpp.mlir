@@ -1,11 +1,13 @@
 // helix-translate --emit-cpp: rank IR lowered by convert-helix-to-emitc and
 // printed by emitc::translateToCpp as one translation unit.
 
-// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=1,tpf=1,ep=2 batch=2 context=4096" \
+// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=1,tpf=1,ep=2 batch=2 context=4096 layer-functions=false" \
 // RUN:   | helix-translate --emit-cpp | FileCheck %s
 // Already-lowered EmitC prints as it is.
-// RUN: helix-opt %S/../Transforms/Inputs/gqa.mlir --helix-sharding-pipeline="layout=tpa=2,tpf=2 strategy=tp batch=1 context=64" \
+// RUN: helix-opt %S/../Transforms/Inputs/gqa.mlir --helix-sharding-pipeline="layout=tpa=2,tpf=2 strategy=tp batch=1 context=64 layer-functions=false" \
 // RUN:   | helix-opt --convert-helix-to-emitc | helix-translate --emit-cpp | FileCheck %s --check-prefix=TP
+// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=1,tpf=1,ep=2 batch=2 context=4096" \
+// RUN:   | helix-translate --emit-cpp | FileCheck %s --check-prefix=LAYERS
 // RUN: not helix-translate --emit-cpp %S/../Transforms/Inputs/gqa.mlir 2>&1 | FileCheck %s --check-prefix=GLOBAL
 
 // CHECK: #include "helix/Runtime/Codegen.h"
@@ -50,3 +52,22 @@
 // TP: helix::rt::cg::run({{.*}}, "helix-decode", 2, 1024, 64, 1, 1, 0);
 
 // GLOBAL: error: convert-helix-to-emitc: expects rank IR
+
+// Layer functions (the default): each kind of layer (MLA + dense FFN,
+// MLA + MoE) is a C++ function taking its first weight slot, and a load
+// function loading the weights of the layer it is called for
+// (`layerName` fills `{layer}`); the stage's load calls it per layer, the
+// step calls the layer function per layer.
+// LAYERS: void decode_step_stage0_layer_kind0_load(helix::rt::Context& [[CTX:v[0-9]+]], const helix::rt::SafetensorsCheckpoint& [[CK:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]], size_t [[L:v[0-9]+]]) {
+// LAYERS-NEXT: std::string [[N:v[0-9]+]] = helix::rt::cg::layerName("model.layers.{layer}.input_layernorm.weight", [[L]]);
+// LAYERS-NEXT: helix::rt::cg::loadWeight([[CTX]], [[CK]], [[ST]], [[N]], {128}, {128}, {0}, {128}, 0);
+// LAYERS: helix::rt::Tensor decode_step_stage0_layer_kind0(helix::rt::Context& [[CTX:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]], size_t [[BASE:v[0-9]+]], size_t {{v[0-9]+}}, helix::rt::Tensor
+// LAYERS-NEXT: helix::rt::Tensor {{v[0-9]+}} = helix::rt::cg::layerWeight([[ST]], [[BASE]], 0);
+// LAYERS: void decode_step_stage0_layer_kind1_load(
+// LAYERS: helix::rt::Tensor decode_step_stage0_layer_kind1(
+// LAYERS: void decode_step_stage0_load(helix::rt::Context& [[CTX:v[0-9]+]], const helix::rt::SafetensorsCheckpoint& [[CK:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]]) {
+// LAYERS: ::decode_step_stage0_layer_kind0_load([[CTX]], [[CK]], [[ST]], 0);
+// LAYERS-NEXT: ::decode_step_stage0_layer_kind1_load([[CTX]], [[CK]], [[ST]], 1);
+// LAYERS: helix::rt::Tensor decode_step_stage0(helix::rt::Context& [[CTX:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]],
+// LAYERS: helix::rt::Tensor [[H0:v[0-9]+]] = ::decode_step_stage0_layer_kind0([[CTX]], [[ST]], 3,
+// LAYERS: ::decode_step_stage0_layer_kind1([[CTX]], [[ST]], 16, {{v[0-9]+}}, [[H0]],

@@ -2,15 +2,15 @@
 // adapters (helix::rt::cg). The inputs are the sharding tests' hand-written
 // models taken through helix-sharding-pipeline.
 
-// RUN: helix-opt %S/../Transforms/Inputs/gqa.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=2,tpf=4 batch=4 context=8192 slices=2" \
+// RUN: helix-opt %S/../Transforms/Inputs/gqa.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=2,tpf=4 batch=4 context=8192 slices=2 layer-functions=false" \
 // RUN:   | helix-opt --convert-helix-to-emitc | FileCheck %s --check-prefix=GQA
-// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=4,tpa=1,tpf=2,ep=2 batch=2 context=4096 hopb=false" \
+// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=4,tpa=1,tpf=2,ep=2 batch=2 context=4096 hopb=false layer-functions=false" \
 // RUN:   | helix-opt --convert-helix-to-emitc | FileCheck %s --check-prefix=MLA
-// RUN: helix-opt %S/../Transforms/Inputs/swa.mlir --helix-sharding-pipeline="layout=kvp=4,tpa=2,tpf=2,ep=4 batch=2 context=8192 hopb=false" \
+// RUN: helix-opt %S/../Transforms/Inputs/swa.mlir --helix-sharding-pipeline="layout=kvp=4,tpa=2,tpf=2,ep=4 batch=2 context=8192 hopb=false layer-functions=false" \
 // RUN:   | helix-opt --convert-helix-to-emitc | FileCheck %s --check-prefix=SWA
-// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=tpa=1,dp=4,tpf=1,ep=4 strategy=ep batch=3 context=4096" \
+// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=tpa=1,dp=4,tpf=1,ep=4 strategy=ep batch=3 context=4096 layer-functions=false" \
 // RUN:   | helix-opt --convert-helix-to-emitc | FileCheck %s --check-prefix=EP
-// RUN: helix-opt %S/../Transforms/Inputs/gqa.mlir --helix-sharding-pipeline="layout=tpa=2,tpf=2,pp=2 strategy=tp-pp batch=2 context=8192" \
+// RUN: helix-opt %S/../Transforms/Inputs/gqa.mlir --helix-sharding-pipeline="layout=tpa=2,tpf=2,pp=2 strategy=tp-pp batch=2 context=8192 layer-functions=false" \
 // RUN:   | helix-opt --convert-helix-to-emitc | FileCheck %s --check-prefix=PP
 // RUN: not helix-opt %S/../Transforms/Inputs/gqa.mlir --convert-helix-to-emitc 2>&1 | FileCheck %s --check-prefix=GLOBAL
 

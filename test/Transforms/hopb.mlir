@@ -57,10 +57,10 @@
 // TWO: helix.attention_partial {{.*}}batch_offset = 2 : i64{{.*}}-> tensor<2x1x8x33xf32
 // TWO: tensor.concat dim(0) {{.*}} -> tensor<3x256xbf16
 
-// In rank IR each slice's all-to-all is an upstream shard.all_to_all on
-// local shapes over the KVP axis (the rank's KVP group), inside the async
-// start.
-// RANK-LABEL: func.func @decode_step_stage0
+// In rank IR (in the layers' function) each slice's all-to-all is an
+// upstream shard.all_to_all on local shapes over the KVP axis (the rank's
+// KVP group), inside the async start.
+// RANK-LABEL: func.func private @decode_step_stage0_layer_kind0
 // RANK: helix.async_start {
 // RANK-NEXT: shard.all_to_all %{{.*}} on @helix_attn grid_axes = [2] split_axis = 2 concat_axis = 0 : tensor<1x2x4x33xf32> -> tensor<2x2x2x33xf32>
 // RANK: helix.async_start {

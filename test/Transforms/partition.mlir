@@ -3,13 +3,17 @@
 // rank's grid coordinates, KV shards, upstream shard collectives.
 
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=4 context=8192 hopb=false" --helix-insert-collectives --helix-kv-placement \
-// RUN:   | helix-opt --helix-partition | FileCheck %s --check-prefix=GQA
+// RUN:   | helix-opt --helix-partition=layer-functions=false | FileCheck %s --check-prefix=GQA
 // RUN: helix-opt %S/Inputs/swa.mlir --helix-apply-layout="layout=kvp=4,tpa=2,tpf=2,ep=4 batch=2 context=8192 hopb=false" --helix-insert-collectives --helix-kv-placement \
-// RUN:   | helix-opt --helix-partition | FileCheck %s --check-prefix=SWA
+// RUN:   | helix-opt --helix-partition=layer-functions=false | FileCheck %s --check-prefix=SWA
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=tpa=2,tpf=2,pp=2 strategy=tp-pp batch=3 context=8192" --helix-insert-collectives --helix-kv-placement \
-// RUN:   | helix-opt --helix-partition | FileCheck %s --check-prefix=PP
+// RUN:   | helix-opt --helix-partition=layer-functions=false | FileCheck %s --check-prefix=PP
 // RUN: helix-opt %S/Inputs/mla-moe.mlir --helix-apply-layout="layout=tpa=1,dp=4,tpf=1,ep=4 strategy=ep batch=4 context=8192" --helix-insert-collectives --helix-kv-placement \
-// RUN:   | helix-opt --helix-partition | FileCheck %s --check-prefix=EP
+// RUN:   | helix-opt --helix-partition=layer-functions=false | FileCheck %s --check-prefix=EP
+// RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=4 context=8192 hopb=false" --helix-insert-collectives --helix-kv-placement \
+// RUN:   | helix-opt --helix-partition | FileCheck %s --check-prefix=LAYERS
+// RUN: helix-opt %S/Inputs/swa.mlir --helix-apply-layout="layout=kvp=4,tpa=2,tpf=2,ep=4 batch=2 context=8192 hopb=false" --helix-insert-collectives --helix-kv-placement \
+// RUN:   | helix-opt --helix-partition | FileCheck %s --check-prefix=SWALAYERS
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=4 context=8192" --helix-insert-collectives \
 // RUN:   | not helix-opt --helix-partition 2>&1 | FileCheck %s --check-prefix=NOPLACEMENT
 // RUN: not helix-opt %S/Inputs/gqa.mlir --helix-partition 2>&1 | FileCheck %s --check-prefix=NOGRID
@@ -127,6 +131,36 @@
 // EP: helix.moe_experts {{.*}}expert_offset(%[[E]])
 // EP-SAME: -> tensor<4x128xbf16>
 // EP: shard.reduce_scatter %{{.*}} on @helix_attn grid_axes = [1] scatter_axis = 0 : tensor<4x128xbf16> -> tensor<1x128xbf16>
+
+// Layer functions (the default): the two identical layers of the GQA model
+// are one function, called with each layer's index; its weights are the
+// called layer's (`model.layers.{layer}.*`) and its offsets recomputed from
+// the rank's coordinates; shared values (positions, KV slots) are passed.
+// LAYERS-LABEL: func.func private @decode_step_stage0_layer_kind0(
+// LAYERS-SAME: %[[L:[a-z0-9]+]]: index, %[[H:[a-z0-9]+]]: tensor<4x256xbf16>, %[[POS:[a-z0-9]+]]: tensor<4xi64>, %[[C:[a-z0-9]+]]: !helix.kv_shard<rows = 4, tokens = 4096, heads = 1, key_dim = 32, value_dim = 32, element = bf16>, %[[SLOTS:[a-z0-9]+]]: tensor<1x4xi64>, %[[SPANS:[a-z0-9]+]]: tensor<1x4x2xi64>) -> tensor<4x256xbf16>
+// LAYERS-SAME: attributes {helix.layers = array<i64: 0, 1>}
+// LAYERS: helix.weight "model.layers.{layer}.input_layernorm.weight" layer(%[[L]]) [256] : tensor<256xbf16>
+// LAYERS: %[[A:.*]]:4 = shard.process_multi_index on @helix_attn
+// LAYERS: helix.weight "model.layers.{layer}.self_attn.k_proj.weight" layer(%[[L]]) [64, 256] view [2, 32, 256] offsets [%[[A]]#3, 0, 0] : tensor<1x32x256xbf16>
+// LAYERS: helix.attention_partial %{{.*}}, %{{.*}}, %{{.*}} cache(%[[C]]) kv(%[[SLOTS]], %[[SPANS]])
+// LAYERS: shard.all_to_all
+// LAYERS: return %{{.*}} : tensor<4x256xbf16>
+// LAYERS-LABEL: func.func @decode_step_stage0(
+// LAYERS-SAME: %[[TOK:[a-z0-9]+]]: tensor<4xi64> {helix.name = "tokens"}, %[[P:[a-z0-9]+]]: tensor<4xi64> {helix.name = "positions"}, %[[C0:[a-z0-9]+]]: !helix.kv_shard<{{.*}}> {helix.kv_layer = 0 : i64}, %[[C1:[a-z0-9]+]]: !helix.kv_shard<{{.*}}> {helix.kv_layer = 1 : i64})
+// LAYERS: %[[S:.*]], %[[SP:.*]] = helix.kv_slots %[[P]] rank_offset(
+// LAYERS: %[[E:.*]] = shard.all_reduce
+// LAYERS: %[[I0:.*]] = arith.constant 0 : index
+// LAYERS-NEXT: %[[H0:.*]] = call @decode_step_stage0_layer_kind0(%[[I0]], %[[E]], %[[P]], %[[C0]], %[[S]], %[[SP]])
+// LAYERS: %[[I1:.*]] = arith.constant 1 : index
+// LAYERS-NEXT: %[[H1:.*]] = call @decode_step_stage0_layer_kind0(%[[I1]], %[[H0]], %[[P]], %[[C1]], %[[S]], %[[SP]])
+// LAYERS: helix.norm %[[H1]],
+// LAYERS-NOT: func.func
+
+// The gpt-oss-like model alternates window and full attention: two kinds.
+// SWALAYERS: func.func private @decode_step_stage0_layer_kind0({{.*}}helix.layers = array<i64: 0>
+// SWALAYERS: helix.keep_if
+// SWALAYERS: func.func private @decode_step_stage0_layer_kind1({{.*}}helix.layers = array<i64: 1>
+// SWALAYERS: func.func @decode_step_stage0(
 
 // NOPLACEMENT: error: 'helix.attention_partial' op helix-partition: stage 0: the attention has no KV placement (run helix-kv-placement first)
 // NOGRID: error: helix-partition: the module has no shard.grid (run helix-insert-collectives first)

@@ -8,11 +8,13 @@
 
 // An explicit layout, HOP-B per request, 32-token KV blocks.
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-sharding-pipeline='layout="kvp=2,tpa=2,tpf=4" batch=2 context=8192 kv-block=32' | FileCheck %s --check-prefix=EXPLICIT
+// EXPLICIT: func.func private @decode_step_stage0_layer_kind0(
+// EXPLICIT-SAME: helix.layers = array<i64: 0, 1>
+// EXPLICIT: helix.async_start
+// EXPLICIT: helix.async_start
 // EXPLICIT: func.func @decode_step_stage0(
 // EXPLICIT-SAME: !helix.kv_shard<rows = 2, tokens = 4096,
 // EXPLICIT: helix.kv_slots %{{.*}} rank_offset(%{{.*}}) {placement = #helix.kv_placement<block = 32, kvp = 2, capacity = 4096>}
-// EXPLICIT: helix.async_start
-// EXPLICIT: helix.async_start
 
 // Already planned IR (no layout option): the plan is kept; HOP-B off.
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=tpa=2,tpf=2,pp=2 strategy=tp-pp batch=2 context=8192" \

@@ -24,6 +24,71 @@ func.func @decode_step_stage0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes
 
 // -----
 
+// A valid layer function (no error): called for layers 0 and 1, it loads
+// each layer's half of "model.layers.{layer}.w" on each rank, which covers
+// both tensors.
+shard.grid @g(shape = 1x2)
+func.func private @decode_step_stage0_layer_kind0(%l: index, %x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {helix.layers = array<i64: 0, 1>} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %c4 = arith.constant 4 : index
+  %o = arith.muli %i#1, %c4 : index
+  %w = helix.weight "model.layers.{layer}.w" layer(%l) [8, 8] offsets [%o, 0] : tensor<4x8xf32>
+  %y = helix.matmul %x, %w : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+  %z = shard.all_gather %y on @g grid_axes = [1] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+func.func @decode_step_stage0(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {helix.stage = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = call @decode_step_stage0_layer_kind0(%c0, %x) : (index, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b = call @decode_step_stage0_layer_kind0(%c1, %a) : (index, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+// A layer function must be private.
+// CHECK: error: helix-verify-partition: layer function @layer must be private (its stage programs call it)
+shard.grid @g(shape = 1x2)
+func.func @layer(%l: index) attributes {helix.layers = array<i64: 0>} {
+  return
+}
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  call @layer(%c0) : (index) -> ()
+  return
+}
+
+// -----
+
+// The layer index must be computable on every rank: at a call ...
+// CHECK: error: helix-verify-partition: operand {{.*}} on rank 0: 'arith.maxui' does not compute a value from the rank's coordinates
+shard.grid @g(shape = 1x2)
+func.func private @decode_step_stage0_layer_kind0(%l: index) attributes {helix.layers = array<i64: 0>} {
+  %w = helix.weight "model.layers.{layer}.w" layer(%l) [8] : tensor<8xf32>
+  return
+}
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %l = arith.maxui %i#0, %i#1 : index
+  call @decode_step_stage0_layer_kind0(%l) : (index) -> ()
+  return
+}
+
+// -----
+
+// ... and at a weight.
+// CHECK: error: helix-verify-partition: the layer of model.layers.{layer}.w on rank 0: 'arith.maxui' does not compute a value from the rank's coordinates
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
+  %i:2 = shard.process_multi_index on @g axes = [0, 1] : index, index
+  %l = arith.maxui %i#0, %i#1 : index
+  %w = helix.weight "model.layers.{layer}.w" layer(%l) [8] : tensor<8xf32>
+  return
+}
+
+// -----
+
 // CHECK: error: helix-verify-partition: no program for stage 1 (the grids have 2 pipeline stages)
 shard.grid @g(shape = 2x1)
 func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
@@ -32,7 +97,7 @@ func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
 
 // -----
 
-// CHECK: error: helix-verify-partition: @decode_step is not a stage program (every function of rank IR has helix.stage)
+// CHECK: error: helix-verify-partition: @decode_step is not a stage program (every function of rank IR has helix.stage, or helix.layers on a layer function)
 shard.grid @g(shape = 1x2)
 func.func @decode_step() {
   return

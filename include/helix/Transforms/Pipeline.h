@@ -67,6 +67,11 @@ struct ShardingPipelineOptions
                           llvm::cl::desc("tokens appended to one KVP rank "
                                          "before the next"),
                           llvm::cl::init(16)};
+  Option<bool> layerFunctions{
+      *this, "layer-functions",
+      llvm::cl::desc("one function per distinct kind of decoder layer, "
+                     "called per layer (helix-partition)"),
+      llvm::cl::init(true)};
 };
 
 /// Adds the pipeline's passes to `pm` (a module pass manager).

@@ -370,3 +370,19 @@ func.func @f(%c: i1, %b: tensor<64xbf16>) {
   %k = "helix.keep_if"(%c, %b) : (i1, tensor<64xbf16>) -> tensor<32xbf16>
   return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{a name with {layer} takes a layer(..) operand, and only such a name}}
+  %w = helix.weight "model.layers.{layer}.w" [8] : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%l: index) {
+  // expected-error@+1 {{a name with {layer} takes a layer(..) operand, and only such a name}}
+  %w = helix.weight "model.layers.0.w" layer(%l) [8] : tensor<8xf32>
+  return
+}
