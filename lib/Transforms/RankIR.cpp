@@ -154,12 +154,9 @@ LogicalResult walkProgram(func::FuncOp program, RankValues *values,
     if (failed(visit(op)))
       return WalkResult::interrupt();
     if (auto call = dyn_cast<func::CallOp>(op)) {
+      // (func.call's verifier checks that the callee is a function.)
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());
-      if (!callee) {
-        call.emitError() << "unknown layer function " << call.getCalleeAttr();
-        return WalkResult::interrupt();
-      }
       if (values)
         values->enterCall(call, callee);
       if (failed(walkProgram(callee, values, visit)))

@@ -289,3 +289,15 @@ func.func @decode_step_stage1() attributes {helix.stage = 1 : i64} {
 func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
   return
 }
+
+// -----
+
+// CHECK: error: helix-verify-partition: shard.recv needs its source
+shard.grid @g(shape = 2x1)
+func.func @decode_step_stage0(%x: tensor<4x8xf32>) attributes {helix.stage = 0 : i64} {
+  return
+}
+func.func @decode_step_stage1(%x: tensor<4x8xf32>) attributes {helix.stage = 1 : i64} {
+  %r = shard.recv %x on @g grid_axes = [0] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
