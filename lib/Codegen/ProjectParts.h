@@ -1,7 +1,8 @@
 //===- ProjectParts.h - Pieces of a generated project -----------*- C++ -*-===//
 //
 // Private to lib/Codegen: what the project files say about the program,
-// the C++ sources (one per pipeline stage and a main) and the other files' text.
+// the C++ sources (one per pipeline stage and a main) and the other files'
+// text.
 //
 //===----------------------------------------------------------------------===//
 

@@ -71,10 +71,10 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
   const Precision &precision = plan.workload.precision;
   func->setAttr("helix.plan",
                 PlanAttr::get(ctx, plan.config.strategy, plan.hardware,
-                              plan.config.layout.gpus(),
-                              plan.config.batch, plan.workload.context,
-                              precision.weights, precision.kvCache,
-                              precision.compute, precision.nvfp4BlockScales,
+                              plan.config.layout.gpus(), plan.config.batch,
+                              plan.workload.context, precision.weights,
+                              precision.kvCache, precision.compute,
+                              precision.nvfp4BlockScales,
                               plan.config.effectiveHopB(), APFloat(plan.ttlS),
                               plan.config.overlapsCommunication()));
   return annotated;

@@ -59,11 +59,11 @@ public:
       return false;
     if (auto it = known.find(def); it != known.end())
       return it->second;
-    bool ok = isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(
-                  def) ||
-              (isa<arith::ArithDialect>(def->getDialect()) &&
-               llvm::all_of(def->getOperands(),
-                            [&](Value o) { return recomputable(o); }));
+    bool ok =
+        isa<shard::ProcessMultiIndexOp, shard::ProcessLinearIndexOp>(def) ||
+        (isa<arith::ArithDialect>(def->getDialect()) &&
+         llvm::all_of(def->getOperands(),
+                      [&](Value o) { return recomputable(o); }));
     known[def] = ok;
     return ok;
   }
@@ -95,7 +95,7 @@ void Outliner::assignLayers() {
       std::optional<int64_t> n = layerOfName(w.getName());
       l = n ? *n
             : (w.getName().starts_with("model.embed_tokens") ? kPrologue
-                                                              : kEpilogue);
+                                                             : kEpilogue);
       layerOf[&op] = l;
       continue;
     }
@@ -117,8 +117,8 @@ void Outliner::run() {
   // Each layer's ops, in order, when no other layer's op lies among them.
   std::map<int64_t, SmallVector<Operation *>> layers;
   for (Operation &op : body)
-    if (int64_t l = layerOf.lookup(&op); l >= 0 && l != kEpilogue &&
-                                         !isa<func::ReturnOp>(op))
+    if (int64_t l = layerOf.lookup(&op);
+        l >= 0 && l != kEpilogue && !isa<func::ReturnOp>(op))
       layers[l].push_back(&op);
   for (auto &[l, ops] : layers) {
     bool contiguous = true;
@@ -195,9 +195,9 @@ void Outliner::outline(int64_t layer, ArrayRef<Operation *> ops) {
     Operation *copy = fb.clone(*op, map);
     if (auto w = dyn_cast<WeightOp>(copy)) {
       std::string prefix = (kLayersPrefix + Twine(layer) + ".").str();
-      w.setName((kLayersPrefix + "{layer}." +
-                 w.getName().drop_front(prefix.size()))
-                    .str());
+      w.setName(
+          (kLayersPrefix + "{layer}." + w.getName().drop_front(prefix.size()))
+              .str());
       w.getLayerMutable().assign(entry->getArgument(0));
     }
     copy->walk([&](Operation *o) {
@@ -220,8 +220,8 @@ void Outliner::outline(int64_t layer, ArrayRef<Operation *> ops) {
     fn.erase();
   } else {
     kind = fn;
-    kind.setSymName((stage.getSymName() + "_layer_kind" + Twine(kinds.size()))
-                        .str());
+    kind.setSymName(
+        (stage.getSymName() + "_layer_kind" + Twine(kinds.size())).str());
     kind.setPrivate();
     kind->walk([&](Operation *o) {
       if (o->hasAttr("layer"))

@@ -67,9 +67,9 @@ private:
   func::FuncOp global;
   const Grids &grids;
   int64_t stage;
-  OpBuilder b;       // the program
-  OpBuilder ib;      // the rank-dependent index values ...
-  Block prologue;    // ... built here, then moved to the entry
+  OpBuilder b;    // the program
+  OpBuilder ib;   // the rank-dependent index values ...
+  Block prologue; // ... built here, then moved to the entry
   IRMapping map;
   SmallVector<Value> results;
   llvm::StringMap<SmallVector<Value>> coordValues;
@@ -158,19 +158,18 @@ FailureOr<Value> StageBuilder::offset(Operation *at, Type global, unsigned d) {
   Value &index = indices[{p->grid, s.axes}];
   if (!index)
     for (int16_t a : s.axes)
-      index = index ? arith::AddIOp::create(
-                          ib, loc,
-                          arith::MulIOp::create(ib, loc, index,
-                                                constant(shape[a])),
-                          coords[a])
-                    : coords[a];
-  Value v = s.duplicated > 1
-                ? Value(arith::DivUIOp::create(ib, loc, index,
-                                               constant(s.duplicated)))
-            : s.local == 1
-                ? index
-                : Value(arith::MulIOp::create(ib, loc, index,
-                                              constant(s.local)));
+      index =
+          index ? arith::AddIOp::create(
+                      ib, loc,
+                      arith::MulIOp::create(ib, loc, index, constant(shape[a])),
+                      coords[a])
+                : coords[a];
+  Value v =
+      s.duplicated > 1 ? Value(arith::DivUIOp::create(ib, loc, index,
+                                                      constant(s.duplicated)))
+      : s.local == 1
+          ? index
+          : Value(arith::MulIOp::create(ib, loc, index, constant(s.local)));
   offsets[key] = v;
   return v;
 }
@@ -386,15 +385,15 @@ LogicalResult StageBuilder::fixUp(Operation *global, Operation *local) {
     return success();
   }
   if (auto mm = dyn_cast<MatmulOp>(local); mm && mm.getBias()) {
-    FailureOr<Value> bias = biasOnFirst(
-        global, mm.getBias(), cast<MatmulOp>(global).getWeight(), 1);
+    FailureOr<Value> bias = biasOnFirst(global, mm.getBias(),
+                                        cast<MatmulOp>(global).getWeight(), 1);
     if (failed(bias))
       return failure();
     mm.getBiasMutable().assign(*bias);
   }
   if (auto mlp = dyn_cast<GatedMLPOp>(local); mlp && mlp.getBDown()) {
-    FailureOr<Value> bias = biasOnFirst(
-        global, mlp.getBDown(), cast<GatedMLPOp>(global).getWDown(), 1);
+    FailureOr<Value> bias = biasOnFirst(global, mlp.getBDown(),
+                                        cast<GatedMLPOp>(global).getWDown(), 1);
     if (failed(bias))
       return failure();
     mlp.getBDownMutable().assign(*bias);

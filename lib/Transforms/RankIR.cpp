@@ -202,8 +202,8 @@ FailureOr<int64_t> RankValues::eval(Value v, std::string &error) {
   } else if (isa<shard::ProcessLinearIndexOp>(def)) {
     result = rank;
   } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivUIOp,
-                 arith::DivSIOp, arith::RemUIOp, arith::RemSIOp,
-                 arith::CmpIOp>(def)) {
+                 arith::DivSIOp, arith::RemUIOp, arith::RemSIOp, arith::CmpIOp>(
+                 def)) {
     FailureOr<int64_t> a = eval(def->getOperand(0), error);
     if (failed(a))
       return failure();

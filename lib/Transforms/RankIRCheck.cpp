@@ -73,8 +73,7 @@ private:
       return std::tie(offsets, sizes) < std::tie(o.offsets, o.sizes);
     }
   };
-  std::map<std::string, std::pair<SmallVector<int64_t>, std::set<Box>>>
-      weights;
+  std::map<std::string, std::pair<SmallVector<int64_t>, std::set<Box>>> weights;
 
   InFlightDiagnostic fail(Operation *op) {
     return op->emitError() << pass << ": ";
@@ -270,8 +269,7 @@ LogicalResult Checker::checkGroups() {
       auto [it, first] = firstOf.try_emplace(key, r);
       if (first)
         continue;
-      const SmallVector<std::string> &ref =
-          perStage[grids.stageOf(it->second)];
+      const SmallVector<std::string> &ref = perStage[grids.stageOf(it->second)];
       const SmallVector<std::string> &mine = perStage[grids.stageOf(r)];
       for (size_t i = 0; i < std::max(ref.size(), mine.size()); ++i) {
         if (i < ref.size() && i < mine.size() && ref[i] == mine[i])

@@ -60,10 +60,10 @@ protected:
              const std::string &hwName, const Workload &planned,
              const mlir::helix::HelixEstimateCostOptions &options,
              const Hardware &hw, const Workload &priced) {
-    std::string what = model.name + " " + stringifyStrategy(config.strategy).str() +
-                       " " + config.layout.str() +
-                       " batch=" + std::to_string(config.batch) +
-                       (config.hopb ? "" : " hopb=off");
+    std::string what =
+        model.name + " " + stringifyStrategy(config.strategy).str() + " " +
+        config.layout.str() + " batch=" + std::to_string(config.batch) +
+        (config.hopb ? "" : " hopb=off");
     SCOPED_TRACE(what);
     Evaluation ev = evaluate(model, hw, priced, config);
     ASSERT_TRUE(ev.valid()) << ev.error;

@@ -22,9 +22,10 @@ struct Placement {
   enum class Exchange { None, AllToAll, AllGather };
   int64_t stageGPUs = 1;
   int64_t kvp = 1, tpa = 1, dp = 1;
-  int64_t oprojWidth = 1;   // GPUs sharing the output projection
-  bool oprojOnTPA = false;  // ... the attention TP group (ep, kvp), not the stage
-  int64_t ffnWidth = 1;     // GPUs sharing one copy of the FFN (TPF x EP)
+  int64_t oprojWidth = 1; // GPUs sharing the output projection
+  bool oprojOnTPA =
+      false;            // ... the attention TP group (ep, kvp), not the stage
+  int64_t ffnWidth = 1; // GPUs sharing one copy of the FFN (TPF x EP)
   int64_t tpf = 1, ep = 1;  // MoE grid inside the FFN group
   int64_t sharedWidth = 1;  // GPUs sharing the shared experts
   bool tokensSplit = false; // data-parallel attention (ep strategy)

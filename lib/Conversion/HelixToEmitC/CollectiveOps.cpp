@@ -108,8 +108,7 @@ template <typename Op> struct CollectiveLowering : HelixPattern<Op> {
   LogicalResult
   matchAndRewrite(Op op, typename Op::Adaptor a,
                   ConversionPatternRewriter &rewriter) const override {
-    FailureOr<Value> v =
-        lowerCollective(rewriter, op, a.getInput(), false);
+    FailureOr<Value> v = lowerCollective(rewriter, op, a.getInput(), false);
     if (failed(v))
       return failure();
     rewriter.replaceOp(op, *v);

@@ -116,9 +116,10 @@ struct ConvertHelixToEmitCPass
     target.addLegalOp<ModuleOp, shard::GridOp>();
     target.addIllegalDialect<HelixDialect, tensor::TensorDialect,
                              func::FuncDialect, arith::ArithDialect>();
-    target.addIllegalOp<shard::ProcessMultiIndexOp, shard::AllReduceOp, shard::AllGatherOp,
-                        shard::AllToAllOp, shard::ReduceScatterOp,
-                        shard::AllSliceOp, shard::SendOp, shard::RecvOp>();
+    target.addIllegalOp<shard::ProcessMultiIndexOp, shard::AllReduceOp,
+                        shard::AllGatherOp, shard::AllToAllOp,
+                        shard::ReduceScatterOp, shard::AllSliceOp,
+                        shard::SendOp, shard::RecvOp>();
     RewritePatternSet patterns(ctx);
     populateComputePatterns(patterns, converter, *facts);
     populateAttentionPatterns(patterns, converter, *facts);

@@ -39,7 +39,6 @@ struct ModuleFacts {
 
   /// Reads grids, #helix.model and #helix.plan; fails with a diagnostic.
   static mlir::FailureOr<ModuleFacts> read(mlir::ModuleOp module);
-
 };
 
 /// Rank-IR types to their C++ types.

@@ -112,9 +112,9 @@ using GroupKind = std::pair<std::string, SmallVector<int64_t>>;
 /// The group kinds of a stage function's collectives.
 void groupKindsOf(func::FuncOp f, std::set<GroupKind> &kinds) {
   auto add = [&](auto o) {
-    kinds.insert({o.getGrid().str(), SmallVector<int64_t>(
-                                         o.getGridAxes().begin(),
-                                         o.getGridAxes().end())});
+    kinds.insert(
+        {o.getGrid().str(),
+         SmallVector<int64_t>(o.getGridAxes().begin(), o.getGridAxes().end())});
   };
   f.walk([&](Operation *op) {
     if (auto o = dyn_cast<shard::AllReduceOp>(op))
@@ -362,8 +362,7 @@ ProgramBuilder::convertLayerFunction(func::FuncOp f) {
     return lf;
   HelixTypeConverter converter(ctx);
   Location loc = f.getLoc();
-  SmallVector<Type> args = {contextType(ctx), stateType(ctx),
-                            b.getIndexType()};
+  SmallVector<Type> args = {contextType(ctx), stateType(ctx), b.getIndexType()};
   for (Type t : f.getArgumentTypes())
     args.push_back(converter.convertType(t));
   SmallVector<Type> results;
@@ -436,9 +435,9 @@ LogicalResult ProgramBuilder::lowerLayerCall(func::CallOp call,
   auto f = module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
   if (!f && !layerFunctions.count(call.getCallee().str()))
     return call.emitOpError("convert-helix-to-emitc: unknown layer function");
-  std::optional<int64_t> layer =
-      call.getNumOperands() ? getConstantIntValue(call.getOperand(0))
-                            : std::nullopt;
+  std::optional<int64_t> layer = call.getNumOperands()
+                                     ? getConstantIntValue(call.getOperand(0))
+                                     : std::nullopt;
   if (!layer)
     return call.emitOpError("convert-helix-to-emitc: a layer function is "
                             "called with a constant layer index");
@@ -537,8 +536,8 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
     emitc::GlobalOp::create(
         b, loc, grid.getSymName().str() + "_grid",
         opaque(ctx, "helix::rt::cg::GridDecl"),
-        emitc::OpaqueAttr::get(ctx, "{" + cppString(grid.getSymName()) +
-                                        ", {" + shape + "}}"));
+        emitc::OpaqueAttr::get(ctx, "{" + cppString(grid.getSymName()) + ", {" +
+                                        shape + "}}"));
   }
   b.setInsertionPointToEnd(module.getBody());
   Type argv =

@@ -115,10 +115,9 @@ struct LayerCallLowering : public OpConversionPattern<func::CallOp> {
 
 void populateTensorPatterns(RewritePatternSet &patterns,
                             const TypeConverter &converter) {
-  patterns
-      .add<ExtractSliceLowering, ConcatLowering, EmptyLowering, ReturnLowering,
-           LayerCallLowering>(
-          converter, patterns.getContext());
+  patterns.add<ExtractSliceLowering, ConcatLowering, EmptyLowering,
+               ReturnLowering, LayerCallLowering>(converter,
+                                                  patterns.getContext());
 }
 
 } // namespace helix::emitc_codegen

@@ -9,10 +9,10 @@
 
 #include "helix/Dialect/Helix/HelixOps.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -306,7 +306,8 @@ LogicalResult WeightOp::verify() {
                                             offsets, getDynamicOffsets())))
     return failure();
   for (auto [i, o] : llvm::enumerate(offsets))
-    if (!ShapedType::isDynamic(o) && (o < 0 || o + type.getDimSize(i) > view[i]))
+    if (!ShapedType::isDynamic(o) &&
+        (o < 0 || o + type.getDimSize(i) > view[i]))
       return emitOpError() << "slice [" << o << ", " << o + type.getDimSize(i)
                            << ") of dimension " << i << " is outside the view "
                            << shapeText(view);
@@ -515,9 +516,8 @@ LogicalResult KVSlotsOp::verify() {
       (parts > getPlacement().getKvp() ||
        (first && (*first < 0 || *first + parts > getPlacement().getKvp()))))
     return emitOpError() << "ranks [" << (first ? *first : 0) << ", "
-                         << (first ? *first : 0) + parts
-                         << ") are outside the " << getPlacement().getKvp()
-                         << " KVP ranks";
+                         << (first ? *first : 0) + parts << ") are outside the "
+                         << getPlacement().getKvp() << " KVP ranks";
   if (failed(expectShape(*this, "slots", getSlots(), {parts, b})) ||
       failed(expectShape(*this, "spans", getSpans(), {parts, b, 2})))
     return failure();

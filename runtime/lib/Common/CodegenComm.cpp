@@ -68,19 +68,21 @@ int64_t indexIn(Context &ctx, const Members &members) {
 
 } // namespace
 
-Tensor allReduce(Context &ctx, const Tensor &x, const Members &members, bool inPlace) {
+Tensor allReduce(Context &ctx, const Tensor &x, const Members &members,
+                 bool inPlace) {
   Tensor y = inPlace ? x : clone(ctx, x);
   groupOf(ctx, members).allReduceSum(y);
   return y;
 }
 
-Tensor allGather(Context &ctx, const Tensor &x, const Members &members, int64_t axis) {
+Tensor allGather(Context &ctx, const Tensor &x, const Members &members,
+                 int64_t axis) {
   return stackToAxis(ctx, groupOf(ctx, members).allGather(x),
                      static_cast<size_t>(axis));
 }
 
-Tensor allToAll(Context &ctx, const Tensor &x, const Members &members, int64_t splitAxis,
-                int64_t concatAxis) {
+Tensor allToAll(Context &ctx, const Tensor &x, const Members &members,
+                int64_t splitAxis, int64_t concatAxis) {
   Async a = allToAllStart(ctx, x, members, splitAxis, concatAxis);
   return wait(ctx, a);
 }
@@ -116,12 +118,14 @@ Ints allSlice(Context &ctx, const Ints &x, const Members &members,
   return sliceAxisOf(x, axis, index * (n / count), n / count);
 }
 
-Tensor send(Context &ctx, const Tensor &x, const Members &members, int64_t peer) {
+Tensor send(Context &ctx, const Tensor &x, const Members &members,
+            int64_t peer) {
   groupOf(ctx, members).send(x, static_cast<int>(peer));
   return x;
 }
 
-Tensor recv(Context &ctx, const Tensor &buffer, const Members &members, int64_t peer) {
+Tensor recv(Context &ctx, const Tensor &buffer, const Members &members,
+            int64_t peer) {
   Tensor y = clone(ctx, buffer);
   groupOf(ctx, members).recv(y, static_cast<int>(peer));
   return y;

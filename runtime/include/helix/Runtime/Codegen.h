@@ -264,12 +264,14 @@ Tensor empty(Context &ctx, Dims shape);
 //===----------------------------------------------------------------------===//
 
 /// shard.all_reduce (sum). `inPlace`: x is not used again.
-Tensor allReduce(Context &ctx, const Tensor &x, const Members &members, bool inPlace);
+Tensor allReduce(Context &ctx, const Tensor &x, const Members &members,
+                 bool inPlace);
 /// shard.all_gather along `axis`.
-Tensor allGather(Context &ctx, const Tensor &x, const Members &members, int64_t axis);
+Tensor allGather(Context &ctx, const Tensor &x, const Members &members,
+                 int64_t axis);
 /// shard.all_to_all.
-Tensor allToAll(Context &ctx, const Tensor &x, const Members &members, int64_t splitAxis,
-                int64_t concatAxis);
+Tensor allToAll(Context &ctx, const Tensor &x, const Members &members,
+                int64_t splitAxis, int64_t concatAxis);
 /// shard.reduce_scatter (sum) along `axis`.
 Tensor reduceScatter(Context &ctx, const Tensor &x, const Members &members,
                      int64_t axis);
@@ -280,8 +282,10 @@ Tensor allSlice(Context &ctx, const Tensor &x, const Members &members,
 Ints allSlice(Context &ctx, const Ints &x, const Members &members,
               int64_t axis);
 /// shard.send to / shard.recv from member `peer` of a group of two.
-Tensor send(Context &ctx, const Tensor &x, const Members &members, int64_t peer);
-Tensor recv(Context &ctx, const Tensor &buffer, const Members &members, int64_t peer);
+Tensor send(Context &ctx, const Tensor &x, const Members &members,
+            int64_t peer);
+Tensor recv(Context &ctx, const Tensor &buffer, const Members &members,
+            int64_t peer);
 
 /// helix.async_start of an all-to-all or all-reduce; other collectives
 /// complete at once.
