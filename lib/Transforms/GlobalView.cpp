@@ -2,6 +2,8 @@
 
 #include "GlobalView.h"
 
+#include "helix/Transforms/ApplyPlan.h"
+
 #include "helix/ModelIR/ModelIR.h"
 
 using namespace mlir;
@@ -33,43 +35,18 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
   if (!planAttr || !model)
     return fail("the decode step has no helix.plan (run helix-search-layouts "
                 "or helix-apply-layout first)");
+  // The plan and its layouts, read (and checked against the strategy's
+  // rules) as helix-apply-layout wrote them.
+  ::helix::PlanRecord record;
+  std::string error;
+  if (!::helix::readPlan(func, record, error))
+    return fail(error);
   ShardPlan p;
-  p.strategy = planAttr.getStrategy();
+  p.strategy = record.config.strategy;
+  p.layout = record.config.layout;
   p.modelType = model.getModelType().str();
-
-  LayoutAttr attn, moe, dense, unused;
   int64_t layers = 0;
-  bool missing = false;
   func.walk([&](AttentionOp) { ++layers; });
-  func.walk([&](LayoutCarrier op) {
-    LayoutAttr layout = op.getLayoutOrNull();
-    LayoutKind kind = op.getLayoutKind();
-    // (kvp and ep leave the output projection without a layout.)
-    if (!layout) {
-      missing |= kind != LayoutKind::linear;
-      return;
-    }
-    LayoutAttr &first = kind == LayoutKind::attention ? attn
-                        : kind == LayoutKind::moe     ? moe
-                        : kind == LayoutKind::ffn     ? dense
-                                                      : unused;
-    if (!first)
-      first = layout;
-  });
-  if (missing || !attn)
-    return fail("an op of the decode step has no layout (run "
-                "helix-search-layouts or helix-apply-layout first)");
-  LayoutAttr ffn = moe ? moe : dense;
-  if (!ffn)
-    return fail("the decode step has neither an FFN nor an MoE block");
-  if (attn.getGpus() != planAttr.getGpus())
-    return fail("the layouts' GPUs differ from the plan's");
-  p.layout.kvp = attn.getKvp();
-  p.layout.tpa = attn.getTpa();
-  p.layout.dp = attn.getDp();
-  p.layout.pp = attn.getPp();
-  p.layout.tpf = ffn.getTpf();
-  p.layout.ep = ffn.getEp();
   p.layers = layers;
   Config config;
   config.strategy = p.strategy;
