@@ -98,7 +98,7 @@ def HelixApplyLayout : Pass<"helix-apply-layout", "mlir::ModuleOp"> {
 }
 
 def HelixEstimateCost : Pass<"helix-estimate-cost", "mlir::ModuleOp"> {
-  let summary = "Price planned IR op by op with the cost model";
+  let summary = "Price planned IR op by op, or rank IR layer by layer";
   let description = [{
     Prices the planned decode step (after `helix-apply-layout` or
     `helix-search-layouts`) with the cost model's per-op functions, the same
@@ -127,8 +127,20 @@ def HelixEstimateCost : Pass<"helix-estimate-cost", "mlir::ModuleOp"> {
     `weights-dtype`, `kv-dtype`, `compute-dtype`), to price the same
     program elsewhere. Fails with a diagnostic when the function has no plan,
     an op has no layout, the hardware is unknown or the configuration is
-    invalid on it. Sharded and rank IR (after `helix-insert-collectives` or
-    `helix-partition`) are not priced yet.
+    invalid on it.
+
+    On rank IR (after `helix-partition`) it prices the program as emitted:
+    the model is read back from the stage programs (each layer's attention
+    configuration, dense FFN or MoE), the plan from the module's
+    `helix.plan` and the widths from the grids. Each layer is priced where
+    it runs: the call of its layer function gets the layer's four parts
+    summed, an inline layer's `helix.qkv` / `helix.mla_qkv`, first
+    `helix.attention_partial`, output-projection `helix.matmul` and
+    `helix.gated_mlp` / `helix.moe_experts` their parts; `helix.embed_rows`
+    and the LM head `helix.matmul` theirs; the module gets the step. Every
+    layer must run exactly once, on the pipeline stage the plan puts it on,
+    or the pass fails naming it. Global-view sharded IR (after
+    `helix-insert-collectives`) is not priced.
 
     Example (the two-layer GQA model of the lit tests, Helix kvp = 2,
     tpa = 2 on 4 GB200s, batch 4, 8K context: the step is 110 us, 62 us of

@@ -28,7 +28,11 @@ namespace {
 
 double f64(const APFloat &v) { return v.convertToDouble(); }
 
-::helix::AttentionSpec attentionSpec(AttentionConfigAttr c, RopeAttr r) {
+} // namespace
+
+namespace helix {
+
+AttentionSpec attentionSpecOf(AttentionConfigAttr c, RopeAttr r) {
   ::helix::AttentionSpec a;
   a.kind = fromAttrKind(c.getKind());
   a.numHeads = c.getHeads();
@@ -48,7 +52,7 @@ double f64(const APFloat &v) { return v.convertToDouble(); }
   return a;
 }
 
-::helix::MoESpec moeSpec(MoEConfigAttr c) {
+MoESpec moeSpecOf(MoEConfigAttr c) {
   ::helix::MoESpec m;
   m.numExperts = c.getExperts();
   m.topK = c.getTopK();
@@ -64,10 +68,6 @@ double f64(const APFloat &v) { return v.convertToDouble(); }
   m.expertBias = c.getExpertBias();
   return m;
 }
-
-} // namespace
-
-namespace helix {
 
 func::FuncOp findDecodeStep(ModuleOp module) {
   if (auto f = module.lookupSymbol<func::FuncOp>(::helix::kDecodeStepFunc))
@@ -108,7 +108,7 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
     } else if (auto qkv = dyn_cast<QKVProjOp>(op)) {
       ::helix::LayerSpec &l = layers[qkv.getLayer()];
       l.index = qkv.getLayer();
-      l.attention = attentionSpec(qkv.getConfig(), qkv.getRope());
+      l.attention = attentionSpecOf(qkv.getConfig(), qkv.getRope());
     } else if (auto ffn = dyn_cast<FFNOp>(op)) {
       ::helix::LayerSpec &l = layers[ffn.getLayer()];
       l.isMoE = false;
@@ -119,7 +119,7 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
     } else if (auto moe = dyn_cast<MoEOp>(op)) {
       ::helix::LayerSpec &l = layers[moe.getLayer()];
       l.isMoE = true;
-      l.moe = moeSpec(moe.getConfig());
+      l.moe = moeSpecOf(moe.getConfig());
       hasFFN[moe.getLayer()] = true;
     }
   });

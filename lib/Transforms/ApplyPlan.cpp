@@ -80,13 +80,7 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
   return annotated;
 }
 
-bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
-  auto attr = func->getAttrOfType<PlanAttr>("helix.plan");
-  if (!attr) {
-    error = "the decode step has no helix.plan (run helix-search-layouts or "
-            "helix-apply-layout first)";
-    return false;
-  }
+PlanRecord planRecordOf(PlanAttr attr) {
   PlanRecord r;
   Config &c = r.config;
   c.strategy = attr.getStrategy();
@@ -101,6 +95,18 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
   c.batch = attr.getBatch();
   c.gpus = attr.getGpus();
   c.hopb = attr.getHopb() || attr.getOverlap();
+  return r;
+}
+
+bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
+  auto attr = func->getAttrOfType<PlanAttr>("helix.plan");
+  if (!attr) {
+    error = "the decode step has no helix.plan (run helix-search-layouts or "
+            "helix-apply-layout first)";
+    return false;
+  }
+  PlanRecord r = planRecordOf(attr);
+  Config &c = r.config;
 
   // The widths: attention's from an attention op, the FFN grid from an MoE
   // block (or a dense FFN when the model has no experts).

@@ -2,9 +2,13 @@
 //
 // Prices planned IR op by op with the cost model's per-op functions
 // (helix/Cost/OpCosts.h) and attaches #helix.cost to every priced op and the
-// step's total to the decode-step function.
+// step's total to the decode-step function; rank IR is priced by
+// RankIRPricing.cpp.
 //
 //===----------------------------------------------------------------------===//
+
+#include "RankIRPricing.h"
+#include "StepPricing.h"
 
 #include "helix/Cost/OpCosts.h"
 #include "helix/Dialect/Helix/HelixOps.h"
@@ -24,50 +28,9 @@ namespace mlir::helix {
 using namespace mlir;
 using namespace mlir::helix;
 
+using namespace ::helix::pricing;
+
 namespace {
-
-constexpr const char *kPass = "helix-estimate-cost";
-constexpr const char *kCostAttr = "helix.cost";
-
-/// Sharded IR (after helix-insert-collectives or helix-partition) is not
-/// priced yet: says so, or returns "".
-std::string shardedIRReason(ModuleOp module) {
-  if (module->hasAttr("helix.plan"))
-    return "rank IR (after helix-partition)";
-  std::string reason;
-  module.walk([&](Operation *op) {
-    if (op->getDialect() && op->getDialect()->getNamespace() == "shard")
-      reason =
-          "sharded IR (it has `" + op->getName().getStringRef().str() + "`)";
-    else if (isa<func::FuncOp>(op) && op->hasAttr("helix.rank"))
-      reason = "rank IR (after helix-partition)";
-    return reason.empty() ? WalkResult::advance() : WalkResult::interrupt();
-  });
-  return reason;
-}
-
-/// Sums of priced ops.
-struct Totals {
-  ::helix::TimeBreakdown where;
-  double commS = 0, bytes = 0, flops = 0;
-
-  void add(const ::helix::PricedOp &op) {
-    where += op.where();
-    commS += op.commS;
-    bytes += op.bytes();
-    flops += op.kernels.flops;
-  }
-};
-
-CostAttr costAttr(MLIRContext *ctx, double timeS,
-                  const ::helix::TimeBreakdown &w, double commS, double bytes,
-                  double flops) {
-  auto us = [](double s) { return APFloat(s * 1e6); };
-  return CostAttr::get(ctx, us(timeS), us(w.kvRead), us(w.weightRead),
-                       us(w.compute), us(w.overhead), us(w.exposedComm),
-                       us(w.pipelineStall), us(commS), APFloat(bytes),
-                       APFloat(flops));
-}
 
 struct EstimateCost
     : public mlir::helix::impl::HelixEstimateCostBase<EstimateCost> {
@@ -75,11 +38,24 @@ struct EstimateCost
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (std::string why = shardedIRReason(module); !why.empty()) {
-      module.emitError() << kPass << ": " << why
-                         << " is not supported yet; run it on planned IR "
-                            "(after helix-apply-layout or "
-                            "helix-search-layouts)";
+    if (isRankIR(module)) {
+      if (failed(priceRankIR(
+              module, {hardware, dtype, weightsDtype, kvDtype, computeDtype})))
+        signalPassFailure();
+      return;
+    }
+    if (module
+            .walk([](Operation *op) {
+              return op->getDialect() &&
+                             op->getDialect()->getNamespace() == "shard"
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted()) {
+      module.emitError() << kPass
+                         << ": global-view sharded IR (after "
+                            "helix-insert-collectives) is not priced; run it "
+                            "on planned IR or on rank IR";
       return signalPassFailure();
     }
     auto found = ::helix::findDecodeStepModel(module, kPass);
@@ -116,22 +92,12 @@ struct EstimateCost
   /// Prices every op, attaches the costs and the step total.
   LogicalResult price(func::FuncOp func, const ::helix::ModelSpec &model,
                       const ::helix::OpPricer &pricer) {
-    MLIRContext *ctx = func.getContext();
     std::map<int64_t, size_t> position; // layer index -> model.layers[i]
     for (size_t i = 0; i < model.layers.size(); ++i)
       position[model.layers[i].index] = i;
     // Each layer's four priced ops are found exactly once.
     std::map<size_t, int> seen;
-    std::vector<double> stageS(pricer.stages(), 0.0);
-    Totals totals;
-    auto attach = [&](Operation *op, const ::helix::PricedOp &cost,
-                      int64_t stage) {
-      op->setAttr(kCostAttr,
-                  costAttr(ctx, cost.timeS(), cost.where(), cost.commS,
-                           cost.bytes(), cost.kernels.flops));
-      stageS[stage] += cost.timeS();
-      totals.add(cost);
-    };
+    StepPricing step(pricer);
     auto layerOf = [&](Operation *op, int64_t index) -> FailureOr<size_t> {
       auto it = position.find(index);
       if (it == position.end())
@@ -160,10 +126,10 @@ struct EstimateCost
                     "helix.attention output";
         index = attn.getLayer();
       } else if (isa<EmbedOp>(op)) {
-        attach(op, pricer.embedding(), 0);
+        step.attach(op, {pricer.embedding()}, 0);
         return WalkResult::advance();
       } else if (isa<LMHeadOp>(op)) {
-        attach(op, pricer.lmHead(), pricer.stages() - 1);
+        step.attach(op, {pricer.lmHead()}, pricer.stages() - 1);
         return WalkResult::advance();
       } else {
         // Norms and residual adds are priced with the op that follows them
@@ -179,7 +145,7 @@ struct EstimateCost
                                       : isa<LinearOp>(op)    ? ops.outProj
                                                              : ops.ffn;
       ++seen[*i];
-      attach(op, cost, pricer.stageOfLayer(*i));
+      step.attach(op, {cost}, pricer.stageOfLayer(*i));
       return WalkResult::advance();
     });
     if (walked.wasInterrupted())
@@ -191,21 +157,7 @@ struct EstimateCost
                << seen[i]
                << " of its 4 priced ops (helix.qkv_proj, helix.attention, "
                   "helix.linear, helix.ffn or helix.moe)";
-
-    // The step: stage-to-stage transfers and the pipeline stall belong to
-    // no single op.
-    ::helix::PricedOp p2p = pricer.stageTransfer();
-    double transfers = double(pricer.stages() - 1) * p2p.exposedCommS;
-    double ttl =
-        ::helix::pipelineTTL(stageS, p2p.exposedCommS, pricer.microBatches());
-    double sum = transfers;
-    for (double s : stageS)
-      sum += s;
-    ::helix::TimeBreakdown where = totals.where;
-    where.exposedComm += transfers;
-    where.pipelineStall = std::max(0.0, ttl - sum);
-    func->setAttr(kCostAttr, costAttr(ctx, ttl, where, totals.commS + transfers,
-                                      totals.bytes, totals.flops));
+    func->setAttr(kCostAttr, step.total(func.getContext()));
     return success();
   }
 };

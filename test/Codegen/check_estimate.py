@@ -1,4 +1,4 @@
-"""Checks plan.json's "estimate" (helix-estimate-cost on the planned IR
+"""Checks plan.json's "estimate" (helix-estimate-cost on the rank IR
 `helix compile` compiled) against its "cost" (evaluate(), what `helix cost`
 prints): the same token-to-token latency within 0.1%, and categories that
 sum to it.

@@ -6,6 +6,10 @@
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=tpa=2,tpf=2 strategy=tp batch=4 context=8192" --helix-estimate-cost | FileCheck %s --check-prefix=TP
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=tpa=1,tpf=1,pp=2 strategy=tp-pp batch=4 context=8192" --helix-estimate-cost | FileCheck %s --check-prefix=PP
 // RUN: helix-opt %S/Inputs/mla-moe.mlir --helix-apply-layout="layout=kvp=4,tpf=2,ep=2 batch=8 context=65536" --helix-estimate-cost="hardware=h200 dtype=fp8 kv-dtype=bf16" | FileCheck %s --check-prefix=MOE
+// The rank IR helix-partition emits prices to the same step, layer by layer
+// at the calls of its layer functions (or at the ops of inline layers).
+// RUN: helix-opt %S/Inputs/gqa.mlir --helix-sharding-pipeline='layout="kvp=2,tpa=2,tpf=4" batch=4 context=8192' --helix-estimate-cost | FileCheck %s --check-prefix=RANK
+// RUN: helix-opt %S/Inputs/gqa.mlir --helix-sharding-pipeline='layout="kvp=2,tpa=2,tpf=4" batch=4 context=8192 layer-functions=false' --helix-estimate-cost | FileCheck %s --check-prefix=INLINE
 
 // The function carries the step: the token-to-token latency and where it
 // goes (fields that are zero are not printed), the time in collectives,
@@ -47,3 +51,15 @@
 // MOE: helix.cost = #helix.cost<time_us
 // MOE: helix.attention {{.*}}helix.cost = #helix.cost<time_us = {{.*}}kv_read_us
 // MOE: helix.moe {{.*}}helix.cost = #helix.cost<time_us
+
+// RANK: module attributes {helix.cost = #helix.cost<time_us = 109.785,
+// RANK: helix.embed_rows {{.*}}helix.cost = #helix.cost<
+// RANK: call @decode_step_stage0_layer_kind0({{.*}}) {helix.cost = #helix.cost<
+// RANK: call @decode_step_stage0_layer_kind0({{.*}}) {helix.cost = #helix.cost<
+// RANK: helix.matmul {{.*}}helix.cost = #helix.cost<
+
+// INLINE: module attributes {helix.cost = #helix.cost<time_us = 109.785,
+// INLINE: helix.qkv {{.*}}helix.cost = #helix.cost<
+// INLINE: helix.attention_partial {{.*}}helix.cost = #helix.cost<time_us = 16.7733,
+// INLINE: helix.matmul {{.*}}helix.cost = #helix.cost<
+// INLINE: helix.gated_mlp {{.*}}helix.cost = #helix.cost<

@@ -81,21 +81,21 @@ static bool makeRequest(const CompileArgs &args, PlanRequest &request,
   return true;
 }
 
-/// helix-estimate-cost on a copy of the planned IR `planned`: the step's
-/// estimate as plan.json records it, or "" when the pass fails.
-static std::string estimateJSON(mlir::ModuleOp planned) {
-  mlir::OwningOpRef<mlir::ModuleOp> copy = planned.clone();
-  mlir::PassManager pm(planned.getContext());
+/// helix-estimate-cost on a copy of the rank IR `program` (what the project
+/// runs): the step's estimate as plan.json records it, or "" when the pass
+/// fails.
+static std::string estimateJSON(mlir::ModuleOp program) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = program.clone();
+  mlir::PassManager pm(program.getContext());
   pm.addPass(mlir::helix::createHelixEstimateCost());
   if (mlir::failed(pm.run(*copy)))
     return "";
-  auto cost =
-      findDecodeStep(*copy)->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
+  auto cost = (*copy)->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
   if (!cost)
     return "";
   auto ms = [](const llvm::APFloat &us) { return us.convertToDouble() / 1e3; };
   llvm::json::Object estimate{
-      {"source", "helix-estimate-cost on the planned IR"},
+      {"source", "helix-estimate-cost on the rank IR"},
       {"ttl_ms", ms(cost.getTimeUs())},
       {"time_ms",
        llvm::json::Object{{"kv_read", ms(cost.getKvReadUs())},
@@ -164,14 +164,6 @@ static int runCompile(const CompileArgs &args) {
   });
   mlir::OwningOpRef<mlir::ModuleOp> module = buildModelIR(context, in.model);
   applyPlan(findDecodeStep(*module), record);
-  // What the emitted program costs, priced on the planned IR it compiles.
-  std::string estimate;
-  if (args.emit == "project") {
-    estimate = estimateJSON(*module);
-    if (estimate.empty())
-      return fail(diagnostic.empty() ? "helix-estimate-cost failed"
-                                     : diagnostic);
-  }
   if (args.emit == "rank-ir" || args.emit == "project") {
     ShardingPipelineOptions options;
     options.hopb = args.hopb == "on";
@@ -184,6 +176,11 @@ static int runCompile(const CompileArgs &args) {
                                      : diagnostic);
   }
   if (args.emit == "project") {
+    // What the emitted program costs: its rank IR priced.
+    std::string estimate = estimateJSON(*module);
+    if (estimate.empty())
+      return fail(diagnostic.empty() ? "helix-estimate-cost failed"
+                                     : diagnostic);
     ProjectOptions project;
     project.outputDir = args.output;
     project.backend = args.backend;

@@ -15,6 +15,7 @@
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Transforms/ApplyPlan.h"
 #include "helix/Transforms/Passes.h"
+#include "helix/Transforms/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -175,6 +176,59 @@ TEST_F(EstimateCost, EqualsEvaluateForEveryStrategyAndModel) {
       EXPECT_GT(checked, 0) << file << " " << stringifyStrategy(strategy).str();
     }
   }
+}
+
+/// The program helix-partition emits (rank IR, with layer functions or
+/// without) prices to the plan's latency too: every layer runs once, on the
+/// stage the plan puts it on.
+TEST_F(EstimateCost, RankIREqualsEvaluate) {
+  const char *files[] = {"tiny-llama-tied.json", "tiny-qwen2-swa.json",
+                         "tiny-qwen3-moe.json",  "tiny-deepseek.json",
+                         "tiny-gpt-oss.json",    "Llama-3.1-8B.json"};
+  Hardware hw;
+  std::string error;
+  ASSERT_TRUE(loadHardware("gb200-nvl72", hw, error)) << error;
+  Workload workload;
+  workload.context = 8192;
+  int64_t checked = 0;
+  for (const char *file : files) {
+    ModelSpec model = load(file);
+    for (Strategy strategy : allStrategies())
+      for (int64_t gpus : {2, 4})
+        for (const Layout &layout :
+             enumerateLayouts(model, hw, workload, strategy, gpus))
+          for (bool layerFunctions : {true, false}) {
+            Config config;
+            config.strategy = strategy;
+            config.layout = layout;
+            config.batch = 6;
+            SCOPED_TRACE(model.name + " " + stringifyStrategy(strategy).str() +
+                         " " + layout.str() +
+                         (layerFunctions ? "" : " (layers inline)"));
+            Evaluation ev = evaluate(model, hw, workload, config);
+            ASSERT_TRUE(ev.valid()) << ev.error;
+            mlir::OwningOpRef<mlir::ModuleOp> module =
+                buildModelIR(context, model);
+            PlanRecord record;
+            record.config = config;
+            record.hardware = "gb200-nvl72";
+            record.workload = workload;
+            applyPlan(findDecodeStep(*module), record);
+            mlir::PassManager pm(&context);
+            ShardingPipelineOptions options;
+            options.slices = 2;
+            options.layerFunctions = layerFunctions;
+            buildShardingPipeline(pm, options);
+            pm.addPass(mlir::helix::createHelixEstimateCost());
+            ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+            auto total =
+                (*module)->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
+            ASSERT_TRUE(total);
+            EXPECT_NEAR(us(total.getTimeUs()), ev.ttlS, kTolerance * ev.ttlS);
+            ++checked;
+          }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 /// The options price the same plan on other hardware and formats.

@@ -9,6 +9,7 @@
 #ifndef HELIX_MODELIR_MODELIR_H
 #define HELIX_MODELIR_MODELIR_H
 
+#include "helix/Dialect/Helix/HelixAttributes.h"
 #include "helix/Model/ModelSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -40,6 +41,11 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModelIR(mlir::MLIRContext &context,
 /// Recovers the ModelSpec of the decode-step function `func`. Emits a
 /// diagnostic on `func` and fails if it is not helix model IR.
 mlir::FailureOr<ModelSpec> extractModelSpec(mlir::func::FuncOp func);
+
+/// The model description of an attention / MoE configuration attribute.
+AttentionSpec attentionSpecOf(mlir::helix::AttentionConfigAttr config,
+                              mlir::helix::RopeAttr rope);
+MoESpec moeSpecOf(mlir::helix::MoEConfigAttr config);
 
 /// Finds the decode-step function in `module`: @decode_step, or the only
 /// function carrying `helix.model`.

@@ -5,6 +5,7 @@
 
 #include "helix/Cost/Layout.h"
 #include "helix/Cost/Workload.h"
+#include "helix/Dialect/Helix/HelixAttributes.h"
 
 #include "mlir/Support/LLVM.h"
 
@@ -32,6 +33,10 @@ struct PlanRecord {
 /// attention TP group for the Medha-style kvp strategy) and `helix.plan` on
 /// the function. Returns the number of ops annotated.
 int64_t applyPlan(mlir::func::FuncOp func, const PlanRecord &plan);
+
+/// What a #helix.plan records (strategy, GPUs, batch, context, precision,
+/// overlap, hardware, latency); the layout's widths are not in it.
+PlanRecord planRecordOf(mlir::helix::PlanAttr attr);
 
 /// The inverse of applyPlan: the configuration, hardware, workload and
 /// predicted latency a planned decode step records (helix.plan, and the

@@ -1,0 +1,55 @@
+//===- StepPricing.cpp - Costs of a decode step's ops, summed -------------===//
+
+#include "StepPricing.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace helix::pricing {
+
+static mlir::helix::CostAttr costAttr(MLIRContext *ctx, double timeS,
+                                      const TimeBreakdown &w, double commS,
+                                      double bytes, double flops) {
+  auto us = [](double s) { return APFloat(s * 1e6); };
+  return mlir::helix::CostAttr::get(
+      ctx, us(timeS), us(w.kvRead), us(w.weightRead), us(w.compute),
+      us(w.overhead), us(w.exposedComm), us(w.pipelineStall), us(commS),
+      APFloat(bytes), APFloat(flops));
+}
+
+void StepPricing::attach(Operation *op, ArrayRef<PricedOp> costs,
+                         int64_t stage) {
+  double time = 0, comm = 0, opBytes = 0, opFlops = 0;
+  TimeBreakdown opWhere;
+  for (const PricedOp &c : costs) {
+    time += c.timeS();
+    comm += c.commS;
+    opBytes += c.bytes();
+    opFlops += c.kernels.flops;
+    opWhere += c.where();
+  }
+  op->setAttr(kCostAttr, costAttr(op->getContext(), time, opWhere, comm,
+                                  opBytes, opFlops));
+  stageS[stage] += time;
+  where += opWhere;
+  commS += comm;
+  bytes += opBytes;
+  flops += opFlops;
+}
+
+mlir::helix::CostAttr StepPricing::total(MLIRContext *ctx) const {
+  // Stage-to-stage transfers and the pipeline stall belong to no single op.
+  PricedOp p2p = pricer.stageTransfer();
+  double transfers = double(pricer.stages() - 1) * p2p.exposedCommS;
+  double ttl = pipelineTTL(stageS, p2p.exposedCommS, pricer.microBatches());
+  double sum = transfers;
+  for (double s : stageS)
+    sum += s;
+  TimeBreakdown w = where;
+  w.exposedComm += transfers;
+  w.pipelineStall = std::max(0.0, ttl - sum);
+  return costAttr(ctx, ttl, w, commS + transfers, bytes, flops);
+}
+
+} // namespace helix::pricing
