@@ -279,7 +279,11 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     attention compute, batch-wise: HOP-B's all-to-all for Helix, the
     output-projection all-reduce for tp, tp-pp, ep and Helix with kvp = 1
     (`Config::overlapsCommunication`); `helix-estimate-cost` prices the
-    plan with it.
+    plan with it. `slices` is the number of HOP-B batch slices the program
+    runs (what `helix-hopb` takes when not told otherwise, and what the
+    latency is priced with; 0: the cost model's best count, before a
+    program fixes it) and `kv_block` the round-robin KV block
+    (`helix-kv-placement`'s default).
 
     ```mlir
     #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 64,
@@ -299,7 +303,9 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     Helix_BoolParameter<"NVFP4 block scales counted">:$nvfp4_scales,
     Helix_BoolParameter<"HOP-B overlap">:$hopb,
     Helix_F64Parameter<"predicted token-to-token latency (s)", "0.0">:$ttl_s,
-    Helix_BoolParameter<"attention-side collective overlapped batch-wise">:$overlap
+    Helix_BoolParameter<"attention-side collective overlapped batch-wise">:$overlap,
+    Helix_I64Parameter<"HOP-B batch slices of the program (0: the best count)", "0">:$slices,
+    Helix_I64Parameter<"KV tokens appended to one KVP rank before the next", "16">:$kv_block
   );
   let extraClassDeclaration = [{
     /// "fp4 weights, fp8 KV, bf16 math", as the reports describe it.

@@ -18,7 +18,8 @@ double pipelineTime(int64_t n, double c, double m) {
 
 OverlapResult overlapWithCollective(const Hardware &hw, int64_t batch,
                                     const OpCost &compute, CollectiveKind kind,
-                                    int64_t n, double bytes, bool overlap) {
+                                    int64_t n, double bytes, bool overlap,
+                                    int64_t slices) {
   OverlapResult best;
   double whole = collectiveTime(hw, kind, n, bytes);
   best.timeS = compute.timeS + whole;
@@ -31,13 +32,19 @@ OverlapResult overlapWithCollective(const Hardware &hw, int64_t batch,
     double c = variable / s + compute.overheadS;
     double m = collectiveTime(hw, kind, n, bytes / s);
     double t = pipelineTime(s, c, m);
-    if (t < best.timeS) {
+    if (t < best.timeS || slices > 0) {
       best.timeS = t;
       best.exposedS = t - compute.timeS;
       best.commS = s * m;
       best.slices = s;
     }
   };
+  if (slices > 0) {
+    // The program's count: what it takes, even when another is faster.
+    if (std::min(slices, batch) > 1)
+      trySlices(std::min(slices, batch));
+    return best;
+  }
   for (int64_t s = 2; s < batch; s *= 2)
     trySlices(s);
   trySlices(batch);

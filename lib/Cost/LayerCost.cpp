@@ -99,7 +99,7 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
     // attention kernel; then the TP = N all-reduce of the output projection.
     OverlapResult o =
         overlapWithCollective(hw, int64_t(b), c.core, CollectiveKind::AllToAll,
-                              pl.kvp, partials, pl.overlap);
+                              pl.kvp, partials, pl.overlap, pl.slices);
     c.exchange = {o.commS, o.exposedS};
     c.oprojComm = {ar, ar};
     c.slices = o.slices;

@@ -14,6 +14,7 @@ Placement placementFor(const Config &config) {
   p.tpf = l.tpf;
   p.ep = l.ep;
   p.overlap = config.overlapsCommunication();
+  p.slices = config.hopbSlices;
   switch (config.strategy) {
   case Strategy::Helix:
   case Strategy::HelixNoHopB:

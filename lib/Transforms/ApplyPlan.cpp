@@ -76,8 +76,17 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
                               precision.kvCache, precision.compute,
                               precision.nvfp4BlockScales,
                               plan.config.effectiveHopB(), APFloat(plan.ttlS),
-                              plan.config.overlapsCommunication()));
+                              plan.config.overlapsCommunication(),
+                              plan.config.hopbSlices, plan.kvBlock));
   return annotated;
+}
+
+PlanAttr planWithProgram(PlanAttr p, int64_t slices, int64_t kvBlock) {
+  return PlanAttr::get(p.getContext(), p.getStrategy(), p.getHardware(),
+                       p.getGpus(), p.getBatch(), p.getContextLength(),
+                       p.getWeights(), p.getKvCache(), p.getCompute(),
+                       p.getNvfp4Scales(), p.getHopb(), p.getTtlS(),
+                       p.getOverlap(), slices, kvBlock);
 }
 
 PlanRecord planRecordOf(PlanAttr attr) {
@@ -95,6 +104,8 @@ PlanRecord planRecordOf(PlanAttr attr) {
   c.batch = attr.getBatch();
   c.gpus = attr.getGpus();
   c.hopb = attr.getHopb() || attr.getOverlap();
+  c.hopbSlices = attr.getSlices();
+  r.kvBlock = attr.getKvBlock();
   return r;
 }
 

@@ -12,12 +12,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "helix/Dialect/Helix/HelixOps.h"
+#include "helix/Transforms/ApplyPlan.h"
 #include "helix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <algorithm>
 
 namespace mlir::helix {
 #define GEN_PASS_DEF_HELIXHOPB
@@ -74,6 +77,7 @@ Value slice(OpBuilder &b, Location loc, Value v, int64_t dim, int64_t offset,
 
 struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
   using Base::Base;
+  int64_t count = 0; // slices of the function being piped (0: per request)
 
   void runOnOperation() override {
     if (!enable)
@@ -86,13 +90,23 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
       auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
       if (plan && !plan.getHopb())
         return;
+      // The plan's slices (what it was priced with) unless told otherwise.
+      count = slices;
+      if (!slices.hasValue() && plan && plan.getSlices() > 0)
+        count = plan.getSlices();
       SmallVector<Exchange> exchanges;
       func.walk([&](AttentionPartialOp op) {
         if (auto e = matchExchange(op))
           exchanges.push_back(*e);
       });
+      int64_t used = 0;
       for (Exchange &e : exchanges)
-        pipeline(e);
+        used = std::max(used, pipeline(e));
+      // The plan records the slices the program runs (what it is priced
+      // with).
+      if (plan && used > 0 && used != plan.getSlices())
+        func->setAttr("helix.plan",
+                      ::helix::planWithProgram(plan, used, plan.getKvBlock()));
     });
   }
 
@@ -104,12 +118,13 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     return sizes;
   }
 
-  void pipeline(Exchange &e) {
+  /// Pipes `e` in slices; returns how many (1: left whole).
+  int64_t pipeline(Exchange &e) {
     AttentionPartialOp attn = e.attention;
     int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
-    int64_t n = slices == 0 ? rows : std::min<int64_t>(slices, rows);
+    int64_t n = count == 0 ? rows : std::min<int64_t>(count, rows);
     if (n <= 1)
-      return;
+      return 1;
     OpBuilder b(e.combine);
     Location loc = attn.getLoc();
     SmallVector<Value> outputs;
@@ -163,6 +178,7 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     e.combine.erase();
     e.allToAll.erase();
     attn.erase();
+    return n;
   }
 };
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "helix/Dialect/Helix/HelixOps.h"
+#include "helix/Transforms/ApplyPlan.h"
 #include "helix/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -98,9 +99,17 @@ struct KVPlacement
 
   LogicalResult place(func::FuncOp func) {
     int64_t tokens = context;
-    if (auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
-        !tokens && plan)
+    auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
+    if (!tokens && plan)
       tokens = plan.getContextLength();
+    // The plan's block unless told otherwise; the plan records the block
+    // the program uses.
+    int64_t blockSize = block;
+    if (!block.hasValue() && plan)
+      blockSize = plan.getKvBlock();
+    if (plan && blockSize != plan.getKvBlock())
+      func->setAttr("helix.plan", ::helix::planWithProgram(
+                                      plan, plan.getSlices(), blockSize));
     // One kv_slots per (placement, positions, distribution of the slots).
     llvm::DenseMap<std::tuple<Attribute, Value, Attribute>, KVSlotsOp> slotsOf;
     WalkResult walk = func.walk([&](AttentionPartialOp op) {
@@ -120,9 +129,9 @@ struct KVPlacement
       auto partial = cast<RankedTensorType>(op.getResult().getType());
       int64_t kvp = partial.getDimSize(0);
       int64_t window = op.getConfig().getWindow();
-      auto placement =
-          KVPlacementAttr::get(op.getContext(), block, kvp,
-                               capacityOf(tokens, window, block, kvp), window);
+      auto placement = KVPlacementAttr::get(
+          op.getContext(), blockSize, kvp,
+          capacityOf(tokens, window, blockSize, kvp), window);
       // The slots are split like the partials over KV shards and like the
       // requests over DP replicas.
       DistAttr pd = distOf(op.getResult()), qd = distOf(op.getQ());

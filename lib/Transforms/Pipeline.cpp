@@ -38,13 +38,22 @@ void buildShardingPipeline(mlir::OpPassManager &pm,
     pm.addPass(mlir::helix::createHelixApplyLayout(a));
   }
   pm.addPass(mlir::helix::createHelixInsertCollectives());
-  mlir::helix::HelixHopBOptions h;
-  h.enable = o.hopb;
-  h.slices = o.slices;
-  pm.addPass(mlir::helix::createHelixHopB(h));
-  mlir::helix::HelixKVPlacementOptions k;
-  k.block = o.kvBlock;
-  pm.addPass(mlir::helix::createHelixKVPlacement(k));
+  // HOP-B's slices and the KV block: the plan's, unless the pipeline is
+  // told (an option given to a pass overrides the plan).
+  auto withOptions = [](std::unique_ptr<mlir::Pass> pass,
+                        const std::string &options) {
+    (void)pass->initializeOptions(
+        options, [](const llvm::Twine &) { return mlir::failure(); });
+    return pass;
+  };
+  std::string hopb = o.hopb ? "enable=true" : "enable=false";
+  if (o.slices.hasValue())
+    hopb += " slices=" + std::to_string(o.slices);
+  pm.addPass(withOptions(mlir::helix::createHelixHopB(), hopb));
+  pm.addPass(withOptions(mlir::helix::createHelixKVPlacement(),
+                         o.kvBlock.hasValue()
+                             ? "block=" + std::to_string(o.kvBlock)
+                             : std::string()));
   mlir::helix::HelixPartitionOptions part;
   part.layerFunctions = o.layerFunctions;
   pm.addPass(mlir::helix::createHelixPartition(part));

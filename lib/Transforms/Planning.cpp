@@ -7,6 +7,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+
 namespace helix {
 
 static std::string gigabytes(double bytes) {
@@ -126,6 +128,21 @@ bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
   return true;
 }
 
+void fixHopBSlices(const ModelSpec &model, const Hardware &hw, PlanRecord &plan,
+                   int64_t slices) {
+  Config &c = plan.config;
+  if (!c.effectiveHopB()) {
+    c.hopbSlices = 0;
+    return;
+  }
+  if (slices <= 0) {
+    c.hopbSlices = 0;
+    slices = evaluate(model, hw, plan.workload, c).hopbSlices;
+  }
+  c.hopbSlices = std::min(slices, c.batch);
+  plan.ttlS = evaluate(model, hw, plan.workload, c).ttlS;
+}
+
 bool choosePlan(const ModelSpec &model, const Hardware &hw,
                 const Workload &workload, const PlanRequest &request,
                 PlanRecord &out, std::string &error) {
@@ -135,9 +152,13 @@ bool choosePlan(const ModelSpec &model, const Hardware &hw,
             "must not be negative";
     return false;
   }
-  if (request.layout)
-    return checkLayout(model, hw, workload, request, out, error);
-  return searchPlan(model, hw, workload, request, out, error);
+  if (!(request.layout ? checkLayout(model, hw, workload, request, out, error)
+                       : searchPlan(model, hw, workload, request, out, error)))
+    return false;
+  // The program slices HOP-B as the cost model finds best unless told
+  // otherwise (helix compile --slices), and the plan is priced so.
+  fixHopBSlices(model, hw, out, 0);
+  return true;
 }
 
 } // namespace helix

@@ -1,12 +1,12 @@
 // helix-translate --emit-cpp: rank IR lowered by convert-helix-to-emitc and
 // printed by emitc::translateToCpp as one translation unit.
 
-// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=1,tpf=1,ep=2 batch=2 context=4096 layer-functions=false" \
+// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=1,tpf=1,ep=2 batch=2 context=4096 slices=0 layer-functions=false" \
 // RUN:   | helix-translate --emit-cpp | FileCheck %s
 // Already-lowered EmitC prints as it is.
 // RUN: helix-opt %S/../Transforms/Inputs/gqa.mlir --helix-sharding-pipeline="layout=tpa=2,tpf=2 strategy=tp batch=1 context=64 layer-functions=false" \
 // RUN:   | helix-opt --convert-helix-to-emitc | helix-translate --emit-cpp | FileCheck %s --check-prefix=TP
-// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=1,tpf=1,ep=2 batch=2 context=4096" \
+// RUN: helix-opt %S/../Transforms/Inputs/mla-moe.mlir --helix-sharding-pipeline="layout=kvp=2,tpa=1,tpf=1,ep=2 batch=2 context=4096 slices=0" \
 // RUN:   | helix-translate --emit-cpp | FileCheck %s --check-prefix=LAYERS
 // RUN: not helix-translate --emit-cpp %S/../Transforms/Inputs/gqa.mlir 2>&1 | FileCheck %s --check-prefix=GLOBAL
 

@@ -2,12 +2,20 @@
 // helix-insert-collectives, Helix kvp=2 x tpa=2, batch 3).
 
 // RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=3 context=8192" --helix-insert-collectives -o %t.global.mlir
-// RUN: helix-opt %t.global.mlir --helix-hopb | FileCheck %s --check-prefix=PERREQ
+// RUN: helix-opt %t.global.mlir --helix-hopb=slices=0 | FileCheck %s --check-prefix=PERREQ
 // RUN: helix-opt %t.global.mlir --helix-hopb=slices=2 | FileCheck %s --check-prefix=TWO
 // RUN: helix-opt %t.global.mlir --helix-hopb=slices=2 | helix-opt --helix-kv-placement --helix-partition | FileCheck %s --check-prefix=RANK
 
 // Turned off, or where the plan has no HOP-B (helix-no-hopb), or where there
 // is no all-to-all (tp): the IR is unchanged.
+// Without a slices option the pass takes the plan's: the count the cost
+// model found best (1 here: one exchange's latency is worth more than the
+// overlap), and the plan keeps recording what the program runs.
+// RUN: helix-opt %t.global.mlir --helix-hopb | FileCheck %s --check-prefix=PLANNED
+// PLANNED: helix.plan = #helix.plan<{{.*}}slices = 1>
+// PLANNED-NOT: helix.async_start
+// RUN: helix-opt %t.global.mlir --helix-hopb=slices=2 | FileCheck %s --check-prefix=RECORDED
+// RECORDED: helix.plan = #helix.plan<{{.*}}slices = 2>
 // RUN: helix-opt %t.global.mlir -o %t.same.mlir
 // RUN: helix-opt %t.global.mlir --helix-hopb=enable=false -o %t.off.mlir
 // RUN: diff %t.same.mlir %t.off.mlir
@@ -46,8 +54,8 @@
 // PERREQ: helix.matmul %[[O]],
 
 // Every all-to-all (2 layers x 3 requests) is started asynchronously.
-// RUN: helix-opt %t.global.mlir --helix-hopb | grep -c "helix.collective all_to_all" | FileCheck %s --check-prefix=COUNT
-// RUN: helix-opt %t.global.mlir --helix-hopb | grep -c "helix.async_start" | FileCheck %s --check-prefix=COUNT
+// RUN: helix-opt %t.global.mlir --helix-hopb=slices=0 | grep -c "helix.collective all_to_all" | FileCheck %s --check-prefix=COUNT
+// RUN: helix-opt %t.global.mlir --helix-hopb=slices=0 | grep -c "helix.async_start" | FileCheck %s --check-prefix=COUNT
 // COUNT: 6
 
 // Two slices of a batch of 3: rows [0, 2) and [2, 3).

@@ -5,7 +5,7 @@
 // RUN:   | helix-opt --helix-kv-placement | FileCheck %s --check-prefix=SWA
 // RUN: helix-opt %S/Inputs/mla-moe.mlir --helix-apply-layout="layout=tpa=1,dp=4,tpf=1,ep=4 strategy=ep batch=4 context=8192" --helix-insert-collectives \
 // RUN:   | helix-opt --helix-kv-placement=block=32 | FileCheck %s --check-prefix=DP
-// RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=3 context=1000" --helix-insert-collectives --helix-hopb \
+// RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=3 context=1000" --helix-insert-collectives --helix-hopb=slices=0 \
 // RUN:   | helix-opt --helix-kv-placement=context=4000 | FileCheck %s --check-prefix=HOPB
 // RUN: not helix-opt %s --helix-kv-placement 2>&1 | FileCheck %s --check-prefix=NOCONTEXT
 

@@ -6,8 +6,10 @@
 // SEARCH: module attributes {{{.*}}helix.plan = #helix.plan<strategy = helix, {{.*}}gpus = 4, batch = 2, context_length = 8192
 // SEARCH: func.func @decode_step_stage0(
 
-// An explicit layout, HOP-B per request, 32-token KV blocks.
-// RUN: helix-opt %S/Inputs/gqa.mlir --helix-sharding-pipeline='layout="kvp=2,tpa=2,tpf=4" batch=2 context=8192 kv-block=32' | FileCheck %s --check-prefix=EXPLICIT
+// An explicit layout, HOP-B per request, 32-token KV blocks (the plan
+// records both).
+// RUN: helix-opt %S/Inputs/gqa.mlir --helix-sharding-pipeline='layout="kvp=2,tpa=2,tpf=4" batch=2 context=8192 kv-block=32 slices=0' | FileCheck %s --check-prefix=EXPLICIT
+// EXPLICIT: helix.plan = #helix.plan<{{.*}}slices = 2, kv_block = 32>
 // EXPLICIT: func.func private @decode_step_stage0_layer_kind0(
 // EXPLICIT-SAME: helix.layers = array<i64: 0, 1>
 // EXPLICIT: helix.async_start

@@ -43,7 +43,7 @@ struct CompileArgs {
   std::string hopb = "on";
   double ttlMs = 0;
   int64_t kvBlock = 16;
-  std::string slices = "per-request";
+  std::string slices = "auto";
   std::string emit = "rank-ir";
   std::string output = "-";
   std::string backend = "cpu";
@@ -136,20 +136,21 @@ static int runCompile(const CompileArgs &args) {
       !choosePlan(in.model, in.hardware, in.workload, request, record, error))
     return fail(error);
 
-  // HOP-B slices: one per request (the paper's), the count the cost model
-  // finds best, or the user's.
-  int64_t slices = 0;
-  if (args.slices == "auto") {
-    slices =
-        evaluate(in.model, in.hardware, in.workload, record.config).hopbSlices;
-  } else if (args.slices != "per-request") {
+  // HOP-B slices: the count the cost model finds best (what choosePlan
+  // fixed), one per request (the paper's), or the user's; the plan records
+  // them and is priced with them.
+  if (args.slices == "per-request") {
+    fixHopBSlices(in.model, in.hardware, record, record.config.batch);
+  } else if (args.slices != "auto") {
     char *end = nullptr;
-    slices = std::strtoll(args.slices.c_str(), &end, 10);
+    int64_t slices = std::strtoll(args.slices.c_str(), &end, 10);
     if (args.slices.empty() || *end != '\0' || slices < 1)
       return fail("--slices: expected auto, per-request or a positive count, "
                   "got '" +
                   args.slices + "'");
+    fixHopBSlices(in.model, in.hardware, record, slices);
   }
+  record.kvBlock = args.kvBlock;
 
   mlir::DialectRegistry registry;
   registerAllHelixDialects(registry);
@@ -167,8 +168,8 @@ static int runCompile(const CompileArgs &args) {
   if (args.emit == "rank-ir" || args.emit == "project") {
     ShardingPipelineOptions options;
     options.hopb = args.hopb == "on";
-    options.slices = slices;
-    options.kvBlock = args.kvBlock;
+    options.slices = record.config.hopbSlices;
+    options.kvBlock = record.kvBlock;
     mlir::PassManager pm(&context);
     buildShardingPipeline(pm, options);
     if (mlir::failed(pm.run(*module)))
@@ -228,8 +229,9 @@ Action addCompileCommand(CLI::App &app) {
                   "tokens appended to one KVP rank before the next")
       ->capture_default_str();
   cmd->add_option("--slices", args->slices,
-                  "HOP-B batch slices: per-request (the paper's), auto (the "
-                  "count the cost model finds best) or a number")
+                  "HOP-B batch slices: auto (the count the cost model finds "
+                  "best), per-request (the paper's) or a number; the plan "
+                  "records them and is priced with them")
       ->capture_default_str();
   cmd->add_option("--emit", args->emit,
                   "planned-ir, rank-ir, or project (a CMake project of the "

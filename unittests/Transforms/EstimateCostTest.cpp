@@ -205,8 +205,6 @@ TEST_F(EstimateCost, RankIREqualsEvaluate) {
             SCOPED_TRACE(model.name + " " + stringifyStrategy(strategy).str() +
                          " " + layout.str() +
                          (layerFunctions ? "" : " (layers inline)"));
-            Evaluation ev = evaluate(model, hw, workload, config);
-            ASSERT_TRUE(ev.valid()) << ev.error;
             mlir::OwningOpRef<mlir::ModuleOp> module =
                 buildModelIR(context, model);
             PlanRecord record;
@@ -216,11 +214,20 @@ TEST_F(EstimateCost, RankIREqualsEvaluate) {
             applyPlan(findDecodeStep(*module), record);
             mlir::PassManager pm(&context);
             ShardingPipelineOptions options;
-            options.slices = 2;
             options.layerFunctions = layerFunctions;
             buildShardingPipeline(pm, options);
             pm.addPass(mlir::helix::createHelixEstimateCost());
             ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+            // The program's HOP-B slices (one per request here) are in its
+            // plan; the cost model prices the same.
+            config.hopbSlices =
+                (*module)
+                    ->getAttrOfType<mlir::helix::PlanAttr>("helix.plan")
+                    .getSlices();
+            EXPECT_EQ(config.hopbSlices,
+                      config.effectiveHopB() ? config.batch : 0);
+            Evaluation ev = evaluate(model, hw, workload, config);
+            ASSERT_TRUE(ev.valid()) << ev.error;
             auto total =
                 (*module)->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
             ASSERT_TRUE(total);

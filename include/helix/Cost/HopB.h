@@ -36,12 +36,14 @@ struct OverlapResult {
 
 /// Best batch-wise overlap of `compute` (an op over `batch` requests) with a
 /// collective of `kind` over `n` GPUs moving `bytes` for the whole batch.
-/// Tries 1, 2, 4, ... and `batch` slices; slices split the roofline part of
-/// the op and the collective's bytes evenly, each pays the op's kernel
-/// overhead and the collective's alpha. `overlap == false` gives 1 slice.
+/// Tries 1, 2, 4, ... and `batch` slices, or only `slices` (at most `batch`)
+/// when a program fixed it; slices split the roofline part of the op and
+/// the collective's bytes evenly, each pays the op's kernel overhead and the
+/// collective's alpha. `overlap == false` gives 1 slice.
 OverlapResult overlapWithCollective(const Hardware &hw, int64_t batch,
                                     const OpCost &compute, CollectiveKind kind,
-                                    int64_t n, double bytes, bool overlap);
+                                    int64_t n, double bytes, bool overlap,
+                                    int64_t slices = 0);
 
 } // namespace helix
 

@@ -84,6 +84,9 @@ struct Config {
   /// GPUs the user asked for; 0 takes layout.gpus(). Validation reports a
   /// mismatch.
   int64_t gpus = 0;
+  /// HOP-B batch slices the compiled program runs (helix-hopb); 0 prices
+  /// the best count (the planner's choice before a program fixes it).
+  int64_t hopbSlices = 0;
 
   /// Whether HOP-B is in effect: only Helix with KVP > 1 has an attention
   /// exchange (the KVP all-to-all) for HOP-B to overlap; helix-no-hopb turns

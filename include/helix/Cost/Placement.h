@@ -30,6 +30,7 @@ struct Placement {
   int64_t sharedWidth = 1;  // GPUs sharing the shared experts
   bool tokensSplit = false; // data-parallel attention (ep strategy)
   bool overlap = false;     // batch-wise overlap of the attention exchange
+  int64_t slices = 0;       // HOP-B slices (0: the best count)
   Exchange exchange = Exchange::None; // how KVP partial outputs are combined
 
   /// FFN copies per stage (Medha-style kvp: one per KVP rank).

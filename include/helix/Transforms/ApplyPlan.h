@@ -23,6 +23,7 @@ struct PlanRecord {
   std::string hardware;
   Workload workload;
   double ttlS = 0;
+  int64_t kvBlock = 16; // KV tokens per round-robin block
 };
 
 /// Sets `layout` on every layout-carrying helix op of the decode step `func`
@@ -33,6 +34,10 @@ struct PlanRecord {
 /// attention TP group for the Medha-style kvp strategy) and `helix.plan` on
 /// the function. Returns the number of ops annotated.
 int64_t applyPlan(mlir::func::FuncOp func, const PlanRecord &plan);
+
+/// `plan` with the HOP-B slices and KV block a program was compiled with.
+mlir::helix::PlanAttr planWithProgram(mlir::helix::PlanAttr plan,
+                                      int64_t slices, int64_t kvBlock);
 
 /// What a #helix.plan records (strategy, GPUs, batch, context, precision,
 /// overlap, hardware, latency); the layout's widths are not in it.

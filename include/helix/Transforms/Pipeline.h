@@ -61,11 +61,12 @@ struct ShardingPipelineOptions
                     llvm::cl::init(true)};
   Option<int64_t> slices{*this, "slices",
                          llvm::cl::desc("HOP-B batch slices (0: one per "
-                                        "request)"),
+                                        "request; default: the plan's)"),
                          llvm::cl::init(0)};
   Option<int64_t> kvBlock{*this, "kv-block",
                           llvm::cl::desc("tokens appended to one KVP rank "
-                                         "before the next"),
+                                         "before the next (default: the "
+                                         "plan's)"),
                           llvm::cl::init(16)};
   Option<bool> layerFunctions{
       *this, "layer-functions",

@@ -315,11 +315,15 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                ::helix::Strategy, StringRef, int64_t gpus,
                                int64_t batch, int64_t context, ::helix::DType,
                                ::helix::DType, ::helix::DType, bool, bool,
-                               APFloat ttl, bool) {
+                               APFloat ttl, bool, int64_t slices,
+                               int64_t kvBlock) {
   if (failed(requirePositive(emitError, "gpus", gpus)) ||
       failed(requirePositive(emitError, "batch", batch)) ||
-      failed(requirePositive(emitError, "context_length", context)))
+      failed(requirePositive(emitError, "context_length", context)) ||
+      failed(requirePositive(emitError, "kv_block", kvBlock)))
     return failure();
+  if (slices < 0)
+    return emitError() << "plan 'slices' must not be negative";
   if (ttl.isNegative())
     return emitError() << "plan 'ttl_s' must not be negative";
   return success();
