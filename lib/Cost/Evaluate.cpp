@@ -4,6 +4,8 @@
 
 #include "Engine.h"
 
+#include "helix/Common/Numbers.h"
+
 namespace helix {
 
 static std::string str(int64_t v) { return std::to_string(v); }
@@ -104,10 +106,18 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
     return "model '" + model.name + "' has no layers";
   if (l.kvp < 1 || l.tpa < 1 || l.tpf < 1 || l.ep < 1 || l.pp < 1 || l.dp < 1)
     return "layout widths must be at least 1 (" + l.str() + ")";
-  if (config.batch < 1)
-    return "batch must be at least 1";
-  if (workload.context < 1)
-    return "context must be at least 1 token";
+  // The limits keep every size product below int64 and a double's exact
+  // integers (docs/robustness.md); each width is at most kMaxGPUs, so the
+  // products below cannot overflow.
+  std::string error;
+  for (int64_t w : {l.kvp, l.tpa, l.tpf, l.ep, l.pp, l.dp})
+    if (!checkInteger("layout width", w, 1, kMaxGPUs, error))
+      return error + " (" + l.str() + ")";
+  if (!checkInteger("layout GPUs", l.gpus(), 1, kMaxGPUs, error) ||
+      !checkInteger("gpus", config.gpus, 0, kMaxGPUs, error) ||
+      !checkInteger("batch", config.batch, 1, kMaxBatch, error) ||
+      !checkInteger("context", workload.context, 1, kMaxContext, error))
+    return error;
   if (config.gpus != 0 && config.gpus != l.gpus())
     return "layout " + l.str() + " uses " + str(l.gpus()) +
            " GPUs (pp x kvp x " + "tpa x dp), but " + str(config.gpus) +

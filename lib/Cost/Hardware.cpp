@@ -2,6 +2,9 @@
 
 #include "helix/Cost/Hardware.h"
 
+#include "helix/Common/JSONParse.h"
+#include "helix/Common/Numbers.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -116,13 +119,18 @@ public:
     return true;
   }
 
-  bool integer(const std::string &path, int64_t &out) {
+  /// Reads an integer figure in [1, max].
+  bool integer(const std::string &path, int64_t max, int64_t &out) {
     double d = double(out);
     if (!figure(path, 1.0, d))
       return false;
-    if (d != std::floor(d))
-      return fail(path + ".value", "must be an integer");
-    out = int64_t(d);
+    if (!doubleToInteger(d, 1, max, out)) {
+      std::ostringstream typed;
+      typed << d;
+      return fail(path + ".value", "must be an integer " +
+                                       describeRange(1, max) + ", got " +
+                                       typed.str());
+    }
     return true;
   }
 
@@ -141,14 +149,17 @@ public:
       if (!p.is_object() || !p.contains("gpus") || !p.contains("value") ||
           !p.contains("source"))
         return fail(at, "must be an object {\"gpus\", \"value\", \"source\"}");
-      if (!p["gpus"].is_number_integer() || p["gpus"].get<int64_t>() < 1)
-        return fail(at + ".gpus", "must be a positive integer");
+      int64_t gpus = 0;
+      if (!p["gpus"].is_number() ||
+          !doubleToInteger(p["gpus"].get<double>(), 1, kMaxGPUs, gpus))
+        return fail(at + ".gpus", "must be an integer " +
+                                      describeRange(1, kMaxGPUs) + ", got " +
+                                      p["gpus"].dump());
       if (!p["value"].is_number() || p["value"].get<double>() < 0)
         return fail(at + ".value", "must be a non-negative number");
       if (!checkSource(at, p["source"]))
         return false;
-      points.emplace_back(p["gpus"].get<int64_t>(),
-                          p["value"].get<double>() * 1e-6);
+      points.emplace_back(gpus, p["value"].get<double>() * 1e-6);
       setSource(at, p["source"].get<std::string>());
     }
     std::sort(points.begin(), points.end());
@@ -232,7 +243,7 @@ bool readAll(const json &root, const std::string &origin, bool partial,
                hw.attentionMemoryEfficiency) &&
       r.figure("interconnect.nvlink_gb_per_s_per_direction", 1e9,
                hw.nvlinkBandwidth) &&
-      r.integer("interconnect.nvlink_domain_gpus", hw.nvlinkDomain) &&
+      r.integer("interconnect.nvlink_domain_gpus", kMaxGPUs, hw.nvlinkDomain) &&
       r.figure("interconnect.scale_out_gb_per_s_per_direction", 1e9,
                hw.scaleOutBandwidth);
   if (!ok)
@@ -264,7 +275,10 @@ bool parseHardwareJSON(const std::string &text, const std::string &origin,
                        Hardware &hw, std::string &error) {
   json root;
   try {
-    root = json::parse(text);
+    if (!parseJSONChecked(text, root, error)) {
+      error = origin + ": " + error;
+      return false;
+    }
   } catch (const json::parse_error &e) {
     error = origin + ": not valid JSON (byte " + std::to_string(e.byte) + ")";
     return false;

@@ -45,7 +45,8 @@ OverlapResult overlapWithCollective(const Hardware &hw, int64_t batch,
       trySlices(std::min(slices, batch));
     return best;
   }
-  for (int64_t s = 2; s < batch; s *= 2)
+  // Powers of two below the batch; doubling stops before it could overflow.
+  for (int64_t s = 2; s < batch; s = s > batch / 2 ? batch : 2 * s)
     trySlices(s);
   trySlices(batch);
   return best;

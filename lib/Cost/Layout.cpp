@@ -2,9 +2,10 @@
 
 #include "helix/Cost/Layout.h"
 
+#include "helix/Common/Numbers.h"
+
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 
 namespace helix {
 
@@ -114,14 +115,8 @@ bool parseLayout(const std::string &text, Layout &layout, std::string &error) {
       return false;
     }
     seen.push_back(key);
-    char *end = nullptr;
-    long long v = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || v < 1) {
-      error =
-          "layout value '" + key + "=" + value + "' must be a positive integer";
+    if (!parseInteger(key, value, 1, kMaxGPUs, *field, error))
       return false;
-    }
-    *field = v;
   }
   layout = l;
   return true;

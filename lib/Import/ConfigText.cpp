@@ -2,6 +2,8 @@
 
 #include "Families.h"
 
+#include "helix/Common/JSONParse.h"
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -112,7 +114,9 @@ bool parseConfigText(const std::string &text, const std::string &source,
                 " levels at byte " + std::to_string(deep + 1) +
                 ", expected a config object");
   try {
-    root = json::parse(text);
+    std::string overflow;
+    if (!parseJSONChecked(text, root, overflow))
+      return fail(overflow);
   } catch (const json::parse_error &e) {
     size_t byte = std::min<size_t>(e.byte, text.size());
     size_t line = 1, lineStart = 0;

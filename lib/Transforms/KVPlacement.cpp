@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "helix/Common/Numbers.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 #include "helix/Transforms/ApplyPlan.h"
 #include "helix/Transforms/Passes.h"
@@ -29,17 +30,22 @@ using namespace mlir::helix;
 
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/// ceil(a / b) for a >= 0, b > 0, without the overflow of (a + b - 1) / b.
+int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /// Token slots one rank needs per request: its round-robin share of the
 /// context, or of a window (the ring holds the window's blocks on this rank
-/// plus the one being filled).
+/// plus the one being filled). With context and block at most kMaxContext
+/// (checked by the pass) the result is at most 2 * context + 2 * block:
+/// no overflow, and ceil(ceil(w / block) / kvp) = ceil(w / (block * kvp))
+/// needs no product.
 int64_t capacityOf(int64_t context, int64_t window, int64_t block,
                    int64_t kvp) {
   int64_t full = ceilDiv(ceilDiv(context, block), kvp) * block;
   if (window <= 0)
     return full;
-  int64_t ring = (ceilDiv(std::min(window, context), block * kvp) + 1) * block;
+  int64_t ring =
+      (ceilDiv(ceilDiv(std::min(window, context), block), kvp) + 1) * block;
   return std::min(full, ring);
 }
 
@@ -86,9 +92,12 @@ struct KVPlacement
   using Base::Base;
 
   void runOnOperation() override {
-    if (block <= 0 || context < 0) {
-      getOperation().emitError() << "helix-kv-placement: block must be "
-                                    "positive and context not negative";
+    std::string error;
+    if (!::helix::checkInteger("block", block, 1, ::helix::kMaxContext,
+                               error) ||
+        !::helix::checkInteger("context", context, 0, ::helix::kMaxContext,
+                               error)) {
+      getOperation().emitError() << "helix-kv-placement: " << error;
       return signalPassFailure();
     }
     getOperation().walk([&](func::FuncOp func) {
@@ -102,11 +111,20 @@ struct KVPlacement
     auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
     if (!tokens && plan)
       tokens = plan.getContextLength();
+    std::string error;
+    if (!::helix::checkInteger("context", tokens, 0, ::helix::kMaxContext,
+                               error))
+      return func.emitOpError() << "helix-kv-placement: " << error;
+    // A block longer than the context leaves every rank but the first
+    // empty, and keeps the capacities below 2 * context.
     // The plan's block unless told otherwise; the plan records the block
     // the program uses.
     int64_t blockSize = block;
     if (!block.hasValue() && plan)
       blockSize = plan.getKvBlock();
+    if (tokens && !::helix::checkInteger("block", blockSize, 1, tokens, error))
+      return func.emitOpError() << "helix-kv-placement: " << error
+                                << " (at most the context length)";
     if (plan && blockSize != plan.getKvBlock())
       func->setAttr("helix.plan", ::helix::planWithProgram(
                                       plan, plan.getSlices(), blockSize));

@@ -2,12 +2,14 @@
 
 #include "helix/Transforms/Planning.h"
 
+#include "helix/Common/Numbers.h"
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/Search.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace helix {
 
@@ -146,12 +148,14 @@ void fixHopBSlices(const ModelSpec &model, const Hardware &hw, PlanRecord &plan,
 bool choosePlan(const ModelSpec &model, const Hardware &hw,
                 const Workload &workload, const PlanRequest &request,
                 PlanRecord &out, std::string &error) {
-  if (workload.context <= 0 || request.gpus < 0 || request.batch < 0 ||
-      request.maxGpus <= 0 || request.ttlMs < 0) {
-    error = "context and max-gpus must be positive; gpus, batch and ttl-ms "
-            "must not be negative";
+  // The pass options' names; helix compile checks its flags first.
+  if (!checkInteger("context", workload.context, 1, kMaxContext, error) ||
+      !checkInteger("gpus", request.gpus, 0, kMaxGPUs, error) ||
+      !checkInteger("max-gpus", request.maxGpus, 1, kMaxGPUs, error) ||
+      !checkInteger("batch", request.batch, 0, kMaxBatch, error) ||
+      !checkReal("ttl-ms", request.ttlMs, 0, std::numeric_limits<double>::max(),
+                 error))
     return false;
-  }
   if (!(request.layout ? checkLayout(model, hw, workload, request, out, error)
                        : searchPlan(model, hw, workload, request, out, error)))
     return false;

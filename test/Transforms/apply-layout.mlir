@@ -24,12 +24,12 @@
 // RUN: not helix-opt %S/Inputs/gqa.mlir --helix-apply-layout 2>&1 | FileCheck %s --check-prefix=NOLAYOUT
 // NOLAYOUT: error: helix-apply-layout: needs a layout (layout=kvp=..,tpa=..,tpf=..,ep=..)
 // RUN: not helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=two" 2>&1 | FileCheck %s --check-prefix=PARSE
-// PARSE: error: helix-apply-layout: layout value 'kvp=two' must be a positive integer
+// PARSE: error: helix-apply-layout: kvp: expected an integer from 1 to 4096, got 'two'
 // RUN: not helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=1,tpa=4,tpf=4" 2>&1 | FileCheck %s --check-prefix=TPA
 // TPA: error: helix-apply-layout: layout kvp=1,tpa=4,tpf=4,ep=1 does not fit tiny-gqa: helix needs tpa to divide the 2 KV heads but tpa=4; put the other GPUs in kvp
 // RUN: not helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 gpus=8" 2>&1 | FileCheck %s --check-prefix=GPUS
 // GPUS: error: helix-apply-layout: layout kvp=2,tpa=2,tpf=4,ep=1 does not fit tiny-gqa: layout kvp=2,tpa=2,tpf=4,ep=1 uses 4 GPUs (pp x kvp x tpa x dp), but 8 were requested
-// RUN: not helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=100000000 context=100000000 hardware=h100 dtype=bf16" 2>&1 | FileCheck %s --check-prefix=MEMORY
-// MEMORY: error: helix-apply-layout: batch 100000000 at context 100000000 does not fit in memory with helix kvp=2,tpa=2,tpf=4,ep=1: {{.*}} GB per GPU (weights {{.*}}, KV cache {{.*}}, activations {{.*}}) but h100 has {{.*}} GB
+// RUN: not helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=1000000 context=100000000 hardware=h100 dtype=bf16" 2>&1 | FileCheck %s --check-prefix=MEMORY
+// MEMORY: error: helix-apply-layout: batch 1000000 at context 100000000 does not fit in memory with helix kvp=2,tpa=2,tpf=4,ep=1: {{.*}} GB per GPU (weights {{.*}}, KV cache {{.*}}, activations {{.*}}) but h100 has {{.*}} GB
 // RUN: not helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 strategy=ring" 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // STRATEGY: error: helix-apply-layout: unknown strategy 'ring'

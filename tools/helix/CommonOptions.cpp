@@ -12,6 +12,9 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 namespace helix::driver {
@@ -40,6 +43,43 @@ void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
                   "precision of the arithmetic (overrides --dtype)");
   cmd->add_flag("--nvfp4-scales", args.nvfp4Scales,
                 "count NVFP4 block scales: FP4 values take 0.5625 bytes");
+}
+
+bool readInteger(const std::string &command, const std::string &flag,
+                 const std::string &text, int64_t min, int64_t max,
+                 int64_t &out) {
+  std::string error;
+  if (parseInteger(flag, text, min, max, out, error))
+    return true;
+  std::cerr << command << ": error: " << error << "\n";
+  return false;
+}
+
+bool readReal(const std::string &command, const std::string &flag,
+              const std::string &text, double min, double max, double &out) {
+  std::string error;
+  if (parseReal(flag, text, min, max, out, error))
+    return true;
+  std::cerr << command << ": error: " << error << "\n";
+  return false;
+}
+
+bool finishStdout(const std::string &command) {
+  // errno still holds the failed write's reason when the stream failed.
+  int err = errno;
+  std::cout.flush();
+  bool lost = !std::cout;
+  if (lost && errno)
+    err = errno;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    lost = true;
+    err = errno;
+  }
+  if (!lost)
+    return true;
+  std::cerr << command << ": error: writing <stdout>: "
+            << (err ? std::strerror(err) : "write failed") << "\n";
+  return false;
 }
 
 /// Loads a ModelSpec from helix model IR text.
@@ -91,12 +131,9 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
     return fail();
   if (!loadHardware(args.hardware, out.hardware, error))
     return fail();
-  if (args.context <= 0) {
-    error = "--context: expected a positive number of tokens, got " +
-            std::to_string(args.context);
+  if (!parseInteger("--context", args.context, 1, kMaxContext,
+                    out.workload.context, error))
     return fail();
-  }
-  out.workload.context = args.context;
   Precision &p = out.workload.precision;
   if (!applyDTypeOptions(
           {args.dtype, args.weightsDType, args.kvDType, args.computeDType},

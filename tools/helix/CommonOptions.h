@@ -3,6 +3,7 @@
 #ifndef HELIX_TOOLS_HELIX_COMMONOPTIONS_H
 #define HELIX_TOOLS_HELIX_COMMONOPTIONS_H
 
+#include "helix/Common/Numbers.h"
 #include "helix/Cost/Hardware.h"
 #include "helix/Cost/Workload.h"
 #include "helix/Model/ModelSpec.h"
@@ -17,11 +18,25 @@ namespace helix::driver {
 struct WorkloadArgs {
   std::string model;
   std::string hardware = "gb200-nvl72";
-  int64_t context = 1048576;
+  std::string context = "1048576"; // as typed: see readInteger
   std::string dtype = "fp4";
   std::string weightsDType, kvDType, computeDType;
   bool nvfp4Scales = false;
 };
+
+/// Number flags are taken as text (CLI11 would clamp integers past int64
+/// without a word) and read when the command runs: parseInteger or
+/// parseReal (helix/Common/Numbers.h); on failure prints
+/// "COMMAND: error: FLAG: expected ..., got 'TEXT'" and returns false.
+bool readInteger(const std::string &command, const std::string &flag,
+                 const std::string &text, int64_t min, int64_t max,
+                 int64_t &out);
+bool readReal(const std::string &command, const std::string &flag,
+              const std::string &text, double min, double max, double &out);
+
+/// Flushes stdout and reports "COMMAND: error: writing <stdout>: ..." when
+/// anything written to it was lost (a full disk, a closed pipe); false then.
+bool finishStdout(const std::string &command);
 
 /// Adds the shared options to `cmd`; `contextRequired` makes --context
 /// mandatory.

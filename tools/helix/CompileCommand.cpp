@@ -26,8 +26,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -36,13 +36,14 @@ namespace helix::driver {
 namespace {
 struct CompileArgs {
   WorkloadArgs workload;
-  int64_t gpus = 0;
-  int64_t batch = 0;
+  // Numbers as typed (readInteger, readReal).
+  std::string gpus;
+  std::string batch;
   std::string layout;
   std::string strategy = "helix";
   std::string hopb = "on";
-  double ttlMs = 0;
-  int64_t kvBlock = 16;
+  std::string ttlMs = "0";
+  std::string kvBlock = "16";
   std::string slices = "auto";
   std::string emit = "rank-ir";
   std::string output = "-";
@@ -59,9 +60,6 @@ static int fail(const std::string &message) {
 static bool makeRequest(const CompileArgs &args, PlanRequest &request,
                         std::string &error) {
   request.hardware = args.workload.hardware;
-  request.gpus = args.gpus;
-  request.batch = args.batch;
-  request.ttlMs = args.ttlMs;
   request.hopb = args.hopb == "on";
   if (!parseStrategy(args.strategy, request.strategy, error)) {
     error = "--strategy: " + error;
@@ -117,19 +115,20 @@ static int runCompile(const CompileArgs &args) {
   const char *cmd = "helix compile";
   if (args.emit == "project" && args.output == "-")
     return fail("--emit project: the project directory is required (-o DIR)");
-  if (args.gpus < 1)
-    return fail("--gpus: expected at least 1, got " +
-                std::to_string(args.gpus));
-  if (args.batch < 1)
-    return fail("--batch: expected at least 1, got " +
-                std::to_string(args.batch));
-  if (args.kvBlock < 1)
-    return fail("--kv-block: expected at least 1 token, got " +
-                std::to_string(args.kvBlock));
-  LoadedWorkload in;
-  if (!loadWorkload(args.workload, cmd, in))
-    return 1;
   PlanRequest request;
+  int64_t kvBlock = 0;
+  if (!readInteger(cmd, "--gpus", args.gpus, 1, kMaxGPUs, request.gpus) ||
+      !readInteger(cmd, "--batch", args.batch, 1, kMaxBatch, request.batch) ||
+      !readReal(cmd, "--ttl-ms", args.ttlMs, 0,
+                std::numeric_limits<double>::max(), request.ttlMs))
+    return 1;
+  LoadedWorkload in;
+  // A block is at most the context (a longer one leaves every rank but the
+  // first empty).
+  if (!loadWorkload(args.workload, cmd, in) ||
+      !readInteger(cmd, "--kv-block", args.kvBlock, 1, in.workload.context,
+                   kvBlock))
+    return 1;
   PlanRecord record;
   std::string error;
   if (!makeRequest(args, request, error) ||
@@ -142,15 +141,12 @@ static int runCompile(const CompileArgs &args) {
   if (args.slices == "per-request") {
     fixHopBSlices(in.model, in.hardware, record, record.config.batch);
   } else if (args.slices != "auto") {
-    char *end = nullptr;
-    int64_t slices = std::strtoll(args.slices.c_str(), &end, 10);
-    if (args.slices.empty() || *end != '\0' || slices < 1)
-      return fail("--slices: expected auto, per-request or a positive count, "
-                  "got '" +
-                  args.slices + "'");
+    int64_t slices = 0;
+    if (!parseInteger("--slices", args.slices, 1, kMaxBatch, slices, error))
+      return fail(error + " (or auto, per-request)");
     fixHopBSlices(in.model, in.hardware, record, slices);
   }
-  record.kvBlock = args.kvBlock;
+  record.kvBlock = kvBlock;
 
   mlir::DialectRegistry registry;
   registerAllHelixDialects(registry);

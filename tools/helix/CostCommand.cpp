@@ -16,8 +16,8 @@ namespace helix::driver {
 namespace {
 struct CostArgs {
   WorkloadArgs workload;
-  int64_t batch = 0;
-  int64_t gpus = 0;
+  std::string batch; // as typed (readInteger)
+  std::string gpus = "0";
   std::string layout;
   std::string strategy = "helix";
   std::string hopb = "on";
@@ -40,13 +40,9 @@ static int runCost(const CostArgs &args) {
     std::cerr << cmd << ": error: --strategy: " << error << "\n";
     return 1;
   }
-  if (args.batch < 1) {
-    std::cerr << cmd << ": error: --batch: expected at least 1, got "
-              << args.batch << "\n";
+  if (!readInteger(cmd, "--batch", args.batch, 1, kMaxBatch, config.batch) ||
+      !readInteger(cmd, "--gpus", args.gpus, 0, kMaxGPUs, config.gpus))
     return 1;
-  }
-  config.batch = args.batch;
-  config.gpus = args.gpus;
   config.hopb = args.hopb == "on";
 
   Evaluation ev = evaluate(in.model, in.hardware, in.workload, config);
@@ -56,6 +52,8 @@ static int runCost(const CostArgs &args) {
     return 1;
   }
   writeCostText(std::cout, ev, in.model, in.hardware, in.workload);
+  if (!finishStdout(cmd))
+    return 1;
   if (!args.json.empty() &&
       !writeOutputFile(cmd, args.json,
                        [&](std::ostream &os) { writeCostJSON(os, ev); }))

@@ -44,10 +44,22 @@ static int runImport(const ImportArgs &args) {
               << ec.message() << "\n";
     return 1;
   }
+  int rc = 0;
   if (args.summary)
-    return mlir::failed(printModelSummary(*module, os)) ? 1 : 0;
-  module->print(os);
-  return 0;
+    rc = mlir::failed(printModelSummary(*module, os)) ? 1 : 0;
+  else
+    module->print(os);
+  // A lost write (a full disk) fails the command instead of aborting in
+  // raw_fd_ostream's destructor.
+  os.flush();
+  if (os.has_error()) {
+    std::cerr << "helix import: error: writing "
+              << (args.output == "-" ? "<stdout>" : args.output) << ": "
+              << os.error().message() << "\n";
+    os.clear_error();
+    return 1;
+  }
+  return rc;
 }
 
 Action addImportCommand(CLI::App &app) {

@@ -3,6 +3,10 @@
 #ifndef HELIX_TOOLS_HELIX_OUTPUTFILE_H
 #define HELIX_TOOLS_HELIX_OUTPUTFILE_H
 
+#include "CommonOptions.h"
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -10,21 +14,26 @@
 
 namespace helix::driver {
 
-/// Writes `path` ("-" is stdout) with `write`; prints one error line prefixed
-/// with `command` and returns false if the file cannot be written.
+/// Writes `path` ("-" is stdout) with `write`; prints one error line
+/// "COMMAND: error: writing PATH: REASON" and returns false if the file
+/// cannot be opened or anything written to it is lost (a full disk).
 inline bool writeOutputFile(const std::string &command, const std::string &path,
                             const std::function<void(std::ostream &)> &write) {
   if (path == "-") {
     write(std::cout);
-    return true;
+    return finishStdout(command);
   }
+  errno = 0;
   std::ofstream os(path, std::ios::binary);
   if (os)
     write(os);
   if (os)
     os.flush();
+  if (os)
+    os.close();
   if (!os) {
-    std::cerr << command << ": error: cannot write " << path << "\n";
+    std::cerr << command << ": error: writing " << path << ": "
+              << (errno ? std::strerror(errno) : "write failed") << "\n";
     return false;
   }
   return true;

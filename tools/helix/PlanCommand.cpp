@@ -12,19 +12,24 @@
 
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 namespace helix::driver {
 
 namespace {
+/// The most --rows: more than any front has.
+constexpr int64_t kMaxRows = 1000000;
+
 struct PlanArgs {
   WorkloadArgs workload;
-  int64_t maxGPUs = 64;
-  int64_t minGPUs = 1;
-  double ttlMs = 0;
+  // Numbers as typed (readInteger, readReal).
+  std::string maxGPUs = "64";
+  std::string minGPUs = "1";
+  std::string ttlMs = "0";
   std::string strategies = "helix,tp,tp-pp,ep,kvp";
   std::string json, csv, svg;
-  size_t rows = 12;
+  std::string rows = "12";
 };
 } // namespace
 
@@ -39,16 +44,15 @@ static int runPlan(const PlanArgs &args) {
     std::cerr << cmd << ": error: --strategies: " << error << "\n";
     return 1;
   }
-  if (args.minGPUs < 1 || args.maxGPUs < args.minGPUs) {
-    std::cerr << cmd << ": error: --max-gpus: expected at least --min-gpus ("
-              << args.minGPUs << ") and at least 1, got " << args.maxGPUs
-              << "\n";
+  int64_t rows = 0;
+  if (!readInteger(cmd, "--min-gpus", args.minGPUs, 1, kMaxGPUs,
+                   opts.minGPUs) ||
+      !readInteger(cmd, "--max-gpus", args.maxGPUs, opts.minGPUs, kMaxGPUs,
+                   opts.maxGPUs) ||
+      !readReal(cmd, "--ttl-ms", args.ttlMs, 0,
+                std::numeric_limits<double>::max(), opts.ttlMs) ||
+      !readInteger(cmd, "--rows", args.rows, 0, kMaxRows, rows))
     return 1;
-  }
-  if (args.ttlMs < 0) {
-    std::cerr << cmd << ": error: --ttl-ms: expected a positive budget\n";
-    return 1;
-  }
   // The HOP-B ablation is part of every report that has Helix in it.
   auto has = [&](Strategy s) {
     return std::find(opts.strategies.begin(), opts.strategies.end(), s) !=
@@ -56,15 +60,12 @@ static int runPlan(const PlanArgs &args) {
   };
   if (has(Strategy::Helix) && !has(Strategy::HelixNoHopB))
     opts.strategies.push_back(Strategy::HelixNoHopB);
-  opts.minGPUs = args.minGPUs;
-  opts.maxGPUs = args.maxGPUs;
-  opts.ttlMs = args.ttlMs;
   PlanResult result = search(in.model, in.hardware, in.workload, opts);
 
   TextOptions text;
-  text.maxRowsPerFront = args.rows;
+  text.maxRowsPerFront = size_t(rows);
   writePlanSummary(std::cout, result, in.model, in.hardware, text);
-  bool ok = true;
+  bool ok = finishStdout(cmd);
   if (!args.json.empty())
     ok &= writeOutputFile(cmd, args.json,
                           [&](std::ostream &os) { writePlanJSON(os, result); });
@@ -83,7 +84,9 @@ Action addPlanCommand(CLI::App &app) {
       "plan", "Search sharding layouts (Helix and the baselines) and report "
               "the throughput/latency Pareto fronts");
   addWorkloadOptions(cmd, args->workload);
-  cmd->add_option("--max-gpus", args->maxGPUs, "largest GPU count searched")
+  cmd->add_option("--max-gpus", args->maxGPUs,
+                  "largest GPU count searched (at most " +
+                      std::to_string(kMaxGPUs) + ")")
       ->capture_default_str();
   cmd->add_option("--min-gpus", args->minGPUs, "smallest GPU count searched")
       ->capture_default_str();
@@ -99,7 +102,8 @@ Action addPlanCommand(CLI::App &app) {
   cmd->add_option("--csv", args->csv, "write the fronts as CSV");
   cmd->add_option("--svg", args->svg, "draw the fronts as SVG");
   cmd->add_option("--rows", args->rows,
-                  "rows shown per front in the summary (0: all)")
+                  "rows shown per front in the summary (0: all; at most " +
+                      std::to_string(kMaxRows) + ")")
       ->capture_default_str();
   return [args] { return runPlan(*args); };
 }

@@ -71,7 +71,23 @@ TEST_F(EvaluateTest, ClearErrors) {
   Config c;
   c.batch = 0;
   EXPECT_EQ(validateConfig(llama, hw, Workload(), c),
-            "batch must be at least 1");
+            "batch: expected an integer from 1 to 1048576, got '0'");
+  // Sizes past the limits are refused before any arithmetic overflows.
+  c.batch = 5181704642924972962;
+  EXPECT_EQ(validateConfig(llama, hw, Workload(), c),
+            "batch: expected an integer from 1 to 1048576, got "
+            "'5181704642924972962'");
+  c.batch = 1;
+  Workload huge;
+  huge.context = INT64_MAX;
+  EXPECT_EQ(validateConfig(llama, hw, huge, c),
+            "context: expected an integer from 1 to 1099511627776, got "
+            "'9223372036854775807'");
+  c.layout.kvp = INT64_MAX;
+  EXPECT_EQ(validateConfig(llama, hw, Workload(), c),
+            "layout width: expected an integer from 1 to 4096, got "
+            "'9223372036854775807' (kvp=9223372036854775807,tpa=1,tpf=1,"
+            "ep=1)");
 }
 
 TEST_F(EvaluateTest, ShardedMatricesMustSplitEvenly) {

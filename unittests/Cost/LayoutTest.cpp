@@ -32,7 +32,13 @@ TEST(Layout, RejectsBadLayouts) {
   Layout l;
   std::string error;
   EXPECT_FALSE(parseLayout("kvp=0,tpa=8", l, error));
-  EXPECT_EQ(error, "layout value 'kvp=0' must be a positive integer");
+  EXPECT_EQ(error, "kvp: expected an integer from 1 to 4096, got '0'");
+  // Past 2^63: quoted as typed, not clamped.
+  EXPECT_FALSE(parseLayout("kvp=99999999999999999999", l, error));
+  EXPECT_EQ(error, "kvp: expected an integer from 1 to 4096, got "
+                   "'99999999999999999999'");
+  EXPECT_FALSE(parseLayout("tpa=4097", l, error));
+  EXPECT_EQ(error, "tpa: expected an integer from 1 to 4096, got '4097'");
   EXPECT_FALSE(parseLayout("kvp=4,tp=8", l, error));
   EXPECT_EQ(error, "unknown layout key 'tp' (expected kvp, tpa, tpf, ep, pp "
                    "or dp)");

@@ -54,6 +54,8 @@ const BadCase kBadCases[] = {
     {"bool-for-integer.json",
      "num_hidden_layers: expected a positive integer, got true"},
     {"huge-integer.json", "hidden_size: expected a positive integer, got 9."},
+    {"number-overflow.json", "<json>: field 'hidden_size': number 1e999 is "
+                             "outside the range of a double"},
     {"zero-layers.json", "num_hidden_layers: expected a positive integer, got "
                          "0"},
     {"negative-heads.json",

@@ -126,6 +126,45 @@ TEST_F(Driver, PromptLongerThanPlannedContext) {
       << err;
 }
 
+// Steps past the planned context are an error, not an overflowed schedule
+// that exits 0 with no tokens.
+TEST_F(Driver, StepsPastPlannedContext) {
+  std::string err, p = file("p", "1,2\n");
+  EXPECT_EQ(
+      run({"--weights", dir, "--prompts", p, "--steps", "9223372036854775807"},
+          &err),
+      1);
+  EXPECT_NE(err.find("--steps: expected at most the planned context of 16 "
+                     "tokens, got 9223372036854775807"),
+            std::string::npos)
+      << err;
+  // Without a planned context the step count still cannot overflow.
+  prog.maxContext = 0;
+  EXPECT_EQ(
+      run({"--weights", dir, "--prompts", p, "--steps", "9223372036854775807"},
+          &err),
+      1);
+  EXPECT_NE(err.find("--steps: 9223372036854775807 generated tokens after a "
+                     "prompt of 2 is too many steps"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(
+      run({"--weights", dir, "--prompts", p, "--steps", "99999999999999999999"},
+          &err),
+      1);
+  EXPECT_NE(err.find("--steps: expected an integer, got "
+                     "\"99999999999999999999\""),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "1", "--device",
+                 "4294967296"},
+                &err),
+            1);
+  EXPECT_NE(err.find("--device: expected an integer from 0 to 2147483647"),
+            std::string::npos)
+      << err;
+}
+
 TEST_F(Driver, ArgumentsAndLoadErrors) {
   std::string err, p = file("p", "1\n");
   EXPECT_EQ(run({"--prompts", p, "--steps", "1"}, &err), 1);

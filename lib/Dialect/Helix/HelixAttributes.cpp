@@ -9,9 +9,12 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::helix;
@@ -277,16 +280,29 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       failed(requirePositive(emitError, "pp", pp)) ||
       failed(requirePositive(emitError, "dp", dp)))
     return failure();
-  if (kvp * tpa * dp * pp != gpus)
+  // Products checked for overflow (widths come from user IR).
+  auto product = [](std::initializer_list<int64_t> factors) {
+    int64_t p = 1;
+    for (int64_t f : factors)
+      if (llvm::MulOverflow(p, f, p))
+        return std::optional<int64_t>();
+    return std::optional<int64_t>(p);
+  };
+  std::optional<int64_t> attention = product({kvp, tpa, dp, pp});
+  if (attention != gpus)
     return emitError() << "attention layout kvp x tpa x dp x pp = " << kvp
                        << " x " << tpa << " x " << dp << " x " << pp << " = "
-                       << kvp * tpa * dp * pp << " does not match the grid of "
-                       << gpus << " GPUs";
+                       << (attention ? std::to_string(*attention)
+                                     : std::string("more than 2^63"))
+                       << " does not match the grid of " << gpus << " GPUs";
   // The FFN may be replicated (Medha-style KVP ties the FFN to the attention
   // TP group and replicates it over the KVP ranks), never over-subscribed.
-  if (gpus % (tpf * ep * pp) != 0)
+  std::optional<int64_t> ffn = product({tpf, ep, pp});
+  if (!ffn || gpus % *ffn != 0)
     return emitError() << "FFN layout tpf x ep x pp = " << tpf << " x " << ep
-                       << " x " << pp << " = " << tpf * ep * pp
+                       << " x " << pp << " = "
+                       << (ffn ? std::to_string(*ffn)
+                               : std::string("more than 2^63"))
                        << " does not divide the grid of " << gpus << " GPUs";
   return success();
 }
@@ -324,8 +340,8 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return failure();
   if (slices < 0)
     return emitError() << "plan 'slices' must not be negative";
-  if (ttl.isNegative())
-    return emitError() << "plan 'ttl_s' must not be negative";
+  if (ttl.isNegative() || !ttl.isFinite())
+    return emitError() << "plan 'ttl_s' must be finite and not negative";
   return success();
 }
 

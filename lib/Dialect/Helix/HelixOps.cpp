@@ -83,8 +83,10 @@ static LogicalResult verifyAttentionLayout(Operation *op,
 //===----------------------------------------------------------------------===//
 
 LogicalResult EmbedOp::verify() {
-  if (getVocab() <= 0)
-    return emitOpError() << "'vocab' must be positive";
+  // I64Attr getters return uint64_t: read sizes signed, or -96 passes.
+  if (getVocabAttr().getInt() <= 0)
+    return emitOpError() << "'vocab' must be positive, got "
+                         << getVocabAttr().getInt();
   return expectShape(*this, "result", getResult(),
                      {batchOf(getTokens()), featuresOf(getResult())});
 }
@@ -133,7 +135,16 @@ static LogicalResult verifyQKV(Operation *op, AttentionConfigAttr config,
   return success();
 }
 
+/// The decoder-layer index of a model-level op.
+static LogicalResult verifyLayerIndex(Operation *op, int64_t layer) {
+  if (layer < 0)
+    return op->emitOpError() << "'layer' must not be negative, got " << layer;
+  return success();
+}
+
 LogicalResult QKVProjOp::verify() {
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())))
+    return failure();
   int64_t batch = batchOf(getInput());
   if (!dimsAgree(
           batch,
@@ -149,6 +160,8 @@ LogicalResult QKVProjOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionOp::verify() {
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())))
+    return failure();
   AttentionConfigAttr c = getConfig();
   int64_t batch = batchOf(getQ());
   if (failed(verifyQKV(*this, c, batch, getQ(), getK(), getV())))
@@ -198,9 +211,11 @@ LogicalResult LinearOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult FFNOp::verify() {
-  if (getIntermediate() <= 0)
+  if (getIntermediateAttr().getInt() <= 0)
     return emitOpError() << "'intermediate' must be positive, got "
-                         << getIntermediate();
+                         << getIntermediateAttr().getInt();
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())))
+    return failure();
   if (auto layout = getLayout()) {
     if (layout->getEp() != 1)
       return emitOpError() << "a dense FFN has no experts: ep must be 1, got "
@@ -218,6 +233,8 @@ LogicalResult FFNOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult MoEOp::verify() {
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())))
+    return failure();
   auto layout = getLayout();
   if (!layout)
     return success();

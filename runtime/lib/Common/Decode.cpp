@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 namespace helix {
@@ -22,7 +23,10 @@ struct DecodeArgs {
   bool help = false;
 };
 
-int64_t parseInt(const std::string &flag, const std::string &v) {
+/// `v` as an integer in [min, max] (stoll reports overflow: no clamp).
+int64_t parseInt(const std::string &flag, const std::string &v,
+                 int64_t min = std::numeric_limits<int64_t>::min(),
+                 int64_t max = std::numeric_limits<int64_t>::max()) {
   size_t used = 0;
   long long x = 0;
   try {
@@ -30,8 +34,15 @@ int64_t parseInt(const std::string &flag, const std::string &v) {
   } catch (const std::exception &) {
     used = 0;
   }
-  if (used != v.size() || v.empty())
-    throw Error(flag + ": expected an integer, got \"" + v + "\"");
+  if (used != v.size() || v.empty() || x < min || x > max) {
+    bool any = min == std::numeric_limits<int64_t>::min() &&
+               max == std::numeric_limits<int64_t>::max();
+    throw Error(
+        flag + ": expected an integer" +
+        (any ? ""
+             : " from " + std::to_string(min) + " to " + std::to_string(max)) +
+        ", got \"" + v + "\"");
+  }
   return x;
 }
 
@@ -70,7 +81,8 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
     else if (flag == "--collectives")
       a.context.collectives = value;
     else if (flag == "--device")
-      a.context.device = static_cast<int>(parseInt(flag, value));
+      a.context.device = static_cast<int>(
+          parseInt(flag, value, 0, std::numeric_limits<int>::max()));
     else if (!prog.option || !prog.option(flag, value))
       throw Error("unknown option " + flag + " (see --help)");
   }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace helix {
@@ -78,6 +79,12 @@ int64_t scheduleSteps(const Prompts &prompts, int64_t generate) {
   int64_t longest = 0;
   for (const auto &p : prompts)
     longest = std::max<int64_t>(longest, static_cast<int64_t>(p.size()));
+  // Refuse a count whose step total overflows (validatePrompts calls this
+  // before the run, on every rank).
+  if (generate > std::numeric_limits<int64_t>::max() - longest)
+    throw Error("--steps: " + std::to_string(generate) +
+                " generated tokens after a prompt of " +
+                std::to_string(longest) + " is too many steps");
   return longest + generate - 1;
 }
 
@@ -94,7 +101,12 @@ void validatePrompts(const Prompts &prompts, int64_t vocab, int64_t generate,
             std::to_string(i + 1) + ": id " + std::to_string(prompts[r][i]) +
             " is out of range (vocabulary size " + std::to_string(vocab) + ")");
   if (maxContext > 0) {
+    if (generate > maxContext)
+      throw Error("--steps: expected at most the planned context of " +
+                  std::to_string(maxContext) + " tokens, got " +
+                  std::to_string(generate));
     for (size_t r = 0; r < prompts.size(); ++r) {
+      // generate <= maxContext: no overflow.
       int64_t need = static_cast<int64_t>(prompts[r].size()) + generate - 1;
       if (need > maxContext)
         throw Error(sourceName + ": row " + std::to_string(r + 1) +
@@ -105,6 +117,7 @@ void validatePrompts(const Prompts &prompts, int64_t vocab, int64_t generate,
                     std::to_string(maxContext));
     }
   }
+  scheduleSteps(prompts, generate); // throws when the step count overflows
 }
 
 GreedySchedule::GreedySchedule(Prompts prompts, int64_t generate)

@@ -122,6 +122,18 @@ func.func private @f() attributes {a = #helix.layout<gpus = 32, kvp = 4, tpa = 8
 
 // -----
 
+// Width products past 2^63 are reported, not wrapped (2^62 x 4 would wrap
+// to 0 and "match" a grid of 0, or any other).
+// expected-error@+1 {{attention layout kvp x tpa x dp x pp = 4611686018427387904 x 4 x 1 x 1 = more than 2^63 does not match the grid of 4 GPUs}}
+func.func private @f() attributes {a = #helix.layout<gpus = 4, kvp = 4611686018427387904, tpa = 4>}
+
+// -----
+
+// expected-error@+1 {{FFN layout tpf x ep x pp = 4611686018427387904 x 4 x 1 = more than 2^63 does not divide the grid of 4 GPUs}}
+func.func private @f() attributes {a = #helix.layout<gpus = 4, kvp = 4, tpf = 4611686018427387904, ep = 4>}
+
+// -----
+
 // expected-error@+1 {{'hidden' must be positive, got 0}}
 func.func private @f() attributes {a = #helix.model<name = "m", model_type = "llama", hidden = 0, vocab = 10, layers = 1>}
 
@@ -166,6 +178,14 @@ func.func private @f(%c: !helix.kv_cache<heads = 1, key_dim = 16, value_dim = 16
 func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
   // expected-error@+1 {{'vocab' must be positive}}
   %h = helix.embed %pos {vocab = 0 : i64, weight = "e"} : tensor<?xi64> -> tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{'vocab' must be positive, got -5}}
+  %h = helix.embed %pos {vocab = -5 : i64, weight = "e"} : tensor<?xi64> -> tensor<?x32xf32>
   return
 }
 
@@ -308,6 +328,22 @@ func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
 // -----
 
 func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{'intermediate' must be positive, got -96}}
+  %y = helix.ffn %x {intermediate = -96 : i64, layer = 0 : i64, prefix = "m"} : tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
+  // expected-error@+1 {{'layer' must not be negative, got -1}}
+  %y = helix.ffn %x {intermediate = 64 : i64, layer = -1 : i64, prefix = "m"} : tensor<?x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x32xf32>, %pos: tensor<?xi64>) {
   // expected-error@+1 {{a dense FFN has no experts: ep must be 1, got 2}}
   %y = helix.ffn %x {intermediate = 64 : i64, layer = 0 : i64, prefix = "m", layout = #helix.layout<gpus = 4, kvp = 4, tpf = 2, ep = 2>} : tensor<?x32xf32>
   return
@@ -370,8 +406,14 @@ func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h1
 
 // -----
 
-// expected-error@+1 {{plan 'ttl_s' must not be negative}}
+// expected-error@+1 {{plan 'ttl_s' must be finite and not negative}}
 func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024, ttl_s = -1.0>}
+
+// -----
+
+// A NaN budget is not "no budget".
+// expected-error@+1 {{plan 'ttl_s' must be finite and not negative}}
+func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024, ttl_s = 0x7FF8000000000000>}
 
 // -----
 

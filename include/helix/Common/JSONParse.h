@@ -1,0 +1,27 @@
+//===- JSONParse.h - JSON text with numbers checked -------------*- C++ -*-===//
+//
+// nlohmann::json::parse throws json::out_of_range for a number beyond a
+// double ("value": 1e999). parseJSONChecked turns that into an error naming
+// the field, for every reader of JSON files (hardware, config.json).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_COMMON_JSONPARSE_H
+#define HELIX_COMMON_JSONPARSE_H
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace helix {
+
+/// Parses `text` into `root`. A number outside the double range gives false
+/// and `error` = "field 'a.b[2].value': number 1e999 is outside the range of
+/// a double (about 1.8e308)". Malformed JSON throws json::parse_error as
+/// json::parse does, for the caller to word.
+bool parseJSONChecked(const std::string &text, nlohmann::json &root,
+                      std::string &error);
+
+} // namespace helix
+
+#endif // HELIX_COMMON_JSONPARSE_H
