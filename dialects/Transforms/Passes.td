@@ -244,8 +244,18 @@ def HelixHopB : Pass<"helix-hopb", "mlir::ModuleOp"> {
     change. Code generation maps the async pair onto a second CUDA stream
     (events) or non-blocking MPI.
 
-    Runs only where `helix.plan` asks for HOP-B (or the function has no
-    plan); `enable=false` turns it off.
+    Without an exchange (tp, tp-pp, Helix with KVP = 1), where the plan
+    overlaps communication (`#helix.plan`'s `overlap`), it pipelines the
+    output projection's all-reduce the same way: each slice attends,
+    combines and projects, and its all-reduce is in flight while the next
+    slice does; the reduced slices are concatenated. DP attention (ep) is
+    left alone.
+
+    The slice count is `slices` when given (0: one per request), else the
+    plan's (`#helix.plan`'s `slices`, what the plan is priced with); the
+    pass writes the count it used back into the plan. Runs only where
+    `helix.plan` asks for HOP-B or overlap (or the function has no plan);
+    `enable=false` turns it off.
 
     Example (2 slices):
 
@@ -266,7 +276,8 @@ def HelixHopB : Pass<"helix-hopb", "mlir::ModuleOp"> {
   let options = [
     Option<"enable", "enable", "bool", "true", "apply HOP-B (false: no-op)">,
     Option<"slices", "slices", "int64_t", "0",
-           "batch slices per attention (0: one per request)">
+           "batch slices per attention (0: one per request; default: the "
+           "plan's)">
   ];
   let dependentDialects = ["mlir::tensor::TensorDialect"];
 }

@@ -120,7 +120,7 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
     stage += c.oproj;
     OverlapResult o =
         overlapWithCollective(hw, int64_t(b), stage, CollectiveKind::AllReduce,
-                              pl.oprojWidth, arBytes, pl.overlap);
+                              pl.oprojWidth, arBytes, pl.overlap, pl.slices);
     c.oprojComm = {o.commS, o.exposedS};
     c.slices = o.slices;
     break;

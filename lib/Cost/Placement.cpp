@@ -33,6 +33,9 @@ Placement placementFor(const Config &config) {
     p.oprojOnTPA = true;
     p.ffnWidth = p.stageGPUs;
     p.tokensSplit = true;
+    // The replicas' rows cannot be sliced in one program: no batch-wise
+    // overlap (helix-hopb does not pipeline DP attention).
+    p.overlap = false;
     break;
   case Strategy::KVP:
     p.oprojWidth = l.tpa;

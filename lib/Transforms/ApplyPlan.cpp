@@ -76,7 +76,7 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
                               precision.kvCache, precision.compute,
                               precision.nvfp4BlockScales,
                               plan.config.effectiveHopB(), APFloat(plan.ttlS),
-                              plan.config.overlapsCommunication(),
+                              placementFor(plan.config).overlap,
                               plan.config.hopbSlices, plan.kvBlock));
   return annotated;
 }

@@ -9,6 +9,14 @@
 //   ...
 //   o(n-1) = combine(wait t(n-1));  out = concat(o0, ..., o(n-1))
 //
+// Without an exchange (tp, tp-pp, Helix with KVP = 1) the plan's overlap is
+// the output projection's all-reduce, in flight while the next slice
+// attends and projects (the cost model's overlap of the TP baselines):
+//
+//   y0 = project(combine(attend(0))); t0 = start(all-reduce y0)
+//   y1 = project(combine(attend(1))); t1 = start(all-reduce y1); wait t0
+//   ...  out = concat(wait t0, ..., wait t(n-1))
+//
 //===----------------------------------------------------------------------===//
 
 #include "helix/Dialect/Helix/HelixOps.h"
@@ -51,6 +59,35 @@ std::optional<Exchange> matchExchange(AttentionPartialOp op) {
   return Exchange{op, a2a, combine};
 }
 
+/// An attention without exchange, its combine, the output projection and the
+/// projection's all-reduce (the TP baselines' overlap).
+struct OutputAllReduce {
+  AttentionPartialOp attention;
+  LSECombineOp combine;
+  MatmulOp outProj;
+  CollectiveOp allReduce;
+};
+
+std::optional<OutputAllReduce> matchOutputAllReduce(AttentionPartialOp op) {
+  if (!op->hasOneUse())
+    return std::nullopt;
+  auto combine = dyn_cast<LSECombineOp>(*op->user_begin());
+  if (!combine || !combine->hasOneUse())
+    return std::nullopt;
+  auto proj = dyn_cast<MatmulOp>(*combine->user_begin());
+  if (!proj || proj.getInput() != combine.getResult() || !proj->hasOneUse())
+    return std::nullopt;
+  auto ar = dyn_cast<CollectiveOp>(*proj->user_begin());
+  if (!ar || ar.getKind() != CollectiveKind::all_reduce)
+    return std::nullopt;
+  // Rows split over DP replicas (ep) cannot be sliced in the global view.
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  if (auto dist = dyn_cast_or_null<DistAttr>(q.getEncoding());
+      dist && !dist.getSplitAxes(0).empty())
+    return std::nullopt;
+  return OutputAllReduce{op, combine, proj, ar};
+}
+
 /// `type` with dimension `dim` set to `size`.
 RankedTensorType resized(Type type, int64_t dim, int64_t size) {
   auto t = cast<RankedTensorType>(type);
@@ -88,19 +125,25 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     }
     getOperation().walk([&](func::FuncOp func) {
       auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
-      if (plan && !plan.getHopb())
+      if (plan && !plan.getHopb() && !plan.getOverlap())
         return;
       // The plan's slices (what it was priced with) unless told otherwise.
       count = slices;
       if (!slices.hasValue() && plan && plan.getSlices() > 0)
         count = plan.getSlices();
       SmallVector<Exchange> exchanges;
+      SmallVector<OutputAllReduce> allReduces;
       func.walk([&](AttentionPartialOp op) {
         if (auto e = matchExchange(op))
           exchanges.push_back(*e);
+        else if (auto a = matchOutputAllReduce(op);
+                 a && (!plan || plan.getOverlap()))
+          allReduces.push_back(*a);
       });
       int64_t used = 0;
       for (Exchange &e : exchanges)
+        used = std::max(used, pipeline(e));
+      for (OutputAllReduce &e : allReduces)
         used = std::max(used, pipeline(e));
       // The plan records the slices the program runs (what it is priced
       // with).
@@ -116,6 +159,81 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     for (int64_t i = 0; i < n; ++i)
       sizes.push_back(rows / n + (i < rows % n ? 1 : 0));
     return sizes;
+  }
+
+  /// The attention of rows [offset, offset + size) of `attn`.
+  static AttentionPartialOp sliceAttention(OpBuilder &b,
+                                           AttentionPartialOp attn,
+                                           int64_t offset, int64_t size) {
+    Location loc = attn.getLoc();
+    IRMapping m;
+    for (Value v : {attn.getQ(), attn.getK(), attn.getV()})
+      if (v)
+        m.map(v, slice(b, loc, v, 0, offset, size));
+    for (Value v : {attn.getSlots(), attn.getSpans()})
+      if (v)
+        m.map(v, slice(b, loc, v, 1, offset, size));
+    auto part = cast<AttentionPartialOp>(b.clone(*attn, m));
+    part.setBatchOffset(attn.getBatchOffset() + offset);
+    part.getResult().setType(resized(attn.getType(), 1, size));
+    return part;
+  }
+
+  /// Pipes the output projection's all-reduce of `e` in slices; returns
+  /// how many (1: left whole).
+  int64_t pipeline(OutputAllReduce &e) {
+    AttentionPartialOp attn = e.attention;
+    int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
+    int64_t n = count == 0 ? rows : std::min<int64_t>(count, rows);
+    if (n <= 1)
+      return 1;
+    OpBuilder b(e.allReduce);
+    Location loc = attn.getLoc();
+    SmallVector<Value> outputs;
+    Value pending;
+    auto finish = [&](Value token) {
+      outputs.push_back(
+          AsyncWaitOp::create(
+              b, loc, cast<AsyncType>(token.getType()).getValue(), token)
+              .getResult());
+    };
+    int64_t offset = 0;
+    for (int64_t size : sliceSizes(rows, n)) {
+      // Attention, combine and projection of this slice.
+      AttentionPartialOp part = sliceAttention(b, attn, offset, size);
+      IRMapping m;
+      m.map(attn.getResult(), part.getResult());
+      Operation *combine = b.clone(*e.combine, m);
+      combine->getResult(0).setType(resized(e.combine.getType(), 0, size));
+      Operation *proj = b.clone(*e.outProj, m);
+      proj->getResult(0).setType(resized(e.outProj.getType(), 0, size));
+      // Its all-reduce, started and left in flight.
+      Type reduced = resized(e.allReduce.getType(), 0, size);
+      auto start =
+          AsyncStartOp::create(b, loc, AsyncType::get(b.getContext(), reduced));
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&start.getBody().emplaceBlock());
+        IRMapping inner;
+        inner.map(e.outProj.getResult(), proj->getResult(0));
+        Operation *ar = b.clone(*e.allReduce, inner);
+        ar->getResult(0).setType(reduced);
+        AsyncYieldOp::create(b, loc, ar->getResults());
+      }
+      if (pending)
+        finish(pending);
+      pending = start.getResult();
+      offset += size;
+    }
+    finish(pending);
+    auto concat = tensor::ConcatOp::create(b, loc, e.allReduce.getType(),
+                                           /*dim=*/0, outputs);
+    e.allReduce.replaceAllUsesWith(concat.getResult());
+    e.allReduce.erase();
+    e.outProj.erase();
+    e.combine.erase();
+    attn.erase();
+    return n;
   }
 
   /// Pipes `e` in slices; returns how many (1: left whole).

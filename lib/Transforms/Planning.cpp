@@ -4,6 +4,7 @@
 
 #include "helix/Common/Numbers.h"
 #include "helix/Cost/Evaluate.h"
+#include "helix/Cost/Placement.h"
 #include "helix/Cost/Search.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -133,7 +134,9 @@ bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
 void fixHopBSlices(const ModelSpec &model, const Hardware &hw, PlanRecord &plan,
                    int64_t slices) {
   Config &c = plan.config;
-  if (!c.effectiveHopB()) {
+  // The batch-wise overlap the program runs: HOP-B's all-to-all, or the TP
+  // baselines' output-projection all-reduce.
+  if (!placementFor(c).overlap) {
     c.hopbSlices = 0;
     return;
   }

@@ -26,6 +26,23 @@
 // NOHOPB-NOT: async
 // NOHOPB-NOT: batch_offset
 
+// Without an exchange (tp) the plan's overlap is the output projection's
+// all-reduce: each slice attends, combines and projects, and its all-reduce
+// is in flight while the next slice does; the rows are concatenated after.
+// RUN: helix-opt %S/Inputs/gqa.mlir --helix-apply-layout="layout=tpa=4,tpf=4 strategy=tp batch=3 context=8192" --helix-insert-collectives \
+// RUN:   | helix-opt --helix-hopb=slices=2 | FileCheck %s --check-prefix=TPOVER
+// TPOVER: helix.plan = #helix.plan<strategy = tp, {{.*}}overlap = true, slices = 2>
+// TPOVER: helix.attention_partial {{.*}}-> tensor<1x2x8x33xf32
+// TPOVER-NEXT: helix.lse_combine {{.*}} -> tensor<2x256xbf16
+// TPOVER-NEXT: %[[Y0:.*]] = helix.matmul {{.*}} -> tensor<2x256xbf16, #helix.dist<@helix_attn, partial = [3]>>
+// TPOVER-NEXT: %[[T0:.*]] = helix.async_start {
+// TPOVER-NEXT: helix.collective all_reduce %[[Y0]] on @helix_attn grid_axes = [3]
+// TPOVER: helix.attention_partial {{.*}}batch_offset = 2 : i64{{.*}}-> tensor<1x1x8x33xf32
+// TPOVER: helix.async_start {
+// TPOVER: %[[W0:.*]] = helix.async_wait %[[T0]]
+// TPOVER: %[[W1:.*]] = helix.async_wait
+// TPOVER-NEXT: tensor.concat dim(0) %[[W0]], %[[W1]] : {{.*}} -> tensor<3x256xbf16>
+
 // One slice per request: request i attends while the exchange of request
 // i - 1 is in flight (a two-stage software pipeline), then its partials are
 // combined; the combined slices are concatenated back.

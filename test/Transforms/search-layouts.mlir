@@ -8,7 +8,7 @@
 // Helix on 8 GPUs never duplicates KV: TPA <= 8 KV heads, KVP x TPA = 8,
 // every layout-carrying op gets the same layout, the FFN runs TPF = 8.
 // FIXED-LABEL: func.func @decode_step
-// FIXED-SAME: helix.plan = #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 8, batch = 4, context_length = 65536, {{(hopb = true, )?}}ttl_s = {{[0-9.eE+-]+}}{{(, overlap = true)?}}>
+// FIXED-SAME: helix.plan = #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 8, batch = 4, context_length = 65536, {{(hopb = true, )?}}ttl_s = {{[0-9.eE+-]+}}{{(, overlap = true)?}}{{(, slices = [0-9]+)?}}>
 // FIXED: helix.qkv_proj {{.*}}layout = #helix.layout<gpus = 8, [[L:(kvp = [0-9]+, )?(tpa = [0-9]+, )?]]tpf = 8>
 // FIXED: helix.attention {{.*}}layout = #helix.layout<gpus = 8, [[L]]tpf = 8>
 // FIXED: helix.linear {{.*}}layout = #helix.layout<gpus = 8, [[L]]tpf = 8>
@@ -25,7 +25,7 @@
 // SEARCH: helix.attention {{.*}}layout = #helix.layout<
 
 // Under a budget, the most tokens/s/GPU within 50 ms per token.
-// BUDGET: helix.plan = #helix.plan<strategy = helix, {{.*}}ttl_s = {{[0-9.eE+-]+}}{{(, overlap = true)?}}>
+// BUDGET: helix.plan = #helix.plan<strategy = helix, {{.*}}ttl_s = {{[0-9.eE+-]+}}{{(, overlap = true)?}}{{(, slices = [0-9]+)?}}>
 func.func @decode_step(%tokens: tensor<?xi64>, %pos: tensor<?xi64>,
     %c0: !helix.kv_cache<heads = 8, key_dim = 64, value_dim = 64, element = bf16>,
     %c1: !helix.kv_cache<heads = 8, key_dim = 64, value_dim = 64, element = bf16>) -> tensor<?x32000xf32>

@@ -45,9 +45,11 @@ bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
 /// searches (the fastest configuration, or the most tokens/s/GPU within
 /// `ttlMs`). Returns false with a one-line `error` when nothing is valid or
 /// fits.
-/// Fixes the HOP-B batch slices the program will run (`slices`, at most the
-/// batch; 0: the cost model's best count) when the plan has HOP-B, and
-/// prices the plan with them: the latency it records is the program's.
+/// Fixes the batch slices the program will run (`slices`, at most the batch;
+/// 0: the cost model's best count) when the plan overlaps a collective with
+/// attention batch-wise (HOP-B's all-to-all, or the TP baselines'
+/// output-projection all-reduce), and prices the plan with them: the
+/// latency it records is the program's.
 void fixHopBSlices(const ModelSpec &model, const Hardware &hw, PlanRecord &plan,
                    int64_t slices);
 
