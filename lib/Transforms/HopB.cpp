@@ -179,12 +179,35 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     return part;
   }
 
+  /// The slices the batch of `attn` is cut into (1: left whole).
+  int64_t sliceCount(AttentionPartialOp attn) const {
+    int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
+    return count == 0 ? rows : std::min<int64_t>(count, rows);
+  }
+
+  /// `collective` on `input` (instead of `from`), started and left in
+  /// flight, with the result type `type`.
+  static AsyncStartOp startInFlight(OpBuilder &b, Location loc,
+                                    Operation *collective, Value from,
+                                    Value input, Type type) {
+    auto start =
+        AsyncStartOp::create(b, loc, AsyncType::get(b.getContext(), type));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&start.getBody().emplaceBlock());
+    IRMapping inner;
+    inner.map(from, input);
+    Operation *c = b.clone(*collective, inner);
+    c->getResult(0).setType(type);
+    AsyncYieldOp::create(b, loc, c->getResults());
+    return start;
+  }
+
   /// Pipes the output projection's all-reduce of `e` in slices; returns
   /// how many (1: left whole).
   int64_t pipeline(OutputAllReduce &e) {
     AttentionPartialOp attn = e.attention;
     int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
-    int64_t n = count == 0 ? rows : std::min<int64_t>(count, rows);
+    int64_t n = sliceCount(attn);
     if (n <= 1)
       return 1;
     OpBuilder b(e.allReduce);
@@ -208,18 +231,9 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
       Operation *proj = b.clone(*e.outProj, m);
       proj->getResult(0).setType(resized(e.outProj.getType(), 0, size));
       // Its all-reduce, started and left in flight.
-      Type reduced = resized(e.allReduce.getType(), 0, size);
-      auto start =
-          AsyncStartOp::create(b, loc, AsyncType::get(b.getContext(), reduced));
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&start.getBody().emplaceBlock());
-        IRMapping inner;
-        inner.map(e.outProj.getResult(), proj->getResult(0));
-        Operation *ar = b.clone(*e.allReduce, inner);
-        ar->getResult(0).setType(reduced);
-        AsyncYieldOp::create(b, loc, ar->getResults());
-      }
+      AsyncStartOp start = startInFlight(
+          b, loc, e.allReduce, e.outProj.getResult(), proj->getResult(0),
+          resized(e.allReduce.getType(), 0, size));
       if (pending)
         finish(pending);
       pending = start.getResult();
@@ -240,7 +254,7 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
   int64_t pipeline(Exchange &e) {
     AttentionPartialOp attn = e.attention;
     int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
-    int64_t n = count == 0 ? rows : std::min<int64_t>(count, rows);
+    int64_t n = sliceCount(attn);
     if (n <= 1)
       return 1;
     OpBuilder b(e.combine);
@@ -259,30 +273,11 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     };
     int64_t offset = 0;
     for (int64_t size : sliceSizes(rows, n)) {
-      // Attention of this slice.
-      IRMapping m;
-      for (Value v : {attn.getQ(), attn.getK(), attn.getV()})
-        if (v)
-          m.map(v, slice(b, loc, v, 0, offset, size));
-      for (Value v : {attn.getSlots(), attn.getSpans()})
-        if (v)
-          m.map(v, slice(b, loc, v, 1, offset, size));
-      auto part = cast<AttentionPartialOp>(b.clone(*attn, m));
-      part.setBatchOffset(attn.getBatchOffset() + offset);
-      part.getResult().setType(resized(attn.getType(), 1, size));
-      // Its exchange, started and left in flight.
-      Type exchanged = resized(e.allToAll.getType(), 1, size);
-      auto start = AsyncStartOp::create(
-          b, loc, AsyncType::get(b.getContext(), exchanged));
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&start.getBody().emplaceBlock());
-        IRMapping inner;
-        inner.map(attn.getResult(), part.getResult());
-        Operation *a2a = b.clone(*e.allToAll, inner);
-        a2a->getResult(0).setType(exchanged);
-        AsyncYieldOp::create(b, loc, a2a->getResults());
-      }
+      // Attention of this slice, its exchange started and left in flight.
+      AttentionPartialOp part = sliceAttention(b, attn, offset, size);
+      AsyncStartOp start =
+          startInFlight(b, loc, e.allToAll, attn.getResult(), part.getResult(),
+                        resized(e.allToAll.getType(), 1, size));
       // The previous slice's exchange has overlapped this attention.
       if (pending)
         finish(pending);
