@@ -16,6 +16,12 @@ function(helix_add_library name)
   if(ARG_LINK_LIBS)
     target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS})
   endif()
+  if(HELIX_SANITIZE)
+    # What links an instrumented library links the sanitizer runtime too
+    # (in this build and through the installed package).
+    target_link_options(${name} INTERFACE
+      "$<$<LINK_LANGUAGE:CXX,C>:-fsanitize=${HELIX_SANITIZE_LIST}>")
+  endif()
   install(TARGETS ${name} EXPORT HelixTargets
     ARCHIVE DESTINATION lib LIBRARY DESTINATION lib)
 endfunction()
