@@ -80,6 +80,8 @@ def main():
     p.add_argument("--prefix")
     p.add_argument("--cuda", action="store_true")
     a = p.parse_args()
+    if a.repeat < 1:
+        p.error("--repeat: expected at least 1, got %d" % a.repeat)
     helix = os.path.join(a.bin, "helix")
     print("machine: %d cores; times are wall-clock seconds" %
           (os.cpu_count() or 1))

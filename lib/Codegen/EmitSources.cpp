@@ -40,6 +40,8 @@ ProgramSummary summarize(ModuleOp m) {
     s.batch = plan.getBatch();
     s.context = plan.getContextLength();
     s.hopb = plan.getHopb();
+    s.slices = plan.getSlices();
+    s.kvBlock = plan.getKvBlock();
     s.ttlS = plan.getTtlS().convertToDouble();
   }
   for (auto grid : m.getOps<shard::GridOp>())

@@ -161,6 +161,8 @@ std::string planJson(const ProgramSummary &s, const ProjectOptions &o) {
       {"step_rows", s.stepRows},
       {"context", s.context},
       {"hopb", s.hopb},
+      {"slices", s.slices},
+      {"kv_block", s.kvBlock},
       {"ttl_s", s.ttlS},
       {"grids", std::move(grids)},
       {"backend", o.backend},

@@ -46,7 +46,7 @@ OverlapResult overlapWithCollective(const Hardware &hw, int64_t batch,
     return best;
   }
   // Powers of two below the batch; doubling stops before it could overflow.
-  for (int64_t s = 2; s < batch; s = s > batch / 2 ? batch : 2 * s)
+  for (int64_t s = 2; s < batch; s = (batch / 2 < s) ? batch : 2 * s)
     trySlices(s);
   trySlices(batch);
   return best;

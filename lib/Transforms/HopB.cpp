@@ -202,95 +202,99 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     return start;
   }
 
-  /// Pipes the output projection's all-reduce of `e` in slices; returns
-  /// how many (1: left whole).
-  int64_t pipeline(OutputAllReduce &e) {
-    AttentionPartialOp attn = e.attention;
+  /// The two-stage pipeline over the batch of `attn`, built before
+  /// `anchor`: `start` builds slice [offset, offset + size) up to its
+  /// collective in flight, `finish` turns a waited-for result into the
+  /// slice's output; the outputs are concatenated and replace `replaced`.
+  /// Returns the slice count (1: nothing built).
+  int64_t pipelineSlices(
+      AttentionPartialOp attn, Operation *anchor, Value replaced,
+      function_ref<AsyncStartOp(OpBuilder &, int64_t, int64_t)> start,
+      function_ref<Value(OpBuilder &, Value)> finish) {
     int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
     int64_t n = sliceCount(attn);
     if (n <= 1)
       return 1;
-    OpBuilder b(e.allReduce);
+    OpBuilder b(anchor);
     Location loc = attn.getLoc();
     SmallVector<Value> outputs;
-    Value pending;
-    auto finish = [&](Value token) {
-      outputs.push_back(
-          AsyncWaitOp::create(
-              b, loc, cast<AsyncType>(token.getType()).getValue(), token)
-              .getResult());
+    auto wait = [&](Value token) {
+      Value done = AsyncWaitOp::create(
+          b, loc, cast<AsyncType>(token.getType()).getValue(), token);
+      outputs.push_back(finish(b, done));
     };
+    Value pending;
     int64_t offset = 0;
     for (int64_t size : sliceSizes(rows, n)) {
-      // Attention, combine and projection of this slice.
-      AttentionPartialOp part = sliceAttention(b, attn, offset, size);
-      IRMapping m;
-      m.map(attn.getResult(), part.getResult());
-      Operation *combine = b.clone(*e.combine, m);
-      combine->getResult(0).setType(resized(e.combine.getType(), 0, size));
-      Operation *proj = b.clone(*e.outProj, m);
-      proj->getResult(0).setType(resized(e.outProj.getType(), 0, size));
-      // Its all-reduce, started and left in flight.
-      AsyncStartOp start = startInFlight(
-          b, loc, e.allReduce, e.outProj.getResult(), proj->getResult(0),
-          resized(e.allReduce.getType(), 0, size));
+      AsyncStartOp started = start(b, offset, size);
+      // The previous slice's collective has overlapped this slice.
       if (pending)
-        finish(pending);
-      pending = start.getResult();
+        wait(pending);
+      pending = started.getResult();
       offset += size;
     }
-    finish(pending);
-    auto concat = tensor::ConcatOp::create(b, loc, e.allReduce.getType(),
+    wait(pending);
+    auto concat = tensor::ConcatOp::create(b, loc, replaced.getType(),
                                            /*dim=*/0, outputs);
-    e.allReduce.replaceAllUsesWith(concat.getResult());
-    e.allReduce.erase();
-    e.outProj.erase();
-    e.combine.erase();
-    attn.erase();
+    replaced.replaceAllUsesWith(concat.getResult());
     return n;
   }
 
-  /// Pipes `e` in slices; returns how many (1: left whole).
+  /// Pipes the output projection's all-reduce of `e` in slices.
+  int64_t pipeline(OutputAllReduce &e) {
+    AttentionPartialOp attn = e.attention;
+    int64_t n = pipelineSlices(
+        attn, e.allReduce, e.allReduce.getResult(),
+        [&](OpBuilder &b, int64_t offset, int64_t size) {
+          // Attention, combine and projection of this slice, then its
+          // all-reduce.
+          AttentionPartialOp part = sliceAttention(b, attn, offset, size);
+          IRMapping m;
+          m.map(attn.getResult(), part.getResult());
+          Operation *combine = b.clone(*e.combine, m);
+          combine->getResult(0).setType(resized(e.combine.getType(), 0, size));
+          Operation *proj = b.clone(*e.outProj, m);
+          proj->getResult(0).setType(resized(e.outProj.getType(), 0, size));
+          return startInFlight(b, attn.getLoc(), e.allReduce,
+                               e.outProj.getResult(), proj->getResult(0),
+                               resized(e.allReduce.getType(), 0, size));
+        },
+        [](OpBuilder &, Value reduced) { return reduced; });
+    if (n > 1) {
+      e.allReduce.erase();
+      e.outProj.erase();
+      e.combine.erase();
+      attn.erase();
+    }
+    return n;
+  }
+
+  /// Pipes the exchange of `e` in slices.
   int64_t pipeline(Exchange &e) {
     AttentionPartialOp attn = e.attention;
-    int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
-    int64_t n = sliceCount(attn);
-    if (n <= 1)
-      return 1;
-    OpBuilder b(e.combine);
-    Location loc = attn.getLoc();
-    SmallVector<Value> outputs;
-    Value pending;
-    auto finish = [&](Value token) {
-      auto wait = AsyncWaitOp::create(
-          b, loc, cast<AsyncType>(token.getType()).getValue(), token);
-      IRMapping m;
-      m.map(e.combine.getPartials(), wait.getResult());
-      Operation *combine = b.clone(*e.combine, m);
-      int64_t size = cast<RankedTensorType>(wait.getType()).getDimSize(1);
-      combine->getResult(0).setType(resized(e.combine.getType(), 0, size));
-      outputs.push_back(combine->getResult(0));
-    };
-    int64_t offset = 0;
-    for (int64_t size : sliceSizes(rows, n)) {
-      // Attention of this slice, its exchange started and left in flight.
-      AttentionPartialOp part = sliceAttention(b, attn, offset, size);
-      AsyncStartOp start =
-          startInFlight(b, loc, e.allToAll, attn.getResult(), part.getResult(),
-                        resized(e.allToAll.getType(), 1, size));
-      // The previous slice's exchange has overlapped this attention.
-      if (pending)
-        finish(pending);
-      pending = start.getResult();
-      offset += size;
+    int64_t n = pipelineSlices(
+        attn, e.combine, e.combine.getResult(),
+        [&](OpBuilder &b, int64_t offset, int64_t size) {
+          // Attention of this slice, then its exchange.
+          AttentionPartialOp part = sliceAttention(b, attn, offset, size);
+          return startInFlight(b, attn.getLoc(), e.allToAll, attn.getResult(),
+                               part.getResult(),
+                               resized(e.allToAll.getType(), 1, size));
+        },
+        [&](OpBuilder &b, Value exchanged) {
+          IRMapping m;
+          m.map(e.combine.getPartials(), exchanged);
+          Operation *combine = b.clone(*e.combine, m);
+          int64_t size =
+              cast<RankedTensorType>(exchanged.getType()).getDimSize(1);
+          combine->getResult(0).setType(resized(e.combine.getType(), 0, size));
+          return combine->getResult(0);
+        });
+    if (n > 1) {
+      e.combine.erase();
+      e.allToAll.erase();
+      attn.erase();
     }
-    finish(pending);
-    auto concat = tensor::ConcatOp::create(b, loc, e.combine.getType(),
-                                           /*dim=*/0, outputs);
-    e.combine.replaceAllUsesWith(concat.getResult());
-    e.combine.erase();
-    e.allToAll.erase();
-    attn.erase();
     return n;
   }
 };

@@ -429,3 +429,13 @@ func.func private @f() attributes {a = #helix.cost<time_us = 1.0, overhead_us = 
 
 // expected-error@+1 {{cost categories sum to 3 us but time_us is 5}}
 func.func private @f() attributes {a = #helix.cost<time_us = 5.0, compute_us = 1.0, overhead_us = 2.0>}
+
+// -----
+
+// expected-error@+1 {{plan 'slices' must not be negative}}
+func.func private @f() attributes {helix.plan = #helix.plan<strategy = helix, hardware = "h100", gpus = 2, batch = 1, context_length = 1024, slices = -1>}
+
+// -----
+
+// expected-error@+1 {{'kv_block' must be positive, got 0}}
+func.func private @f() attributes {helix.plan = #helix.plan<strategy = helix, hardware = "h100", gpus = 2, batch = 1, context_length = 1024, kv_block = 0>}
