@@ -26,7 +26,7 @@ struct ProgramSummary {
   std::string strategy, hardware, dtype;
   int64_t gpus = 0, batch = 0, context = 0;
   bool hopb = false;
-  int64_t slices = 0;  // batch slices of the HOP-B / TP overlap (0: none)
+  int64_t slices = 0;   // batch slices of the HOP-B / TP overlap (0: none)
   int64_t kvBlock = 16; // KV tokens per round-robin block
   double ttlS = 0;
   /// Rows each step runs (the rank programs' batch, padded for DP).
