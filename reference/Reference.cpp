@@ -2,6 +2,8 @@
 
 #include "Reference.h"
 
+#include "Formats.h"
+
 #include "helix/Runtime/Error.h"
 
 #include <algorithm>
@@ -198,19 +200,20 @@ ReferenceModel::~ReferenceModel() = default;
 ReferenceModel::ReferenceModel(const ModelSpec &spec,
                                const nlohmann::json &config,
                                const rt::SafetensorsCheckpoint &ckpt,
-                               int64_t batch)
-    : spec_(spec), type_(spec.modelType) {
+                               int64_t batch, KvDtype kvDtype)
+    : spec_(spec), type_(spec.modelType), kvDtype_(kvDtype) {
+  WeightLoader W(ckpt, config);
   auto load = [&](const std::string &name, std::vector<int64_t> shape) {
-    rt::HostTensor t = ckpt.load(name, shape);
-    return Mat{t.shape, std::move(t.data)};
+    return W.plain(name, shape);
   };
   auto loadIf = [&](bool cond, const std::string &name,
                     std::vector<int64_t> shape) {
     return cond ? load(name, shape) : Mat();
   };
-  if (!spec.quantMethod.empty())
-    throw Error("reference: quantized checkpoints (quant_method \"" +
-                spec.quantMethod + "\") are not supported");
+  // Linear weights of the decoder layers: float or quantized.
+  auto lin = [&](const std::string &name, std::vector<int64_t> shape) {
+    return W.linear(name, shape);
+  };
   topkMethod_ = config.value("topk_method",
                              type_ == "deepseek_v2" ? "greedy" : "noaux_tc");
   swigluLimit_ = config.value("swiglu_limit", 7.0);
@@ -231,29 +234,28 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
     if (a.kind == AttentionKind::MLA) {
       int64_t qk = a.qkNopeHeadDim + a.qkRopeHeadDim;
       if (a.qLoraRank > 0) {
-        L->qa = load(s + "q_a_proj.weight", {a.qLoraRank, H});
+        L->qa = lin(s + "q_a_proj.weight", {a.qLoraRank, H});
         L->qaBias = loadIf(a.qkvBias, s + "q_a_proj.bias", {a.qLoraRank});
         L->qaNorm = load(s + "q_a_layernorm.weight", {a.qLoraRank});
-        L->qbProj = load(s + "q_b_proj.weight", {a.numHeads * qk, a.qLoraRank});
+        L->qbProj = lin(s + "q_b_proj.weight", {a.numHeads * qk, a.qLoraRank});
       } else {
-        L->q = load(s + "q_proj.weight", {a.numHeads * qk, H});
+        L->q = lin(s + "q_proj.weight", {a.numHeads * qk, H});
       }
-      L->kva = load(s + "kv_a_proj_with_mqa.weight",
-                    {a.kvLoraRank + a.qkRopeHeadDim, H});
+      L->kva = lin(s + "kv_a_proj_with_mqa.weight",
+                   {a.kvLoraRank + a.qkRopeHeadDim, H});
       L->kvaBias = loadIf(a.qkvBias, s + "kv_a_proj_with_mqa.bias",
                           {a.kvLoraRank + a.qkRopeHeadDim});
       L->kvaNorm = load(s + "kv_a_layernorm.weight", {a.kvLoraRank});
-      L->kvb =
-          load(s + "kv_b_proj.weight",
-               {a.numHeads * (a.qkNopeHeadDim + a.vHeadDim), a.kvLoraRank});
-      L->o = load(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
+      L->kvb = lin(s + "kv_b_proj.weight",
+                   {a.numHeads * (a.qkNopeHeadDim + a.vHeadDim), a.kvLoraRank});
+      L->o = lin(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
       L->ob = loadIf(a.outBias, s + "o_proj.bias", {H});
     } else {
       int64_t q = a.numHeads * a.headDim, kv = a.numKVHeads * a.headDim;
-      L->q = load(s + "q_proj.weight", {q, H});
-      L->k = load(s + "k_proj.weight", {kv, H});
-      L->v = load(s + "v_proj.weight", {kv, H});
-      L->o = load(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
+      L->q = lin(s + "q_proj.weight", {q, H});
+      L->k = lin(s + "k_proj.weight", {kv, H});
+      L->v = lin(s + "v_proj.weight", {kv, H});
+      L->o = lin(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
       L->qb = loadIf(a.qkvBias, s + "q_proj.bias", {q});
       L->kb = loadIf(a.qkvBias, s + "k_proj.bias", {kv});
       L->vb = loadIf(a.qkvBias, s + "v_proj.bias", {kv});
@@ -264,9 +266,9 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
     }
     if (!ls.isMoE) {
       int64_t I = ls.ffn.intermediate;
-      L->gate = load(p + "mlp.gate_proj.weight", {I, H});
-      L->up = load(p + "mlp.up_proj.weight", {I, H});
-      L->down = load(p + "mlp.down_proj.weight", {H, I});
+      L->gate = lin(p + "mlp.gate_proj.weight", {I, H});
+      L->up = lin(p + "mlp.up_proj.weight", {I, H});
+      L->down = lin(p + "mlp.down_proj.weight", {H, I});
       L->gateB = loadIf(ls.ffn.bias, p + "mlp.gate_proj.bias", {I});
       L->upB = loadIf(ls.ffn.bias, p + "mlp.up_proj.bias", {I});
       L->downB = loadIf(ls.ffn.bias, p + "mlp.down_proj.bias", {H});
@@ -277,9 +279,9 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
         std::string x = p + "mlp.experts.";
         L->router = load(p + "mlp.router.weight", {E, H});
         L->routerBias = load(p + "mlp.router.bias", {E});
-        L->gateUp = load(x + "gate_up_proj", {E, H, 2 * I});
+        L->gateUp = W.experts(x + "gate_up_proj", E, H, 2 * I);
         L->gateUpBias = load(x + "gate_up_proj_bias", {E, 2 * I});
-        L->downProj = load(x + "down_proj", {E, I, H});
+        L->downProj = W.experts(x + "down_proj", E, I, H);
         L->downProjBias = load(x + "down_proj_bias", {E, H});
       } else {
         bool mixtral = type_ == "mixtral";
@@ -290,17 +292,17 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
         for (int64_t j = 0; j < E; ++j) {
           std::string e = x + "experts." + std::to_string(j) + ".";
           L->eGate.push_back(
-              load(e + (mixtral ? "w1" : "gate_proj") + ".weight", {I, H}));
+              lin(e + (mixtral ? "w1" : "gate_proj") + ".weight", {I, H}));
           L->eUp.push_back(
-              load(e + (mixtral ? "w3" : "up_proj") + ".weight", {I, H}));
+              lin(e + (mixtral ? "w3" : "up_proj") + ".weight", {I, H}));
           L->eDown.push_back(
-              load(e + (mixtral ? "w2" : "down_proj") + ".weight", {H, I}));
+              lin(e + (mixtral ? "w2" : "down_proj") + ".weight", {H, I}));
         }
         if (m.numSharedExperts > 0) {
           int64_t S = m.sharedIntermediate * m.numSharedExperts;
-          L->sGate = load(x + "shared_experts.gate_proj.weight", {S, H});
-          L->sUp = load(x + "shared_experts.up_proj.weight", {S, H});
-          L->sDown = load(x + "shared_experts.down_proj.weight", {H, S});
+          L->sGate = lin(x + "shared_experts.gate_proj.weight", {S, H});
+          L->sUp = lin(x + "shared_experts.up_proj.weight", {S, H});
+          L->sDown = lin(x + "shared_experts.down_proj.weight", {H, S});
         }
       }
     }
@@ -373,6 +375,10 @@ Vec ReferenceModel::attention(Layer &l, RowCache &c, size_t li, const Vec &x,
     rotate(k.data() + h * hd, hd, rope, pos, false);
   if (static_cast<int64_t>(c.keys[li].size()) != pos)
     throw Error("reference: positions must be fed in order");
+  // The cache stores K (after RoPE) and V rounded to --kv-dtype; attention
+  // reads them back, the new token's own K and V included.
+  roundKv(kvDtype_, k.data(), static_cast<int64_t>(k.size()), hd);
+  roundKv(kvDtype_, v.data(), static_cast<int64_t>(v.size()), a.vHeadDim);
   c.keys[li].push_back(k);
   c.values[li].push_back(v);
   int64_t first =
@@ -399,11 +405,20 @@ Vec ReferenceModel::mla(Layer &l, RowCache &c, size_t li, const Vec &x,
                                                      l.qaNorm, 1e-6))
                           : matvec(l.q, x);
   Vec kva = matvec(l.kva, x, &l.kvaBias);
-  Vec latent = rmsnorm(kva.data(), R, l.kvaNorm, 1e-6);
-  Vec kpe(kva.begin() + R, kva.end());
-  Vec kv = matvec(l.kvb, latent); // [nH, nope + vd]
   RopeTable rope = ropeFor(a.rope, rd, spec_.maxPositionEmbeddings, pos + 1);
-  rotate(kpe.data(), rd, rope, pos, /*interleaved=*/true);
+  // What an MLA cache holds per token: the normalized latent [R] and the
+  // roped k_pe [rd], one vector rounded to --kv-dtype as a whole.
+  Vec cached = rmsnorm(kva.data(), R, l.kvaNorm, 1e-6);
+  cached.insert(cached.end(), kva.begin() + R, kva.end());
+  rotate(cached.data() + R, rd, rope, pos, /*interleaved=*/true);
+  roundKv(kvDtype_, cached.data(), R + rd, R + rd);
+  Vec latent(cached.begin(), cached.begin() + R);
+  Vec kpe(cached.begin() + R, cached.end());
+  // Decompressed from the rounded latent. The reference keeps the
+  // decompressed K / V per position rather than the latent: kv_b of the
+  // same cached latent gives the same values at every later step, so this
+  // equals re-expanding the latent cache each step, without the cost.
+  Vec kv = matvec(l.kvb, latent); // [nH, nope + vd]
   for (int64_t h = 0; h < nH; ++h)
     rotate(q.data() + h * qk + nope, rd, rope, pos, true);
   Vec keys(nH * qk), values(nH * vd);

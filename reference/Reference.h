@@ -5,13 +5,42 @@
 // (modeling_llama / mistral / qwen2 / qwen3, modeling_mixtral,
 // modeling_qwen3_moe, modeling_deepseek_v2 / v3, modeling_gpt_oss): one
 // process, whole tensors, plain loops accumulating in double, and MLA in its
-// original (non-absorbed) form. It shares nothing with the runtime's kernels;
-// only the safetensors reader and the decode file formats are common.
+// original (non-absorbed) form. It shares nothing with the runtime's kernels
+// or number-format codecs; only the safetensors reader (stored bytes) and the
+// decode file formats are common.
+//
+// Checkpoints (docs/quantization.md; Weights.h): bf16 / f16 / f32, and the
+// quantized fp8-block (quant_method "fp8", F8_E4M3 + weight_scale_inv per
+// weight_block_size block), fp8-tensor (modelopt FP8, F8_E4M3 +
+// weight_scale), nvfp4 (modelopt NVFP4, packed E2M1 + E4M3 weight_scale per
+// 16 values + F32 weight_scale_2) and mxfp4 (gpt-oss experts' _blocks +
+// E8M0 _scales, stored [E, out, in] and transposed to the bf16 layout).
+// Every quantized tensor is dequantized to f32 once at load with the
+// reference's own decoders (Formats.h); which tensors are quantized is read
+// from each tensor's stored dtype and cross-checked with config.json's
+// quantization_config; contradictions, missing or misshapen scales and
+// unknown formats are errors.
+//
+// KV cache (`--kv-dtype`, Formats.h roundKv): f32 (default) keeps K and V as
+// computed; bf16 (nearest even), fp8 (E4M3, scale 1.0, saturating) and fp4
+// (NVFP4: E4M3 scale e4m3(amax/6) per 16 values along each head, E2M1
+// values) round them when they are appended, and attention reads the
+// rounded values back, the new token's own included. Standard attention
+// rounds K after RoPE (and QK-norm) and V, per KV head. MLA rounds what a
+// real MLA cache stores, the per-token vector [normalized kv_a latent
+// (kv_lora_rank), roped k_pe (qk_rope_head_dim)], as one vector (fp4 blocks
+// along it), before kv_b_proj decompresses it; the reference keeps the
+// decompressed K / V of that rounded latent per position, which equals
+// re-expanding a latent cache at every step. fp4 needs the head dims (MLA:
+// kv_lora_rank + qk_rope_head_dim) to be multiples of 16.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HELIX_REFERENCE_REFERENCE_H
 #define HELIX_REFERENCE_REFERENCE_H
+
+#include "Formats.h"
+#include "Weights.h"
 
 #include "helix/Model/ModelSpec.h"
 #include "helix/Runtime/Safetensors.h"
@@ -25,19 +54,15 @@
 namespace helix {
 namespace reference {
 
-/// A weight matrix or vector in f32.
-struct Mat {
-  std::vector<int64_t> shape;
-  std::vector<float> v;
-  bool empty() const { return v.empty(); }
-};
-
 class ReferenceModel {
 public:
-  /// Loads every tensor the architecture needs; throws rt::Error on a
-  /// missing tensor, a wrong shape or an unsupported feature.
+  /// Loads every tensor the architecture needs, dequantizing quantized
+  /// checkpoints (Weights.h); throws rt::Error on a missing tensor, a wrong
+  /// shape, a malformed quantized tensor or an unsupported feature (also
+  /// --kv-dtype fp4 with a cached head not a multiple of 16 long).
   ReferenceModel(const ModelSpec &spec, const nlohmann::json &config,
-                 const rt::SafetensorsCheckpoint &ckpt, int64_t batch);
+                 const rt::SafetensorsCheckpoint &ckpt, int64_t batch,
+                 KvDtype kvDtype = KvDtype::F32);
   ~ReferenceModel();
 
   /// Feeds `token` at `position` to batch row `row` (positions must come in
@@ -53,6 +78,7 @@ private:
   std::string type_;
   std::string topkMethod_;
   double swigluLimit_ = 7.0;
+  KvDtype kvDtype_ = KvDtype::F32;
   Mat embed_, finalNorm_, lmHead_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<std::unique_ptr<RowCache>> rows_;

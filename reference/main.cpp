@@ -1,11 +1,15 @@
 //===- main.cpp - helix-reference -----------------------------------------===//
 //
 //   helix-reference --config CONFIG --weights PATH --prompts FILE --steps K
+//                   [--kv-dtype f32|bf16|fp8|fp4]
 //                   [--dump-logits FILE] [--dump-tokens FILE]
 //
 // Greedy decoding with the unsharded reference model, with the interface and
 // the output formats of helix-decode (see helix/Runtime/DecodeIO.h for the
-// schedule). One process, no MPI.
+// schedule). One process, no MPI. Checkpoints may be bf16 / f16 / f32 or
+// quantized (fp8-block, fp8-tensor, nvfp4, mxfp4: dequantized at load);
+// --kv-dtype rounds the KV cache as docs/quantization.md specifies (see
+// Reference.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,13 +30,34 @@ static int fail(const std::string &msg) {
 
 int main(int argc, char **argv) {
   std::string config, weights, prompts, dumpLogits, dumpTokens;
+  reference::KvDtype kvDtype = reference::KvDtype::F32;
   long long steps = -1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
-      std::printf("usage: helix-reference --config CONFIG --weights PATH "
-                  "--prompts FILE --steps K [--dump-logits FILE] "
-                  "[--dump-tokens FILE]\n");
+      std::printf(
+          "usage: helix-reference --config CONFIG --weights PATH\n"
+          "         --prompts FILE --steps K [--kv-dtype f32|bf16|fp8|fp4]\n"
+          "         [--dump-logits FILE] [--dump-tokens FILE]\n"
+          "\n"
+          "Greedy decoding with the unsharded plain-loops reference.\n"
+          "\n"
+          "  --weights PATH  safetensors file, index or directory: BF16,\n"
+          "                  F16, F32, or quantized as config.json's\n"
+          "                  quantization_config says (fp8-block,\n"
+          "                  fp8-tensor, nvfp4, mxfp4; docs/quantization.md),\n"
+          "                  dequantized to f32 at load by the reference\n"
+          "  --kv-dtype D    KV-cache format; K and V (MLA: the cached\n"
+          "                  latent and roped k_pe) are rounded when\n"
+          "                  appended and read back rounded:\n"
+          "                    f32   as computed (default)\n"
+          "                    bf16  round to nearest even\n"
+          "                    fp8   E4M3, per-tensor scale 1.0, saturating\n"
+          "                    fp4   NVFP4: E4M3 scale e4m3(amax/6) per 16\n"
+          "                          values along the head dim, E2M1 values\n"
+          "                          (head dims must be multiples of 16)\n"
+          "  --dump-logits F write the logits of every step (as helix-decode)\n"
+          "  --dump-tokens F write prompts + generated tokens\n");
       return 0;
     }
     if (i + 1 >= argc)
@@ -48,7 +73,11 @@ int main(int argc, char **argv) {
       dumpLogits = v;
     else if (a == "--dump-tokens")
       dumpTokens = v;
-    else if (a == "--steps") {
+    else if (a == "--kv-dtype") {
+      if (!reference::parseKvDtype(v, kvDtype))
+        return fail("--kv-dtype: expected f32, bf16, fp8 or fp4, got \"" + v +
+                    "\"");
+    } else if (a == "--steps") {
       try {
         size_t used = 0;
         steps = std::stoll(v, &used);
@@ -74,7 +103,7 @@ int main(int argc, char **argv) {
                         prompts);
     rt::SafetensorsCheckpoint ckpt = rt::SafetensorsCheckpoint::open(weights);
     int64_t B = static_cast<int64_t>(rows.size());
-    reference::ReferenceModel model(spec, raw, ckpt, B);
+    reference::ReferenceModel model(spec, raw, ckpt, B, kvDtype);
     int64_t V = spec.vocabSize;
 
     // The greedy schedule, written out on its own (see DecodeIO.h).

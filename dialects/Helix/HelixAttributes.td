@@ -246,8 +246,15 @@ def Helix_ModelAttr : Helix_Attr<"Model", "model"> {
     ```mlir
     #helix.model<name = "DeepSeek-R1", model_type = "deepseek_v3", hidden = 7168,
                  vocab = 129280, layers = 61, checkpoint_dtype = "bfloat16",
-                 quant_method = "fp8", max_position = 163840>
+                 quant_method = "fp8", quant_format = "fp8-block",
+                 max_position = 163840>
     ```
+
+    `quant_format` is how the checkpoint stores its quantized linear weights
+    (`fp8-block`, `fp8-tensor`, `nvfp4`, `mxfp4`; docs/quantization.md) and
+    `quant_exclude` the modules it keeps unquantized, comma-separated
+    patterns in which `*` matches any text (gpt-oss:
+    `"model.layers.*.self_attn,model.layers.*.mlp.router,..."`).
   }];
   let parameters = (ins
     StringRefParameter<"model name">:$name,
@@ -257,6 +264,8 @@ def Helix_ModelAttr : Helix_Attr<"Model", "model"> {
     "int64_t":$layers,
     StringRefParameter<"checkpoint dtype", "\"bfloat16\"">:$checkpoint_dtype,
     StringRefParameter<"checkpoint quantization", "\"\"">:$quant_method,
+    StringRefParameter<"checkpoint format of quantized weights", "\"\"">:$quant_format,
+    StringRefParameter<"unquantized modules (patterns)", "\"\"">:$quant_exclude,
     Helix_I64Parameter<"max position embeddings", "0">:$max_position,
     Helix_BoolParameter<"embedding and LM head share weights">:$tied_embeddings
   );

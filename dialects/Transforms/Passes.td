@@ -384,6 +384,35 @@ def HelixPartition : Pass<"helix-partition", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def HelixResidentFormats : Pass<"helix-resident-formats", "mlir::ModuleOp"> {
+  let summary = "Weights and KV shards in the formats the plan keeps them in";
+  let description = [{
+    Gives every `helix.weight` and `!helix.kv_shard` of SPMD rank IR the
+    element type of the number format the program keeps it in
+    (docs/quantization.md), from the module's `#helix.plan` (`weights`,
+    `kv_cache`) and `#helix.model` (`quant_format`, `quant_exclude`): the
+    linear weights of the decoder layers take the planned weights format
+    (`bf16`, `f8E4M3FN`, `f4E2M1FN`), unless the checkpoint keeps their
+    module unquantized; embeddings, the LM head, norms, biases, routers and
+    sinks stay `bf16`. KV shards take the planned KV format. The EmitC
+    lowering passes these formats to the runtime's loads and allocations,
+    and the planner's memory terms count the same split.
+
+    Example (`weights = fp8`, `kv_cache = fp8`):
+
+    ```mlir
+    %wq = helix.weight "model.layers.{layer}.self_attn.q_proj.weight" layer(%l)
+        [256, 256] offsets [%o, 0] : tensor<64x256xbf16>
+    %wn = helix.weight "model.layers.{layer}.input_layernorm.weight" layer(%l)
+        [256] : tensor<256xbf16>
+    // becomes
+    %wq = helix.weight ... : tensor<64x256xf8E4M3FN>
+    %wn = helix.weight ... : tensor<256xbf16>
+    // and !helix.kv_shard<..., element = bf16> becomes element = f8E4M3FN
+    ```
+  }];
+}
+
 def HelixVerifyPartition : Pass<"helix-verify-partition", "mlir::ModuleOp"> {
   let summary = "Check that SPMD rank IR is complete and consistent";
   let description = [{

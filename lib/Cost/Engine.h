@@ -56,6 +56,13 @@ struct LayerShape {
 struct Prepared {
   const Hardware *hw = nullptr;
   Precision precision;
+  /// Bytes per value of the weights by what the program keeps them in
+  /// (docs/quantization.md, helix-resident-formats): the linear weights of
+  /// attention and of the FFN take the planned format unless the
+  /// checkpoint keeps their module unquantized; embeddings, the LM head,
+  /// norms and routers stay BF16.
+  double attnWeightBytes = 0, ffnWeightBytes = 0;
+  static constexpr double kPlainWeightBytes = 2.0;
   Config config;
   Placement place;
   int64_t pp = 1;

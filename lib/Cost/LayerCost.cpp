@@ -53,7 +53,7 @@ OpCost costQKV(const Prepared &p, const LayerShape &s, int64_t batch) {
   const double act = p.precision.activationBytes();
   const double b = attentionRequests(p, batch);
   return roofline(*p.hw, p.precision.compute, 2.0 * b * s.qkvParams,
-                  s.qkvParams * p.precision.weightBytes(), 0,
+                  s.qkvParams * p.attnWeightBytes, 0,
                   b * (p.hidden + s.qkvOutWidth) * act, s.qkvKernels);
 }
 
@@ -78,7 +78,7 @@ OpCost costCombine(const Prepared &p, const LayerShape &s, int64_t batch) {
 OpCost costOutProj(const Prepared &p, const LayerShape &s, int64_t batch) {
   const double b = attentionRequests(p, batch);
   return roofline(*p.hw, p.precision.compute, 2.0 * b * s.oprojParams,
-                  s.oprojParams * p.precision.weightBytes(), 0,
+                  s.oprojParams * p.attnWeightBytes, 0,
                   b * (s.oprojParams / p.hidden + p.hidden) *
                       p.precision.activationBytes(),
                   1);
@@ -135,7 +135,7 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
 OpCost costDenseFFN(const Prepared &p, const LayerShape &s, int64_t batch) {
   const double tokens = double(batch);
   return roofline(*p.hw, p.precision.compute, 2.0 * tokens * s.ffnParams,
-                  s.ffnParams * p.precision.weightBytes(), 0,
+                  s.ffnParams * p.ffnWeightBytes, 0,
                   tokens * (2.0 * p.hidden + 1.5 * s.ffnWidth) *
                       p.precision.activationBytes(),
                   3);
@@ -146,16 +146,16 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   const Hardware &hw = *p.hw;
   const DType math = p.precision.compute;
   const double act = p.precision.activationBytes();
-  const double wb = p.precision.weightBytes();
+  const double wb = p.ffnWeightBytes;
   const double h = p.hidden;
   // Every GPU of the FFN holds every token (with DP attention they are
   // all-gathered first, as the ep strategy is lowered: costFFNComm).
   const double tokens = double(batch);
   const double held = tokens;
   // Norm, router GEMM and top-k over the tokens this GPU holds.
-  OpCost c =
-      roofline(hw, math, 2.0 * held * s.routerParams, s.routerParams * wb, 0,
-               held * (2.0 * h + s.numExperts) * act, 3);
+  OpCost c = roofline(hw, math, 2.0 * held * s.routerParams,
+                      s.routerParams * Prepared::kPlainWeightBytes, 0,
+                      held * (2.0 * h + s.numExperts) * act, 3);
   // Routed experts: T*k/EP token-expert pairs land on this GPU's experts;
   // only the distinct experts they activate are read.
   const double pairs = tokens * s.topK / p.place.ep;
@@ -213,7 +213,7 @@ StepCost costStep(const Prepared &p, int64_t batch) {
   const Hardware &hw = *p.hw;
   const DType math = p.precision.compute;
   const double act = p.precision.activationBytes();
-  const double wb = p.precision.weightBytes();
+  const double wb = Prepared::kPlainWeightBytes; // embedding, LM head
   const double h = p.hidden;
   const double b = double(batch);
   const int64_t g = p.place.stageGPUs;

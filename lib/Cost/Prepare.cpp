@@ -2,6 +2,9 @@
 
 #include "Engine.h"
 
+#include "helix/Common/KVCapacity.h"
+#include "helix/Common/WeightFormat.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -34,7 +37,8 @@ static bool sameCostShape(const LayerSpec &a, const LayerSpec &b) {
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
-                          const Placement &pl, int64_t context) {
+                          const Placement &pl, int64_t context,
+                          int64_t kvBlock) {
   const AttentionSpec &a = layer.attention;
   LayerShape s;
   s.mla = a.kind == AttentionKind::MLA;
@@ -71,7 +75,9 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
   int64_t window =
       a.slidingWindow > 0 ? std::min(a.slidingWindow, context) : context;
   s.tokensRead = double(window) / double(pl.kvp);
-  s.tokensStored = double(ceilDiv(window, pl.kvp));
+  // The slots the program allocates: whole KV blocks (a ring for windows).
+  s.tokensStored = double(kvSlotsPerRank(
+      context, a.slidingWindow > 0 ? a.slidingWindow : 0, kvBlock, pl.kvp));
   // Per query head per context token: q.k then p.v.
   s.coreFlopsPerRequest =
       s.qHeads * s.tokensRead * (2.0 * s.qkDim + 2.0 * s.vDim);
@@ -109,6 +115,19 @@ void prepare(const ModelSpec &model, const Hardware &hw,
   out.hidden = double(model.hiddenSize);
   out.vocab = double(model.vocabSize);
   out.tiedEmbeddings = model.tieWordEmbeddings;
+  const double wb = workload.precision.weightBytes();
+  auto kept = [&](std::initializer_list<const char *> modules) {
+    for (const char *m : modules)
+      if (isExcludedModule(m, model.quantExclude))
+        return true;
+    return false;
+  };
+  out.attnWeightBytes =
+      kept({"model.layers.0.self_attn"}) ? Prepared::kPlainWeightBytes : wb;
+  out.ffnWeightBytes = kept({"model.layers.0.mlp", "model.layers.0.mlp.experts",
+                             "model.layers.0.block_sparse_moe.experts"})
+                           ? Prepared::kPlainWeightBytes
+                           : wb;
 
   std::vector<int64_t> representative;
   int64_t numLayers = model.numLayers();
@@ -124,7 +143,8 @@ void prepare(const ModelSpec &model, const Hardware &hw,
     if (cls < 0) {
       cls = int64_t(representative.size());
       representative.push_back(i);
-      out.classes.push_back(shapeOf(layer, model, out.place, workload.context));
+      out.classes.push_back(
+          shapeOf(layer, model, out.place, workload.context, workload.kvBlock));
     }
     out.classOfLayer[i] = cls;
   }

@@ -37,7 +37,7 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
                           int64_t microBatches) {
   const Placement &pl = p.place;
-  const double wb = p.precision.weightBytes();
+  const double wb = Prepared::kPlainWeightBytes; // embeddings, norms, router
   const double kvb = p.precision.kvBytes();
   const double act = p.precision.activationBytes();
   const double h = p.hidden;
@@ -55,8 +55,9 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
         continue;
       const LayerShape &s = p.classes[c];
       m.weights +=
-          n * (s.qkvParams + s.oprojParams + 2.0 * h + s.residentFFNParams) *
-          wb;
+          n * ((s.qkvParams + s.oprojParams) * p.attnWeightBytes +
+               (s.residentFFNParams - s.routerParams) * p.ffnWeightBytes +
+               (2.0 * h + s.routerParams) * wb);
       m.kvCache += n * requests * s.kvValuesPerToken * s.tokensStored * kvb;
       // fp32 partial outputs + LSE (send and receive buffers, or all KVP
       // ranks' when gathered), QKV outputs, FFN or expert intermediates.

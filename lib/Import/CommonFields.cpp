@@ -24,8 +24,57 @@ bool readModelBasics(const FieldReader &r, const FamilyDefaults &defaults,
   if (!r.getOptObject("quantization_config", quant))
     return false;
   m.quantMethod.clear();
-  return !quant || r.nested("quantization_config", *quant)
-                       .getOptString("quant_method", m.quantMethod, "");
+  m.quantFormat.clear();
+  m.quantExclude.clear();
+  return !quant || readQuantization(r.nested("quantization_config", *quant), m);
+}
+
+bool readQuantization(const FieldReader &q, ModelSpec &m) {
+  if (!q.getString("quant_method", m.quantMethod))
+    return false;
+  bool present = false;
+  std::vector<std::string> list;
+  for (const char *key :
+       {"modules_to_not_convert", "ignore", "exclude_modules"}) {
+    if (!q.getOptStringArray(key, list, present))
+      return false;
+    m.quantExclude.insert(m.quantExclude.end(), list.begin(), list.end());
+  }
+  const std::string &method = m.quantMethod;
+  if (method == "fp8") {
+    std::string fmt;
+    std::vector<int64_t> block;
+    if (!q.getOptString("fmt", fmt, "e4m3") ||
+        !q.getOptIntArray("weight_block_size", block, present, 1))
+      return false;
+    if (fmt != "e4m3")
+      return q.fail("fmt", "expected \"e4m3\", got \"" + fmt + "\"");
+    if (present && block != std::vector<int64_t>{128, 128})
+      return q.fail("weight_block_size",
+                    "expected [128, 128] (DeepSeek-V3's FP8 block scales)");
+    m.quantFormat = "fp8-block";
+    return true;
+  }
+  if (method == "mxfp4") {
+    m.quantFormat = "mxfp4";
+    return true;
+  }
+  if (method == "modelopt") {
+    std::string algo;
+    if (!q.getString("quant_algo", algo))
+      return false;
+    if (algo == "FP8")
+      m.quantFormat = "fp8-tensor";
+    else if (algo == "NVFP4")
+      m.quantFormat = "nvfp4";
+    else
+      return q.fail("quant_algo",
+                    "unknown \"" + algo + "\" (expected FP8 or NVFP4)");
+    return true;
+  }
+  // Another method (awq, gptq, ...): the planner prices the formats it is
+  // told; helix compile refuses it (no program loads it).
+  return true;
 }
 
 static const char *const kRopeTypes =

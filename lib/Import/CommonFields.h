@@ -34,6 +34,11 @@ struct FamilyDefaults {
 bool readModelBasics(const FieldReader &r, const FamilyDefaults &defaults,
                      ModelSpec &m, int64_t &numLayers);
 
+/// quantization_config: the method, the checkpoint format it implies
+/// (ModelSpec::quantFormat; empty for methods programs cannot load, which
+/// helix compile refuses) and the modules it leaves unquantized.
+bool readQuantization(const FieldReader &q, ModelSpec &m);
+
 /// rope_theta and rope_scaling (or the newer rope_parameters).
 bool readRope(const FieldReader &r, double defaultTheta, int64_t maxPosition,
               RopeSpec &rope);

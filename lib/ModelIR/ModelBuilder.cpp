@@ -171,7 +171,9 @@ OwningOpRef<ModuleOp> ModelIRBuilder::build() {
   func->setAttr(::helix::kModelAttrName,
                 ModelAttr::get(ctx, spec.name, spec.modelType, spec.hiddenSize,
                                spec.vocabSize, mainLayers, spec.checkpointDType,
-                               spec.quantMethod, spec.maxPositionEmbeddings,
+                               spec.quantMethod, spec.quantFormat,
+                               llvm::join(spec.quantExclude, ","),
+                               spec.maxPositionEmbeddings,
                                spec.tieWordEmbeddings));
   func.setArgAttr(0, "helix.name", b.getStringAttr("tokens"));
   func.setArgAttr(1, "helix.name", b.getStringAttr("positions"));

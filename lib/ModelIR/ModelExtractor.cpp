@@ -83,12 +83,8 @@ func::FuncOp findDecodeStep(ModuleOp module) {
   return found;
 }
 
-FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
-  auto model = func->getAttrOfType<ModelAttr>(::helix::kModelAttrName);
-  if (!model)
-    return func.emitError() << "not helix model IR: missing the '"
-                            << ::helix::kModelAttrName << "' attribute";
-  ::helix::ModelSpec spec;
+ModelSpec modelSpecBasics(ModelAttr model) {
+  ModelSpec spec;
   spec.name = model.getName().str();
   spec.modelType = model.getModelType().str();
   spec.hiddenSize = model.getHidden();
@@ -96,7 +92,21 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
   spec.maxPositionEmbeddings = model.getMaxPosition();
   spec.checkpointDType = model.getCheckpointDtype().str();
   spec.quantMethod = model.getQuantMethod().str();
+  spec.quantFormat = model.getQuantFormat().str();
+  llvm::SmallVector<llvm::StringRef> patterns;
+  model.getQuantExclude().split(patterns, ',', -1, false);
+  for (llvm::StringRef p : patterns)
+    spec.quantExclude.push_back(p.str());
   spec.tieWordEmbeddings = model.getTiedEmbeddings();
+  return spec;
+}
+
+FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
+  auto model = func->getAttrOfType<ModelAttr>(::helix::kModelAttrName);
+  if (!model)
+    return func.emitError() << "not helix model IR: missing the '"
+                            << ::helix::kModelAttrName << "' attribute";
+  ::helix::ModelSpec spec = modelSpecBasics(model);
 
   std::map<int64_t, ::helix::LayerSpec> layers;
   std::map<int64_t, bool> hasFFN;

@@ -100,6 +100,7 @@ PlanRecord planRecordOf(PlanAttr attr) {
   precision.nvfp4BlockScales = attr.getNvfp4Scales();
   r.hardware = attr.getHardware().str();
   r.workload.context = attr.getContextLength();
+  r.workload.kvBlock = attr.getKvBlock();
   r.ttlS = attr.getTtlS().convertToDouble();
   c.batch = attr.getBatch();
   c.gpus = attr.getGpus();

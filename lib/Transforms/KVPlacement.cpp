@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "helix/Common/KVCapacity.h"
 #include "helix/Common/Numbers.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 #include "helix/Transforms/ApplyPlan.h"
@@ -30,23 +31,11 @@ using namespace mlir::helix;
 
 namespace {
 
-/// ceil(a / b) for a >= 0, b > 0, without the overflow of (a + b - 1) / b.
-int64_t ceilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
-
-/// Token slots one rank needs per request: its round-robin share of the
-/// context, or of a window (the ring holds the window's blocks on this rank
-/// plus the one being filled). With context and block at most kMaxContext
-/// (checked by the pass) the result is at most 2 * context + 2 * block:
-/// no overflow, and ceil(ceil(w / block) / kvp) = ceil(w / (block * kvp))
-/// needs no product.
+/// Token slots one rank needs per request (helix/Common/KVCapacity.h,
+/// shared with the planner's memory terms).
 int64_t capacityOf(int64_t context, int64_t window, int64_t block,
                    int64_t kvp) {
-  int64_t full = ceilDiv(ceilDiv(context, block), kvp) * block;
-  if (window <= 0)
-    return full;
-  int64_t ring =
-      (ceilDiv(ceilDiv(std::min(window, context), block), kvp) + 1) * block;
-  return std::min(full, ring);
+  return ::helix::kvSlotsPerRank(context, window, block, kvp);
 }
 
 /// The positions the attention's requests were projected at: follow its q

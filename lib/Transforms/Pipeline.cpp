@@ -57,6 +57,7 @@ void buildShardingPipeline(mlir::OpPassManager &pm,
   mlir::helix::HelixPartitionOptions part;
   part.layerFunctions = o.layerFunctions;
   pm.addPass(mlir::helix::createHelixPartition(part));
+  pm.addPass(mlir::helix::createHelixResidentFormats());
 }
 
 void registerShardingPipeline() {
@@ -64,7 +65,7 @@ void registerShardingPipeline() {
       "helix-sharding-pipeline",
       "Model IR to rank IR: layout search or an explicit layout (when "
       "asked), helix-insert-collectives, helix-hopb, helix-kv-placement, "
-      "helix-partition",
+      "helix-partition, helix-resident-formats",
       buildShardingPipeline);
 }
 

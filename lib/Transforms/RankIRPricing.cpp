@@ -98,15 +98,7 @@ FailureOr<ModelSpec> RankIR::model() {
   auto attr = module->getAttrOfType<ModelAttr>(kModelAttrName);
   if (!attr)
     return fail(module) << "the module has no helix.model";
-  ModelSpec spec;
-  spec.name = attr.getName().str();
-  spec.modelType = attr.getModelType().str();
-  spec.hiddenSize = attr.getHidden();
-  spec.vocabSize = attr.getVocab();
-  spec.maxPositionEmbeddings = attr.getMaxPosition();
-  spec.checkpointDType = attr.getCheckpointDtype().str();
-  spec.quantMethod = attr.getQuantMethod().str();
-  spec.tieWordEmbeddings = attr.getTiedEmbeddings();
+  ModelSpec spec = modelSpecBasics(attr);
   std::map<int64_t, LayerSpec> layers;
   for (func::FuncOp stage : stages) {
     std::optional<int64_t> current;

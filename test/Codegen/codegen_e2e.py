@@ -3,23 +3,36 @@
 
 usage: codegen_e2e.py --bin DIR --prefix PREFIX --config CONFIG --work DIR
                       [--prompts FILE --steps K] [--dtype bf16] [--seed 1]
+                      [--format bf16|fp8-block|fp8-tensor|nvfp4|mxfp4]
                       [--rtol 1e-5] [--backend cpu|cuda] [--build-only]
-                      [--gpu] -- <helix compile options: --gpus N --batch B
-                      --layout ... [--strategy S] [--hopb on|off] ...>
+                      [--report-memory] [--memory-only] [--gpu]
+                      -- <helix compile options: --gpus N --batch B
+                      --layout ... [--strategy S] [--hopb on|off]
+                      [--weights-dtype D --kv-dtype D] ...>
 
-1. helix compile --model CONFIG ... --emit project -o WORK/project
-   --backend BACKEND writes the CMake project of the plan;
-2. the project is configured against the helix installed in PREFIX
+1. helix-make-checkpoint writes random weights in --format (and the
+   config.json of that checkpoint, with its quantization_config);
+2. helix compile --model WORK/ckpt/config.json ... --emit project -o
+   WORK/project --backend BACKEND writes the CMake project of the plan
+   (weights and KV cache in the plan's formats; without a --dtype,
+   --weights-dtype or --kv-dtype option the test plans bf16 weights and
+   KV, the checkpoint's own format);
+3. the project is configured against the helix installed in PREFIX
    (find_package(Helix)) and built;
-3. (unless --build-only) helix-make-checkpoint writes random weights,
-   helix-reference decodes the prompts unsharded, and
+4. (unless --build-only) helix-reference decodes the prompts unsharded,
+   its KV cache rounded to the plan's KV format (--kv-dtype), and
    mpirun -np N WORK/project/build/helix-decode decodes them sharded;
-4. tokens must be identical, logits within rtol * max|logit| of each row.
+5. tokens must be identical, logits within rtol * max|logit| of each row.
+   With --report-memory the program's bytes by kind (--report-memory) must
+   match plan.json's memory figures within 5%; --memory-only checks only
+   that (for plans that convert the checkpoint at load, which the
+   reference does not).
 
 With --gpu the run uses the CUDA backend (MPI collectives: the ranks share
 the device) and the test is skipped (exit 77) without a CUDA device.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -51,6 +64,41 @@ def option(args, flag):
     return args[args.index(flag) + 1] if flag in args else None
 
 
+# Logit tolerance (x the row's max |logit|) by the KV format, when a test
+# gives none. The program and the reference round K and V to the same
+# format by the same rule, but compute them in different summation orders
+# (sharded GEMMs, all-reduces): a value within float rounding of a
+# midpoint between two codes rounds to neighbouring codes in the two, a
+# relative step of 2^-8 (BF16), 2^-4 (E4M3) or up to 1/2 within an NVFP4
+# block (E2M1). Such isolated flips move a logit by a fraction of a step;
+# half the format's step bounds them. Without one the logits
+# agree to about 1e-6 (f32 accumulation).
+KV_RTOL = {"bf16": 2.0 ** -8 / 2, "fp8": 2.0 ** -4 / 2, "fp4": 0.5 / 2}
+
+
+def check_memory(plan, stdout):
+    """Weights (+ scales) and KV cache of the fullest rank against the
+    plan's memory figures; 1 when one is off by more than 5%."""
+    ranks = re.findall(r"memory rank (\d+): weights (\d+) B, scales (\d+) B, "
+                       r"kv cache (\d+) B", stdout)
+    if not ranks:
+        print("FAIL: the program printed no memory report")
+        return 1
+    weights = max(int(w) + int(s) for _, w, s, _ in ranks)
+    kv = max(int(k) for _, _, _, k in ranks)
+    want = plan["cost"]["memory"]
+    bad = 0
+    for what, got, planned in (("weights", weights, want["weights_bytes"]),
+                               ("kv cache", kv, want["kv_cache_bytes"])):
+        ratio = got / planned if planned else float("inf")
+        print(f"memory: {what}: program {got} B, plan {planned:.0f} B, "
+              f"ratio {ratio:.4f}")
+        if abs(ratio - 1) > 0.05:
+            print(f"FAIL: {what} differ from the plan by more than 5%")
+            bad = 1
+    return bad
+
+
 def main():
     argv = sys.argv[1:]
     compile_args = []
@@ -66,7 +114,10 @@ def main():
     p.add_argument("--steps", type=int, default=16)
     p.add_argument("--dtype", default="bf16")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--rtol", type=float, default=1e-5)
+    p.add_argument("--rtol", type=float, default=None)
+    p.add_argument("--format", default="bf16")
+    p.add_argument("--report-memory", action="store_true")
+    p.add_argument("--memory-only", action="store_true")
     p.add_argument("--backend", default="cpu")
     p.add_argument("--build-only", action="store_true")
     p.add_argument("--gpu", action="store_true")
@@ -88,7 +139,16 @@ def main():
     project = os.path.join(a.work, "project")
     build = os.path.join(project, "build")
 
-    step("compile", [tool("helix"), "compile", "--model", a.config] +
+    ckpt = os.path.join(a.work, "ckpt")
+    print(step("checkpoint", [tool("helix-make-checkpoint"), "--config",
+                              a.config, "-o", ckpt, "--seed", str(a.seed),
+                              "--dtype", a.dtype, "--format",
+                              a.format]).stdout.strip())
+    config = os.path.join(ckpt, "config.json")
+    if not any(f in compile_args
+               for f in ("--dtype", "--weights-dtype", "--kv-dtype")):
+        compile_args = compile_args + ["--dtype", "bf16"]
+    step("compile", [tool("helix"), "compile", "--model", config] +
          compile_args + ["--emit", "project", "-o", project, "--backend",
                          a.backend])
     for f in ("CMakeLists.txt", "README.md", "plan.json", "src/main.cpp"):
@@ -105,14 +165,31 @@ def main():
         print(f"ok: built {program}")
         return 0
 
-    ckpt = os.path.join(a.work, "ckpt")
-    print(step("checkpoint", [tool("helix-make-checkpoint"), "--config",
-                              a.config, "-o", ckpt, "--seed", str(a.seed),
-                              "--dtype", a.dtype]).stdout.strip())
+    with open(os.path.join(project, "plan.json")) as f:
+        plan = json.load(f)
+    # "fp8 weights, fp8 KV, bf16 math": the KV format the reference rounds
+    # its cache to.
+    kv = plan["precision"].split(", ")[1].split(" ")[0]
+    if a.rtol is None:
+        a.rtol = KV_RTOL[kv]
     common = ["--weights", ckpt, "--prompts", a.prompts, "--steps",
               str(a.steps)]
     out = lambda n: os.path.join(a.work, n)
-    step("reference", [tool("helix-reference"), "--config", a.config] +
+    if a.memory_only:
+        # A conversion at load (e.g. a bf16 checkpoint planned as fp4): no
+        # reference runs these formats; check what the program allocates.
+        np = option(compile_args, "--gpus")
+        mpirun = ["mpirun", "-np", np, "--oversubscribe"]
+        if os.geteuid() == 0:
+            mpirun.append("--allow-run-as-root")
+        env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none")
+        r = step("generated program", mpirun + [program] + common +
+                 ["--report-memory"], env=env)
+        print(r.stdout.strip())
+        print(r.stderr.strip())
+        return check_memory(plan, r.stdout)
+    step("reference", [tool("helix-reference"), "--config", config,
+                       "--kv-dtype", kv] +
          common + ["--dump-logits", out("reference.bin"), "--dump-tokens",
                    out("reference.tokens")])
     np = option(compile_args, "--gpus")
@@ -123,8 +200,11 @@ def main():
     env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none")
     r = step("generated program", mpirun + [program] + common +
              ["--dump-logits", out("generated.bin"), "--dump-tokens",
-              out("generated.tokens")] + extra, env=env)
+              out("generated.tokens")] + extra +
+             (["--report-memory"] if a.report_memory else []), env=env)
     print(r.stdout.strip())
+    print(r.stderr.strip())
+    generated = r.stdout
     vocab = int(re.search(r"logits: \[\d+, \d+, (\d+)\]", r.stdout).group(1))
     with open(out("reference.tokens")) as f:
         want = f.read()
@@ -139,6 +219,8 @@ def main():
              out("reference.bin"), "--vocab", str(vocab), "--rtol",
              str(a.rtol)])
     print(r.stdout + r.stderr)
+    if a.report_memory and check_memory(plan, generated):
+        return 1
     return r.returncode
 
 

@@ -129,6 +129,17 @@ static int runCompile(const CompileArgs &args) {
       !readInteger(cmd, "--kv-block", args.kvBlock, 1, in.workload.context,
                    kvBlock))
     return 1;
+  if (!in.model.quantMethod.empty() && in.model.quantFormat.empty())
+    return fail(args.workload.model + ": quantization_config.quant_method \"" +
+                in.model.quantMethod +
+                "\": generated programs load fp8 (128x128 blocks), modelopt "
+                "FP8 or NVFP4 and mxfp4 checkpoints, not this one");
+  in.workload.kvBlock = kvBlock; // the shards hold whole blocks
+  // The program keeps FP4 as NVFP4 (docs/quantization.md): an E4M3 scale
+  // per 16 values, so the plan it is compiled from counts them.
+  Precision &precision = in.workload.precision;
+  if (precision.weights == DType::FP4 || precision.kvCache == DType::FP4)
+    precision.nvfp4BlockScales = true;
   PlanRecord record;
   std::string error;
   if (!makeRequest(args, request, error) ||

@@ -31,27 +31,32 @@ TEST(Memory, WeightsAndKVByHand) {
   Hardware hw = test::appendixAHardware();
   Evaluation ev = run(hw, Strategy::TP, 1, 1, 2, 1000);
   const double h = 16384, vocab = 128256;
-  double params = h * (128 * 128 + 2 * 8 * 128) // QKV
+  // Linear weights of the layers in FP4; embedding, LM head and norms
+  // stay BF16 (docs/quantization.md).
+  double linear = h * (128 * 128 + 2 * 8 * 128) // QKV
                   + 128.0 * 128 * h             // output projection
-                  + 3 * h * 65536               // SwiGLU FFN
-                  + 2 * h                       // two RMSNorms
-                  + 2 * vocab * h               // embedding, LM head
-                  + h;                          // final norm
-  EXPECT_DOUBLE_EQ(ev.memory.weights, params * 0.5);
-  // 2 requests x 2*8*128 values x 1000 tokens x 0.5 bytes.
-  EXPECT_DOUBLE_EQ(ev.memory.kvCache, 2.0 * 2048 * 1000 * 0.5);
+                  + 3 * h * 65536;              // SwiGLU FFN
+  double plain = 2 * h                          // two RMSNorms
+                 + 2 * vocab * h                // embedding, LM head
+                 + h;                           // final norm
+  EXPECT_DOUBLE_EQ(ev.memory.weights, linear * 0.5 + plain * 2.0);
+  // 2 requests x 2*8*128 values x 1008 slots (1000 tokens in whole
+  // 16-token blocks) x 0.5 bytes.
+  EXPECT_DOUBLE_EQ(ev.memory.kvCache, 2.0 * 2048 * 1008 * 0.5);
   EXPECT_GT(ev.memory.activations, 0.0);
   EXPECT_DOUBLE_EQ(ev.memoryPerGPUBytes, ev.memory.total());
 }
 
 TEST(Memory, DuplicationAndKVSharding) {
   Hardware hw = test::appendixAHardware();
-  // TP=16 > K=8: each GPU holds one whole KV head.
+  // TP=16 > K=8: each GPU holds one whole KV head, 1000 tokens in 63
+  // blocks of 16 slots.
   Evaluation tp = run(hw, Strategy::TP, 1, 16, 1, 1000);
-  EXPECT_DOUBLE_EQ(tp.memory.kvCache, 2.0 * 128 * 1000 * 0.5);
-  // Helix KVP=4 x TPA=8: one head, ceil(1001/4) = 251 tokens.
+  EXPECT_DOUBLE_EQ(tp.memory.kvCache, 2.0 * 128 * 1008 * 0.5);
+  // Helix KVP=4 x TPA=8: one head; 1001 tokens are 63 blocks, dealt round
+  // robin: ceil(63 / 4) = 16 blocks = 256 slots on the fullest rank.
   Evaluation hx = run(hw, Strategy::Helix, 4, 8, 1, 1001);
-  EXPECT_DOUBLE_EQ(hx.memory.kvCache, 2.0 * 128 * 251 * 0.5);
+  EXPECT_DOUBLE_EQ(hx.memory.kvCache, 2.0 * 128 * 256 * 0.5);
 }
 
 TEST(Memory, InfeasibleIsReportedNotHidden) {

@@ -36,7 +36,7 @@ TEST(MoE, ExpectedDistinctRanks) {
 TEST(MoE, FFNWeightBytesOfDeepSeekLayer) {
   // Helix on 64 GPUs, TPF=1 x EP=64, batch 1: each GPU holds 4 experts and
   // reads 4 * 8/256 = 0.125 of one on average, plus a 1/64 shard of the
-  // shared expert and the whole router.
+  // shared expert (FP4) and the whole router (BF16).
   ModelSpec model = paper::deepSeekR1();
   Hardware hw = test::appendixAHardware();
   Config c;
@@ -47,8 +47,7 @@ TEST(MoE, FFNWeightBytesOfDeepSeekLayer) {
   Evaluation ev = evaluate(model, hw, Workload(), c);
   ASSERT_TRUE(ev.valid()) << ev.error;
   const double expert = 3.0 * 7168 * 2048;
-  const double want =
-      (0.125 * expert + expert / 64 + 7168.0 * 256) * 0.5; // FP4
+  const double want = (0.125 * expert + expert / 64) * 0.5 + 7168.0 * 256 * 2.0;
   const LayerEvaluation &moe = ev.layers.at(10);
   EXPECT_NEAR(moe.ffn.weightBytesPerGPU, want, 1e-6);
   EXPECT_DOUBLE_EQ(moe.ffn.activeExperts, 0.125);

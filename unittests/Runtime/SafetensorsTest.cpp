@@ -144,16 +144,22 @@ TEST_F(Safetensors, MissingTensorAndWrongShape) {
             std::string::npos);
 }
 
-TEST_F(Safetensors, QuantizedDtypesAreRefusedClearly) {
+TEST_F(Safetensors, QuantizedDtypesAreReadAsStoredBytes) {
   writeRaw(dir + "/q.safetensors",
            R"({"w":{"dtype":"F8_E4M3","shape":[2,2],"data_offsets":[0,4]}})",
            4);
   SafetensorsCheckpoint c = SafetensorsCheckpoint::open(dir + "/q.safetensors");
+  // Not as floats: a quantized tensor is read with its scales.
   EXPECT_NE(errorOf([&] {
               c.load("w", {2, 2});
-            })
-                .find("FP8/NVFP4 (and other quantized) checkpoints are not "
-                      "supported yet"),
+            }).find("a quantized format: it is read with its scales"),
+            std::string::npos);
+  RawTensor raw = c.loadRaw("w", "F8_E4M3", {2, 2}, {{1, 1}});
+  EXPECT_EQ(raw.shape, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(raw.bytes.size(), 2u);
+  EXPECT_NE(errorOf([&] {
+              c.loadRaw("w", "U8", {2, 2});
+            }).find("has dtype F8_E4M3, expected U8"),
             std::string::npos);
   writeRaw(dir + "/i.safetensors",
            R"({"w":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", 8);

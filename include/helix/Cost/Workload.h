@@ -14,6 +14,9 @@ namespace helix {
 struct Workload {
   int64_t context = 1000000;
   Precision precision;
+  /// Tokens dealt to one KVP rank at a time (helix-kv-placement's block):
+  /// a rank's KV shard holds whole blocks (helix/Common/KVCapacity.h).
+  int64_t kvBlock = 16;
 };
 
 } // namespace helix

@@ -97,6 +97,14 @@ struct ModelSpec {
   bool tieWordEmbeddings = false;
   std::string checkpointDType = "bfloat16"; // torch_dtype of the checkpoint
   std::string quantMethod;                  // "" or e.g. "fp8", "mxfp4"
+  /// How the checkpoint stores its quantized linear weights, from
+  /// quantization_config (helix/Common/WeightFormat.h names): "" (not
+  /// quantized), "fp8-block", "fp8-tensor", "nvfp4" or "mxfp4".
+  std::string quantFormat;
+  /// Modules the checkpoint keeps unquantized (modules_to_not_convert /
+  /// ignore / exclude_modules; `*` matches any text), e.g.
+  /// "model.layers.*.self_attn".
+  std::vector<std::string> quantExclude;
   std::vector<LayerSpec> layers;
 
   int64_t numLayers() const { return static_cast<int64_t>(layers.size()); }

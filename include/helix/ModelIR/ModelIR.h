@@ -38,6 +38,9 @@ inline constexpr const char *kModelAttrName = "helix.model";
 mlir::OwningOpRef<mlir::ModuleOp> buildModelIR(mlir::MLIRContext &context,
                                                const ModelSpec &spec);
 
+/// The model-level fields of a ModelSpec (no layers) from #helix.model.
+ModelSpec modelSpecBasics(mlir::helix::ModelAttr model);
+
 /// Recovers the ModelSpec of the decode-step function `func`. Emits a
 /// diagnostic on `func` and fails if it is not helix model IR.
 mlir::FailureOr<ModelSpec> extractModelSpec(mlir::func::FuncOp func);

@@ -14,6 +14,7 @@
 
 #include "helix/Common/WeightLayout.h"
 #include "helix/Dialect/Helix/HelixOps.h"
+#include "helix/Dialect/Helix/WeightFormats.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -26,6 +27,8 @@
 
 using namespace mlir;
 using namespace mlir::helix;
+using ::helix::CheckpointFormat;
+using ::helix::ResidentFormat;
 
 namespace helix::emitc_codegen {
 
@@ -42,11 +45,16 @@ struct WeightLoad {
   SmallVector<int64_t> shape, view, sizes;
   SmallVector<OpFoldResult> offsets;
   WeightLayout layout = WeightLayout::Plain;
+  /// The format the program keeps it in (its element type) and the format
+  /// the checkpoint stores it in (helix/Dialect/Helix/WeightFormats.h).
+  ResidentFormat resident = ResidentFormat::BF16;
+  CheckpointFormat stored = CheckpointFormat::BF16;
 
   std::string key() const {
     std::string k;
     llvm::raw_string_ostream os(k);
-    os << name << "|" << static_cast<int>(layout);
+    os << name << "|" << static_cast<int>(layout) << "|"
+       << static_cast<int>(resident) << "|" << static_cast<int>(stored);
     for (auto *v : {&shape, &view, &sizes}) {
       os << "|";
       llvm::interleaveComma(*v, os);
@@ -61,6 +69,13 @@ struct WeightLoad {
   }
 };
 
+/// The format a KV shard keeps K and V in (f32 for element types that are
+/// not a resident format).
+ResidentFormat kvFormatOf(KVShardType shard) {
+  FailureOr<ResidentFormat> f = residentFormatOf(shard.getElement());
+  return succeeded(f) ? *f : ResidentFormat::F32;
+}
+
 /// What the consumer `use` of weight `w` loads.
 WeightLoad loadFor(WeightOp w, OpOperand &use) {
   WeightLoad l;
@@ -70,6 +85,15 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
   l.offsets = w.getMixedSliceOffsets();
   auto type = cast<RankedTensorType>(w.getType());
   l.sizes.assign(type.getShape().begin(), type.getShape().end());
+  // Element types other than the resident formats (f16 before
+  // helix-resident-formats ran) are kept exactly, as f32.
+  l.resident = succeeded(residentFormatOf(type.getElementType()))
+                   ? *residentFormatOf(type.getElementType())
+                   : ResidentFormat::F32;
+  auto module = w->getParentOfType<ModuleOp>();
+  l.stored = checkpointFormatOf(
+      w,
+      module ? module->getAttrOfType<ModelAttr>("helix.model") : ModelAttr());
   Operation *owner = use.getOwner();
   unsigned n = use.getOperandNumber();
   if (auto mla = dyn_cast<MLAQKVOp>(owner)) {
@@ -234,6 +258,7 @@ LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
           .i64(shard.getKeyDim())
           .i64(shard.getValueDim())
           .boolean(shard.getLatent())
+          .i64(static_cast<int64_t>(kvFormatOf(shard)))
           .create();
       v = Call(b, loc, "kvShard")
               .operand(step.getArgument(1))
@@ -320,7 +345,11 @@ void ProgramBuilder::emitLoad(emitc::FuncOp into, Location loc,
         offsets.i64(*getConstantIntValue(o));
     call.operand(offsets.create1(opaque(ctx, "helix::rt::cg::Offsets")));
   }
-  call.ints(l.sizes).i64(static_cast<int64_t>(l.layout)).create();
+  call.ints(l.sizes)
+      .i64(static_cast<int64_t>(l.layout))
+      .i64(static_cast<int64_t>(l.resident))
+      .i64(static_cast<int64_t>(l.stored))
+      .create();
 }
 
 /// The step's own weights (embedding, final norm, LM head, layers left

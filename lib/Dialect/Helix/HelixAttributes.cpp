@@ -1,6 +1,7 @@
 //===- HelixAttributes.cpp - helix attributes -----------------------------===//
 
 #include "helix/Dialect/Helix/HelixAttributes.h"
+#include "helix/Common/WeightFormat.h"
 #include "helix/Dialect/Helix/HelixDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -314,12 +315,20 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 StringRef, StringRef, int64_t hidden,
                                 int64_t vocab, int64_t layers, StringRef,
-                                StringRef, int64_t maxPosition, bool) {
+                                StringRef, StringRef quantFormat, StringRef,
+                                int64_t maxPosition, bool) {
   if (failed(requirePositive(emitError, "hidden", hidden)) ||
       failed(requirePositive(emitError, "vocab", vocab)) ||
       failed(requirePositive(emitError, "layers", layers)) ||
       failed(requireNonNegative(emitError, "max_position", maxPosition)))
     return failure();
+  ::helix::CheckpointFormat f;
+  if (!quantFormat.empty() &&
+      (!::helix::parseCheckpointFormat(quantFormat.str().c_str(), f) ||
+       f == ::helix::CheckpointFormat::BF16))
+    return emitError() << "model 'quant_format' must be fp8-block, "
+                          "fp8-tensor, nvfp4 or mxfp4, got \""
+                       << quantFormat << "\"";
   return success();
 }
 

@@ -89,6 +89,16 @@ public:
     return createMpiCommunicator(ctx, members, index, group);
   }
 
+  void dequantize(const Tensor &q, Tensor &out) override {
+    const BlockScales *bs = q.scales().get();
+    int64_t base = q.elementOffset(), n = q.numel();
+    float *o = out.f32();
+    for (int64_t i = 0; i < n; ++i) {
+      float v = fmt::decodeElement(q.dtype(), q.raw(), i);
+      o[i] = bs ? bs->desc.apply(v, base + i) : v;
+    }
+  }
+
   void embedding(const Tensor &table, const std::vector<int64_t> &tokens,
                  int64_t vocabBegin, Tensor &out) override {
     int64_t V = table.dim(0), H = table.dim(1);
@@ -174,15 +184,24 @@ public:
   void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
                 const std::vector<int64_t> &slots) override {
     const KVCacheConfig &c = cache.config;
-    int64_t kRow = c.heads * c.keyDim, vRow = c.heads * c.valueDim;
+    auto put = [&](Tensor &dst, Tensor &scales, const Tensor &x, int64_t dim,
+                   int64_t b) {
+      for (int64_t h = 0; h < c.heads; ++h) {
+        int64_t at = ((b * c.capacity + slots[b]) * c.heads + h) * dim;
+        fmt::encodeKV(
+            c.dtype, x.f32() + (b * c.heads + h) * dim, dim,
+            static_cast<uint8_t *>(dst.raw()) + dtypeBytes(c.dtype, at),
+            scales.defined() ? static_cast<uint8_t *>(scales.raw()) +
+                                   (at / dim) * fmt::kvScalesPerHead(dim)
+                             : nullptr);
+      }
+    };
     for (int64_t b = 0; b < c.batch; ++b) {
       if (slots[b] < 0)
         continue;
-      std::memcpy(cache.keys.f32() + (b * c.capacity + slots[b]) * kRow,
-                  k.f32() + b * kRow, kRow * sizeof(float));
+      put(cache.keys, cache.keyScales, k, c.keyDim, b);
       if (v)
-        std::memcpy(cache.values.f32() + (b * c.capacity + slots[b]) * vRow,
-                    v->f32() + b * vRow, vRow * sizeof(float));
+        put(cache.values, cache.valueScales, *v, c.valueDim, b);
     }
   }
 
@@ -204,14 +223,31 @@ public:
           lse.f32()[b * Hq + h] = -std::numeric_limits<float>::infinity();
           continue;
         }
+        // Stored K/V decoded per token (docs/quantization.md).
+        auto decoded = [&](const Tensor &store, const Tensor &scales,
+                           int64_t dim, int64_t t, std::vector<float> &buf) {
+          int64_t at = ((b * c.capacity + t) * c.heads + kvh) * dim;
+          if (c.dtype == DType::F32)
+            return static_cast<const float *>(store.raw()) + at;
+          const uint8_t *src = static_cast<const uint8_t *>(store.raw()) +
+                               dtypeBytes(c.dtype, at);
+          const uint8_t *sc = scales.defined()
+                                  ? static_cast<const uint8_t *>(scales.raw()) +
+                                        (at / dim) * fmt::kvScalesPerHead(dim)
+                                  : nullptr;
+          buf.resize(dim);
+          for (int64_t i = 0; i < dim; ++i)
+            buf[i] = fmt::decodeKV(c.dtype, src, sc, i);
+          return static_cast<const float *>(buf.data());
+        };
+        std::vector<float> kbuf, vbuf;
         auto keyAt = [&](int64_t t) {
-          return cache.keys.f32() + ((b * c.capacity + t) * c.heads + kvh) * kd;
+          return decoded(cache.keys, cache.keyScales, kd, t, kbuf);
         };
         auto valueAt = [&](int64_t t) {
           if (c.valueInKey)
-            return keyAt(t);
-          return cache.values.f32() +
-                 ((b * c.capacity + t) * c.heads + kvh) * vd;
+            return decoded(cache.keys, cache.keyScales, kd, t, vbuf);
+          return decoded(cache.values, cache.valueScales, vd, t, vbuf);
         };
         scores.resize(n);
         double m = -std::numeric_limits<double>::infinity();

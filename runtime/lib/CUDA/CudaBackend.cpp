@@ -228,15 +228,26 @@ public:
     cudaFreeAsync(freq, s_.compute);
   }
 
+  void dequantize(const Tensor &q, Tensor &out) override {
+    const BlockScales *bs = q.scales().get();
+    cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
+                     bs ? &bs->desc : nullptr, out.f32(), s_.compute);
+    launched("dequantize");
+  }
+
   void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
                 const std::vector<int64_t> &slots) override {
     const KVCacheConfig &c = cache.config;
     DeviceInts s(slots, s_.compute);
-    cuda::scatterSlots(cache.keys.f32(), k.f32(), c.batch, c.capacity,
-                       c.heads * c.keyDim, s.get(), s_.compute);
+    auto scales = [](Tensor &t) {
+      return t.defined() ? static_cast<uint8_t *>(t.raw()) : nullptr;
+    };
+    cuda::kvStore(cache.keys.raw(), scales(cache.keyScales), k.f32(), c.dtype,
+                  c.batch, c.capacity, c.heads, c.keyDim, s.get(), s_.compute);
     if (v)
-      cuda::scatterSlots(cache.values.f32(), v->f32(), c.batch, c.capacity,
-                         c.heads * c.valueDim, s.get(), s_.compute);
+      cuda::kvStore(cache.values.raw(), scales(cache.valueScales), v->f32(),
+                    c.dtype, c.batch, c.capacity, c.heads, c.valueDim, s.get(),
+                    s_.compute);
     launched("kvAppend");
   }
 
@@ -246,10 +257,14 @@ public:
                  Tensor &lse) override {
     const KVCacheConfig &c = cache.config;
     DeviceInts b(slotBegin, s_.compute), e(slotEnd, s_.compute);
-    cuda::attention(q.f32(), cache.keys.f32(),
-                    c.valueInKey ? nullptr : cache.values.f32(), c.batch,
-                    q.dim(1), c.heads, c.keyDim, c.valueDim, c.capacity,
-                    b.get(), e.get(), scale, out.f32(), lse.f32(), s_.compute);
+    auto scales = [](const Tensor &t) {
+      return t.defined() ? static_cast<const uint8_t *>(t.raw()) : nullptr;
+    };
+    cuda::attention(q.f32(), cache.keys.raw(), scales(cache.keyScales),
+                    c.valueInKey ? nullptr : cache.values.raw(),
+                    scales(cache.valueScales), c.dtype, c.batch, q.dim(1),
+                    c.heads, c.keyDim, c.valueDim, c.capacity, b.get(), e.get(),
+                    scale, out.f32(), lse.f32(), s_.compute);
     launched("attention");
   }
 

@@ -8,6 +8,7 @@
 
 #include "CudaKernels.h"
 
+#include <algorithm>
 #include <cuda_runtime.h>
 #include <math_constants.h>
 
@@ -92,23 +93,40 @@ __global__ void ropeKernel(float *x, int64_t batch, int64_t heads, int64_t dim,
   *p2 = x2 * c + x1 * s;
 }
 
-__global__ void scatterSlotsKernel(float *dst, const float *src,
-                                   int64_t capacity, int64_t rowElems,
-                                   const int64_t *slots) {
+/// One block per batch row: each head of the row's new K (or V) encoded
+/// into its slot (NumberFormats.h, docs/quantization.md).
+__global__ void kvStoreKernel(uint8_t *dst, uint8_t *scales, const float *src,
+                              DType dtype, int64_t capacity, int64_t heads,
+                              int64_t dim, const int64_t *slots) {
   int64_t b = blockIdx.x;
   int64_t slot = slots[b];
   if (slot < 0)
     return;
-  for (int64_t i = threadIdx.x; i < rowElems; i += blockDim.x)
-    dst[(b * capacity + slot) * rowElems + i] = src[b * rowElems + i];
+  for (int64_t h = threadIdx.x; h < heads; h += blockDim.x) {
+    int64_t at = ((b * capacity + slot) * heads + h) * dim;
+    fmt::encodeKV(
+        dtype, src + (b * heads + h) * dim, dim, dst + dtypeBytes(dtype, at),
+        scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr);
+  }
+}
+
+/// Value i of the KV head of `dim` values whose first element is element
+/// `at` of `base`.
+__device__ inline float kvValue(const uint8_t *base, const uint8_t *scales,
+                                DType dtype, int64_t at, int64_t dim,
+                                int64_t i) {
+  return fmt::decodeKV(
+      dtype, base + dtypeBytes(dtype, at),
+      scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr, i);
 }
 
 /// One block per (head, row): online softmax over the row's slot range in
-/// chunks of blockDim slots. Dynamic shared memory: q [keyDim],
-/// acc [valueDim], p [blockDim].
-__global__ void attentionKernel(const float *q, const float *keys,
-                                const float *values, int64_t qHeads,
-                                int64_t kvHeads, int64_t keyDim,
+/// chunks of blockDim slots, K/V decoded from their stored format.
+/// Dynamic shared memory: q [keyDim], acc [valueDim], p [blockDim].
+__global__ void attentionKernel(const float *q, const uint8_t *keys,
+                                const uint8_t *keyScales, const uint8_t *values,
+                                const uint8_t *valueScales, DType dtype,
+                                int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                                 int64_t valueDim, int64_t capacity,
                                 const int64_t *begin, const int64_t *end,
                                 float scale, float *out, float *lse) {
@@ -124,16 +142,17 @@ __global__ void attentionKernel(const float *q, const float *keys,
     acc[i] = 0.0f;
   __syncthreads();
   int64_t vStride = values ? valueDim : keyDim;
-  const float *vBase = values ? values : keys;
+  const uint8_t *vBase = values ? values : keys;
+  const uint8_t *vScales = values ? valueScales : keyScales;
   float m = -CUDART_INF_F, l = 0.0f;
   for (int64_t t0 = begin[b]; t0 < end[b]; t0 += blockDim.x) {
     int64_t t = t0 + threadIdx.x;
     float s = -CUDART_INF_F;
     if (t < end[b]) {
-      const float *k = keys + ((b * capacity + t) * kvHeads + kvh) * keyDim;
+      int64_t at = ((b * capacity + t) * kvHeads + kvh) * keyDim;
       float d = 0.0f;
       for (int64_t i = 0; i < keyDim; ++i)
-        d += qs[i] * k[i];
+        d += qs[i] * kvValue(keys, keyScales, dtype, at, keyDim, i);
       s = d * scale;
     }
     float cm = blockReduce<true>(s, scratch);
@@ -147,8 +166,9 @@ __global__ void attentionKernel(const float *q, const float *keys,
     for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x) {
       float a = acc[i] * corr;
       for (int64_t j = 0; j < n; ++j)
-        a += p[j] *
-             vBase[((b * capacity + t0 + j) * kvHeads + kvh) * vStride + i];
+        a += p[j] * kvValue(vBase, vScales, dtype,
+                            ((b * capacity + t0 + j) * kvHeads + kvh) * vStride,
+                            vStride, i);
       acc[i] = a;
     }
     l = l * corr + ps;
@@ -160,6 +180,17 @@ __global__ void attentionKernel(const float *q, const float *keys,
     o[i] = l > 0.0f ? acc[i] / l : 0.0f;
   if (threadIdx.x == 0)
     lse[b * qHeads + h] = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+}
+
+/// out[i] = decode(q[i]) * scale(i): resident weights for f32 kernels.
+__global__ void dequantizeKernel(const void *q, DType dtype, int64_t n,
+                                 int64_t base, BlockScaleDesc desc, bool scaled,
+                                 float *out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       i < n; i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v = fmt::decodeElement(dtype, q, i);
+    out[i] = scaled ? desc.apply(v, base + i) : v;
+  }
 }
 
 __global__ void lseCombineKernel(const float *partials, const float *lse,
@@ -306,13 +337,16 @@ void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
       interleaved);
 }
 
-void scatterSlots(float *dst, const float *src, int64_t batch, int64_t capacity,
-                  int64_t rowElems, const int64_t *slots, cudaStream_t stream) {
-  scatterSlotsKernel<<<batch, kThreads, 0, stream>>>(dst, src, capacity,
-                                                     rowElems, slots);
+void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
+             int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
+             const int64_t *slots, cudaStream_t stream) {
+  kvStoreKernel<<<batch, 32, 0, stream>>>(static_cast<uint8_t *>(dst), scales,
+                                          src, dtype, capacity, heads, dim,
+                                          slots);
 }
 
-void attention(const float *q, const float *keys, const float *values,
+void attention(const float *q, const void *keys, const uint8_t *keyScales,
+               const void *values, const uint8_t *valueScales, DType dtype,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                int64_t valueDim, int64_t capacity, const int64_t *begin,
                const int64_t *end, float scale, float *out, float *lse,
@@ -321,8 +355,19 @@ void attention(const float *q, const float *keys, const float *values,
   size_t smem = (keyDim + valueDim + threads) * sizeof(float);
   dim3 grid(static_cast<unsigned>(qHeads), static_cast<unsigned>(batch));
   attentionKernel<<<grid, threads, smem, stream>>>(
-      q, keys, values, qHeads, kvHeads, keyDim, valueDim, capacity, begin, end,
-      scale, out, lse);
+      q, static_cast<const uint8_t *>(keys), keyScales,
+      static_cast<const uint8_t *>(values), valueScales, dtype, qHeads, kvHeads,
+      keyDim, valueDim, capacity, begin, end, scale, out, lse);
+}
+
+void dequantize(const void *q, DType dtype, int64_t n, int64_t base,
+                const BlockScaleDesc *desc, float *out, cudaStream_t stream) {
+  if (n == 0)
+    return;
+  BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
+  int64_t blocks = std::min<int64_t>(blocksFor(n), 65535);
+  dequantizeKernel<<<blocks, kThreads, 0, stream>>>(q, dtype, n, base, d,
+                                                    desc != nullptr, out);
 }
 
 void lseCombine(const float *partials, const float *lse, const float *sinks,

@@ -9,6 +9,8 @@
 #ifndef HELIX_RUNTIME_LIB_CUDAKERNELS_H
 #define HELIX_RUNTIME_LIB_CUDAKERNELS_H
 
+#include "helix/Runtime/NumberFormats.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -29,15 +31,23 @@ void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
           const int64_t *positions, const float *invFreq, int64_t half,
           float attentionFactor, int64_t offset, bool interleaved,
           cudaStream_t stream);
-/// dst[b, slots[b], :] = src[b, :] (rowElems floats) for slots[b] >= 0.
-void scatterSlots(float *dst, const float *src, int64_t batch, int64_t capacity,
-                  int64_t rowElems, const int64_t *slots, cudaStream_t stream);
-/// values == nullptr: the value is the first valueDim entries of the key.
-void attention(const float *q, const float *keys, const float *values,
+/// dst[b, slots[b], h, :] = encodeKV(src[b, h, :]) for slots[b] >= 0
+/// (scales: the F4E2M1 cache's block scales, else null).
+void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
+             int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
+             const int64_t *slots, cudaStream_t stream);
+/// K/V stored in `dtype` (NumberFormats.h); values == nullptr: the value
+/// is the first valueDim entries of the key.
+void attention(const float *q, const void *keys, const uint8_t *keyScales,
+               const void *values, const uint8_t *valueScales, DType dtype,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                int64_t valueDim, int64_t capacity, const int64_t *begin,
                const int64_t *end, float scale, float *out, float *lse,
                cudaStream_t stream);
+/// out[i] = decoded element i of q times its block scale (desc null: no
+/// scales); `base` is q's first element in its storage.
+void dequantize(const void *q, DType dtype, int64_t n, int64_t base,
+                const BlockScaleDesc *desc, float *out, cudaStream_t stream);
 void lseCombine(const float *partials, const float *lse, const float *sinks,
                 int64_t batch, int64_t shards, int64_t heads, int64_t dim,
                 float *out, cudaStream_t stream);

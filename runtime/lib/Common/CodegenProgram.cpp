@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "helix/Runtime/Codegen.h"
+#include "helix/Runtime/Quant.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace helix {
 namespace rt {
@@ -24,38 +26,72 @@ std::string list(const std::vector<int64_t> &v) {
   return s + "]";
 }
 
-/// [..., a, b] -> [..., b, a].
-HostTensor transposeLast2(const HostTensor &t) {
-  size_t r = t.shape.size();
+/// [..., a, b] -> [..., b, a]: the source index of each result element.
+std::vector<int64_t> transposeLast2(std::vector<int64_t> &shape) {
+  size_t r = shape.size();
   check(r >= 2, "transposeLast2: rank " + std::to_string(r));
-  int64_t a = t.shape[r - 2], b = t.shape[r - 1];
-  int64_t outer = a != 0 && b != 0 ? t.numel() / (a * b) : 0;
-  HostTensor o;
-  o.shape = t.shape;
-  std::swap(o.shape[r - 2], o.shape[r - 1]);
-  o.data.resize(t.data.size());
+  int64_t a = shape[r - 2], b = shape[r - 1];
+  int64_t outer = a != 0 && b != 0 ? shapeNumel(shape) / (a * b) : 0;
+  std::swap(shape[r - 2], shape[r - 1]);
+  std::vector<int64_t> perm(static_cast<size_t>(outer * a * b));
   for (int64_t n = 0; n < outer; ++n)
     for (int64_t i = 0; i < a; ++i)
       for (int64_t j = 0; j < b; ++j)
-        o.data[(n * b + j) * a + i] = t.data[(n * a + i) * b + j];
-  return o;
+        perm[(n * b + j) * a + i] = (n * a + i) * b + j;
+  return perm;
 }
 
 /// [..., 2n] interleaved (gate at even, up at odd) -> [2, ..., n].
-HostTensor splitInterleaved(const HostTensor &t) {
-  int64_t last = t.shape.back();
-  check(last % 2 == 0, "gate/up weight: odd last dimension " + list(t.shape));
-  int64_t n = last / 2, outer = last ? t.numel() / last : 0;
-  HostTensor o;
-  o.shape = t.shape;
-  o.shape.back() = n;
-  o.shape.insert(o.shape.begin(), 2);
-  o.data.resize(t.data.size());
+std::vector<int64_t> splitInterleaved(std::vector<int64_t> &shape) {
+  int64_t last = shape.back();
+  check(last % 2 == 0, "gate/up weight: odd last dimension " + list(shape));
+  int64_t n = last / 2, outer = last ? shapeNumel(shape) / last : 0;
+  shape.back() = n;
+  shape.insert(shape.begin(), 2);
+  std::vector<int64_t> perm(static_cast<size_t>(outer * last));
   for (int64_t g = 0; g < 2; ++g)
     for (int64_t r = 0; r < outer; ++r)
       for (int64_t i = 0; i < n; ++i)
-        o.data[(g * outer + r) * n + i] = t.data[r * last + 2 * i + g];
+        perm[(g * outer + r) * n + i] = r * last + 2 * i + g;
+  return perm;
+}
+
+/// The permutations a layout applies, in order (shape updated).
+std::vector<std::vector<int64_t>> layoutPerms(WeightLayout layout,
+                                              std::vector<int64_t> &shape,
+                                              const char *name) {
+  switch (layout) {
+  case WeightLayout::Plain:
+    return {};
+  case WeightLayout::TransposeLast2:
+    return {transposeLast2(shape)};
+  case WeightLayout::SplitGateUpTransposed: {
+    // [E, H, 2I] -> [2, E, I, H]
+    std::vector<int64_t> split = splitInterleaved(shape);
+    return {split, transposeLast2(shape)};
+  }
+  case WeightLayout::SplitGateUp:
+    return {splitInterleaved(shape)};
+  }
+  throw Error("weight " + std::string(name) + ": unknown layout " +
+              std::to_string(static_cast<int>(layout)));
+}
+
+std::vector<float> permuted(const std::vector<float> &v,
+                            const std::vector<int64_t> &perm) {
+  std::vector<float> o(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    o[i] = v[perm[i]];
   return o;
+}
+
+/// The checkpoint tensor that holds box row `e` of a weight (its expert).
+std::string tensorName(const std::string &name, int64_t expert) {
+  size_t at = name.find("{expert}");
+  if (at == std::string::npos)
+    return name;
+  return name.substr(0, at) + std::to_string(expert) +
+         name.substr(at + std::string("{expert}").size());
 }
 
 HostTensor loadBox(const SafetensorsCheckpoint &ckpt, const std::string &name,
@@ -173,31 +209,106 @@ void gridGroup(Context &ctx, const char *grid, Dims axes) {
   ctx.group(members(ctx, grid, axes));
 }
 
+/// `t` in the resident format `f` by the conversion rules
+/// (docs/quantization.md); `note` names a conversion that loses or adds
+/// precision.
+static QuantHost toResident(const HostTensor &t, ResidentFormat f,
+                            const std::string &what) {
+  switch (f) {
+  case ResidentFormat::F32:
+    return toF32(t);
+  case ResidentFormat::BF16:
+    return toBF16(t);
+  case ResidentFormat::FP8:
+    return quantizeFP8Block(t, what);
+  case ResidentFormat::FP4:
+    return quantizeNVFP4(t, what);
+  }
+  throw Error(what + ": unknown resident format " +
+              std::to_string(static_cast<int>(f)));
+}
+
+static bool keepsStored(ResidentFormat r, CheckpointFormat s) {
+  return (r == ResidentFormat::FP8 && (s == CheckpointFormat::FP8Block ||
+                                       s == CheckpointFormat::FP8Tensor)) ||
+         (r == ResidentFormat::FP4 &&
+          (s == CheckpointFormat::NVFP4 || s == CheckpointFormat::MXFP4));
+}
+
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 RankState &state, const char *name, Dims shape, Dims view,
-                const Offsets &offsets, Dims sizes, int layout) {
-  HostTensor t =
-      loadBox(ckpt, name, shape, view.size() ? view : shape, offsets, sizes);
-  switch (static_cast<WeightLayout>(layout)) {
-  case WeightLayout::Plain:
-    break;
-  case WeightLayout::TransposeLast2:
-    t = transposeLast2(t);
-    break;
-  case WeightLayout::SplitGateUpTransposed: {
-    // [E, H, 2I] -> [2, E, I, H]
-    HostTensor s = splitInterleaved(t);
-    t = transposeLast2(s);
-    break;
+                const Offsets &offsets, Dims sizes, int layout, int resident,
+                int stored) {
+  std::vector<int64_t> shapeV(shape), viewV(view.size() ? view : shape),
+      sizesV(sizes);
+  auto R = static_cast<ResidentFormat>(resident);
+  auto S = static_cast<CheckpointFormat>(stored);
+  check(resident >= 0 && resident <= static_cast<int>(ResidentFormat::FP4) &&
+            stored >= 0 && stored <= static_cast<int>(CheckpointFormat::MXFP4),
+        std::string("weight ") + name + ": unknown formats " +
+            std::to_string(resident) + "/" + std::to_string(stored));
+  bool experts = std::string(name).find("{expert}") != std::string::npos;
+  check(!experts || !offsets.empty(),
+        std::string("weight ") + name + ": no expert offset");
+  std::string first = tensorName(name, experts ? offsets[0] : 0);
+  CheckpointFormat actual = storedFormatOf(ckpt, first);
+  if (actual != S)
+    throw Error("checkpoint " + ckpt.path() + ": tensor " + first +
+                " is stored as " + checkpointFormatName(actual) +
+                ", but config.json's quantization_config says " +
+                checkpointFormatName(S) + " for it");
+  std::vector<int64_t> out = sizesV;
+  std::vector<std::vector<int64_t>> perms =
+      layoutPerms(static_cast<WeightLayout>(layout), out, name);
+  QuantHost q;
+  std::string from = checkpointFormatName(actual);
+  if (actual == CheckpointFormat::BF16) {
+    HostTensor t = loadBox(ckpt, name, shapeV, viewV, offsets, sizesV);
+    for (const std::vector<int64_t> &p : perms)
+      t.data = permuted(t.data, p);
+    t.shape = out;
+    q = toResident(t, R, first);
+  } else {
+    check(viewV.size() == offsets.size() && viewV.size() == sizesV.size(),
+          std::string("weight ") + name +
+              ": view, offsets and sizes differ "
+              "in rank");
+    ElementBox b;
+    if (experts) {
+      std::vector<int64_t> inner(viewV.begin() + 1, viewV.end());
+      std::vector<Range> box;
+      for (size_t i = 1; i < viewV.size(); ++i)
+        box.push_back({offsets[i], sizesV[i]});
+      std::vector<ElementBox> parts;
+      for (int64_t e = offsets[0]; e < offsets[0] + sizesV[0]; ++e)
+        parts.push_back(loadStoredBox(ckpt, actual, tensorName(name, e), shapeV,
+                                      box, inner));
+      b = stack(parts);
+    } else {
+      std::vector<Range> box;
+      for (size_t i = 0; i < viewV.size(); ++i)
+        box.push_back({offsets[i], sizesV[i]});
+      b = loadStoredBox(ckpt, actual, name, shapeV, box, viewV);
+    }
+    for (const std::vector<int64_t> &p : perms)
+      b = permute(b, p, out);
+    b.shape = out;
+    if (keepsStored(R, actual)) {
+      q = pack(b);
+    } else {
+      HostTensor t = dequantize(b);
+      q = toResident(t, R, first);
+    }
   }
-  case WeightLayout::SplitGateUp:
-    t = splitInterleaved(t);
-    break;
-  default:
-    throw Error("weight " + std::string(name) + ": unknown layout " +
-                std::to_string(layout));
-  }
-  state.weights.push_back(ctx.upload(t.data, t.shape));
+  std::string kept = q.describe();
+  bool converted =
+      !(actual == CheckpointFormat::BF16
+            ? (R == ResidentFormat::BF16 || R == ResidentFormat::F32)
+            : keepsStored(R, actual));
+  std::string key = converted ? "converted " + from + " -> " + kept
+                              : "as stored (" + from + ") in " + kept;
+  ++state.formats[key];
+  state.weights.push_back(ctx.uploadResident(q));
 }
 
 std::string layerName(const char *name, int64_t layer) {
@@ -208,9 +319,25 @@ std::string layerName(const char *name, int64_t layer) {
   return n.replace(at, std::string("{layer}").size(), std::to_string(layer));
 }
 
+static DType kvDType(int format) {
+  switch (static_cast<ResidentFormat>(format)) {
+  case ResidentFormat::F32:
+    return DType::F32;
+  case ResidentFormat::BF16:
+    return DType::BF16;
+  case ResidentFormat::FP8:
+    return DType::F8E4M3;
+  case ResidentFormat::FP4:
+    return DType::F4E2M1;
+  }
+  throw Error("KV cache: unknown format " + std::to_string(format));
+}
+
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
-             int64_t heads, int64_t keyDim, int64_t valueDim, bool latent) {
+             int64_t heads, int64_t keyDim, int64_t valueDim, bool latent,
+             int format) {
   KVCacheConfig c;
+  c.dtype = kvDType(format);
   c.batch = rows;
   c.capacity = tokens;
   c.heads = heads;
@@ -305,6 +432,11 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
                                std::to_string(ctx.rank()) + ")");
     rows = promptRows;
     mine->load(ctx, ckpt, state);
+    // The start-up log: how the weights are kept (rank 0's share).
+    if (ctx.rank() == 0)
+      for (const auto &kv : state.formats)
+        std::fprintf(stderr, "%s: weights: %d tensor%s %s\n", name.c_str(),
+                     kv.second, kv.second == 1 ? "" : "s", kv.first.c_str());
   };
   prog.prepare = [&](Context &ctx) { mine->prepare(ctx); };
   prog.step = [&](Context &ctx, const StepInputs &in) {

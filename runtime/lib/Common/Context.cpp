@@ -4,6 +4,7 @@
 #include "helix/Runtime/Backend.h"
 #include "helix/Runtime/Error.h"
 #include "helix/Runtime/Ops.h"
+#include "helix/Runtime/Quant.h"
 
 #include "MpiGroup.h"
 
@@ -94,11 +95,70 @@ Context::~Context() {
   backend_.reset();
 }
 
+const char *memoryKindName(MemoryKind kind) {
+  switch (kind) {
+  case MemoryKind::Workspace:
+    return "workspace";
+  case MemoryKind::Weights:
+    return "weights";
+  case MemoryKind::Scales:
+    return "scales";
+  case MemoryKind::KVCache:
+    return "kv cache";
+  }
+  return "?";
+}
+
+std::shared_ptr<Storage> Context::allocate(size_t bytes) {
+  std::shared_ptr<Storage> s = backend_->allocate(bytes);
+  int k = static_cast<int>(kind_);
+  std::shared_ptr<MemoryUse> use = memory_;
+  int64_t n = static_cast<int64_t>(bytes);
+  use->live[k] += n;
+  use->peak[k] = std::max(use->peak[k], use->live[k]);
+  std::function<void(void *)> release = std::move(s->release);
+  s->release = [use, k, n, release](void *p) {
+    use->live[k] -= n;
+    if (release)
+      release(p);
+  };
+  if (!s->data) // release runs only for non-null data
+    use->live[k] -= n;
+  return s;
+}
+
 Tensor Context::empty(const std::vector<int64_t> &shape, DType dtype) {
   for (int64_t d : shape)
     check(d >= 0, "empty: negative dimension in " + shapeString(shape));
-  size_t bytes = static_cast<size_t>(shapeNumel(shape)) * dtypeSize(dtype);
-  return Tensor(backend_->allocate(bytes), shape, dtype);
+  size_t bytes = dtypeBytes(dtype, shapeNumel(shape));
+  return Tensor(allocate(bytes), shape, dtype);
+}
+
+Tensor Context::uploadResident(const QuantHost &q) {
+  Tensor t;
+  {
+    MemoryScope s = memoryScope(MemoryKind::Weights);
+    t = empty(q.shape, q.dtype);
+    if (!q.data.empty())
+      backend_->upload(t.raw(), q.data.data(), q.data.size());
+  }
+  if (!q.scaled)
+    return t;
+  MemoryScope s = memoryScope(MemoryKind::Scales);
+  auto bs = std::make_shared<BlockScales>();
+  bs->scales = empty({static_cast<int64_t>(q.scales.size())}, DType::U8);
+  if (!q.scales.empty())
+    backend_->upload(bs->scales.raw(), q.scales.data(), q.scales.size());
+  bs->desc = q.desc;
+  bs->desc.scales = static_cast<const uint8_t *>(bs->scales.raw());
+  bs->desc.globals = nullptr;
+  if (!q.globals.empty()) {
+    bs->globals = empty({static_cast<int64_t>(q.globals.size())});
+    backend_->upload(bs->globals.raw(), q.globals.data(),
+                     q.globals.size() * sizeof(float));
+    bs->desc.globals = static_cast<const float *>(bs->globals.raw());
+  }
+  return t.withScales(std::move(bs));
 }
 
 Tensor Context::zeros(const std::vector<int64_t> &shape, DType dtype) {

@@ -21,6 +21,7 @@ struct DecodeArgs {
   int64_t steps = -1;
   ContextOptions context;
   bool help = false;
+  bool reportMemory = false;
 };
 
 /// `v` as an integer in [min, max] (stoll reports overflow: no clamp).
@@ -53,6 +54,10 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
     std::string flag = argv[i], value;
     if (flag == "-h" || flag == "--help") {
       a.help = true;
+      continue;
+    }
+    if (flag == "--report-memory") {
+      a.reportMemory = true;
       continue;
     }
     if (flag.rfind("--", 0) != 0)
@@ -105,11 +110,39 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
   return a;
 }
 
+/// --report-memory: rank 0 prints each rank's bytes by kind, in rank
+/// order: weights, scales and KV cache as allocated (live), workspace as
+/// its peak.
+void reportMemory(Context &ctx) {
+  const MemoryUse &m = ctx.memoryUse();
+  std::vector<long long> mine = {
+      m.live[static_cast<int>(MemoryKind::Weights)],
+      m.live[static_cast<int>(MemoryKind::Scales)],
+      m.live[static_cast<int>(MemoryKind::KVCache)],
+      m.peak[static_cast<int>(MemoryKind::Workspace)]};
+  std::vector<long long> all(mine.size() * ctx.worldSize());
+  if (ctx.hasMPI())
+    MPI_Gather(mine.data(), 4, MPI_LONG_LONG, all.data(), 4, MPI_LONG_LONG, 0,
+               MPI_COMM_WORLD);
+  else
+    all = mine;
+  if (ctx.rank() != 0)
+    return;
+  for (int r = 0; r < ctx.worldSize(); ++r) {
+    const long long *v = &all[4 * r];
+    std::printf("memory rank %d: weights %lld B, scales %lld B, kv cache "
+                "%lld B, workspace peak %lld B, total %lld B\n",
+                r, v[0], v[1], v[2], v[3], v[0] + v[1] + v[2] + v[3]);
+  }
+  std::fflush(stdout);
+}
+
 std::string usage(const DecodeProgram &prog) {
   std::string s = "usage: mpirun -np " + std::to_string(prog.worldSize) + " " +
                   prog.name +
                   " --weights PATH --prompts FILE --steps K\n"
-                  "         [--dump-logits FILE] [--dump-tokens FILE]\n"
+                  "         [--dump-logits FILE] [--dump-tokens FILE] "
+                  "[--report-memory]\n"
                   "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
                   "[--device D]\n";
   if (!prog.optionsHelp.empty())
@@ -280,6 +313,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
       if (!args.dumpTokens.empty())
         writeTokens(args.dumpTokens, schedule.sequences());
     }
+    if (args.reportMemory)
+      reportMemory(*ctx);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "%s [rank %d/%d]: error during decoding: %s\n",
                  prog.name.c_str(), rank, world, e.what());

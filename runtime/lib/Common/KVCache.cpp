@@ -70,6 +70,10 @@ KVCache KVCache::rows(int64_t begin, int64_t end) const {
   c.keys = keys.rows(begin, end);
   if (values.defined())
     c.values = values.rows(begin, end);
+  if (keyScales.defined())
+    c.keyScales = keyScales.rows(begin, end);
+  if (valueScales.defined())
+    c.valueScales = valueScales.rows(begin, end);
   return c;
 }
 
@@ -79,13 +83,31 @@ KVCache makeKVCache(Context &ctx, const KVCacheConfig &config) {
         "makeKVCache: batch, heads, keyDim and valueDim must be positive");
   check(!config.valueInKey || config.valueDim <= config.keyDim,
         "makeKVCache: valueInKey needs valueDim <= keyDim");
+  DType dt = config.dtype;
+  check(dt == DType::F32 || dt == DType::BF16 || dt == DType::F8E4M3 ||
+            dt == DType::F4E2M1,
+        std::string("makeKVCache: unsupported KV format ") + dtypeName(dt));
+  if (dt == DType::F4E2M1)
+    check(config.keyDim % 2 == 0 &&
+              (config.valueInKey || config.valueDim % 2 == 0),
+          "makeKVCache: an FP4 KV cache packs two values per byte and needs "
+          "even head dimensions, got keyDim " +
+              std::to_string(config.keyDim) + ", valueDim " +
+              std::to_string(config.valueDim));
+  Context::MemoryScope scope = ctx.memoryScope(MemoryKind::KVCache);
   KVCache c;
   c.config = config;
-  c.keys =
-      ctx.zeros({config.batch, config.capacity, config.heads, config.keyDim});
+  int64_t B = config.batch, T = config.capacity, H = config.heads;
+  c.keys = ctx.zeros({B, T, H, config.keyDim}, dt);
   if (!config.valueInKey)
-    c.values = ctx.zeros(
-        {config.batch, config.capacity, config.heads, config.valueDim});
+    c.values = ctx.zeros({B, T, H, config.valueDim}, dt);
+  if (dt == DType::F4E2M1) {
+    c.keyScales =
+        ctx.zeros({B, T, H, fmt::kvScalesPerHead(config.keyDim)}, DType::U8);
+    if (!config.valueInKey)
+      c.valueScales = ctx.zeros(
+          {B, T, H, fmt::kvScalesPerHead(config.valueDim)}, DType::U8);
+  }
   return c;
 }
 

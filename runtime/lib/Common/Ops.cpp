@@ -31,6 +31,20 @@ static void needRank(const Tensor &t, int rank, const char *op,
            std::to_string(rank));
 }
 
+/// `t` in f32: resident BF16 / FP8 / FP4 weights are decoded (with their
+/// block scales) into a workspace tensor for the kernel that reads them.
+static Tensor f32Of(Context &ctx, const Tensor &t) {
+  if (!t.defined() || t.dtype() == DType::F32 || t.dtype() == DType::I32)
+    return t;
+  need(t.dtype() == DType::BF16 || t.scales() != nullptr, "dequantize",
+       "tensor " + t.str() + " has no block scales");
+  Tensor out = ctx.empty(t.shape());
+  ctx.backend().dequantize(t, out);
+  return out;
+}
+
+Tensor dequantize(Context &ctx, const Tensor &t) { return f32Of(ctx, t); }
+
 //===----------------------------------------------------------------------===//
 // Parameters
 //===----------------------------------------------------------------------===//
@@ -62,8 +76,9 @@ Activation Activation::gptOss(float limit, float alpha) {
 // Ops
 //===----------------------------------------------------------------------===//
 
-Tensor embedding(Context &ctx, const Tensor &table,
+Tensor embedding(Context &ctx, const Tensor &tableIn,
                  const std::vector<int64_t> &tokens, int64_t vocabBegin) {
+  Tensor table = f32Of(ctx, tableIn);
   needRank(table, 2, "embedding", "table");
   need(!tokens.empty(), "embedding", "no tokens");
   Tensor out = ctx.empty({static_cast<int64_t>(tokens.size()), table.dim(1)});
@@ -71,7 +86,9 @@ Tensor embedding(Context &ctx, const Tensor &table,
   return out;
 }
 
-Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weight, float eps) {
+Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weightIn,
+               float eps) {
+  Tensor weight = f32Of(ctx, weightIn);
   needF32(x, "rmsNorm", "x");
   needRank(weight, 1, "rmsNorm", "weight");
   need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), "rmsNorm",
@@ -81,8 +98,11 @@ Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weight, float eps) {
   return out;
 }
 
-Tensor linear(Context &ctx, const Tensor &x, const Tensor &weight,
-              const Tensor *bias) {
+Tensor linear(Context &ctx, const Tensor &x, const Tensor &weightIn,
+              const Tensor *biasIn) {
+  Tensor weight = f32Of(ctx, weightIn);
+  Tensor biasF32 = biasIn ? f32Of(ctx, *biasIn) : Tensor();
+  const Tensor *bias = biasIn ? &biasF32 : nullptr;
   needRank(x, 2, "linear", "x");
   needRank(weight, 2, "linear", "weight");
   need(x.dim(1) == weight.dim(1), "linear",
@@ -100,8 +120,9 @@ Tensor linear(Context &ctx, const Tensor &x, const Tensor &weight,
   return out;
 }
 
-Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &w,
+Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &wIn,
                   bool transposeW) {
+  Tensor w = f32Of(ctx, wIn);
   needRank(x, 3, "headMatmul", "x");
   needRank(w, 3, "headMatmul", "w");
   int64_t a = transposeW ? w.dim(1) : w.dim(2);
@@ -196,7 +217,9 @@ AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
 }
 
 Tensor lseCombine(Context &ctx, const Tensor &partials, const Tensor &lse,
-                  const Tensor *sinks) {
+                  const Tensor *sinksIn) {
+  Tensor sinksF32 = sinksIn ? f32Of(ctx, *sinksIn) : Tensor();
+  const Tensor *sinks = sinksIn ? &sinksF32 : nullptr;
   needRank(partials, 4, "lseCombine", "partials");
   needRank(lse, 3, "lseCombine", "lse");
   need(lse.dim(0) == partials.dim(0) && lse.dim(1) == partials.dim(1) &&
@@ -300,7 +323,9 @@ void routeHost(const float *logits, int64_t batch, int64_t experts,
 }
 
 Routing moeRoute(Context &ctx, const Tensor &logits, const RouterConfig &config,
-                 const Tensor *correctionBias) {
+                 const Tensor *correctionBiasIn) {
+  Tensor biasF32 = correctionBiasIn ? f32Of(ctx, *correctionBiasIn) : Tensor();
+  const Tensor *correctionBias = correctionBiasIn ? &biasF32 : nullptr;
   needRank(logits, 2, "moeRoute", "logits");
   int64_t B = logits.dim(0), E = logits.dim(1);
   std::vector<float> l = ctx.download(logits), bias;
@@ -322,8 +347,15 @@ Routing moeRoute(Context &ctx, const Tensor &logits, const RouterConfig &config,
 }
 
 Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
-                  const ExpertWeights &w, int64_t firstExpert,
+                  const ExpertWeights &resident, int64_t firstExpert,
                   const Activation &act, bool addDownBias) {
+  ExpertWeights w;
+  w.gate = f32Of(ctx, resident.gate);
+  w.up = f32Of(ctx, resident.up);
+  w.down = f32Of(ctx, resident.down);
+  w.gateBias = f32Of(ctx, resident.gateBias);
+  w.upBias = f32Of(ctx, resident.upBias);
+  w.downBias = f32Of(ctx, resident.downBias);
   needRank(x, 2, "moeExperts", "x");
   needRank(w.gate, 3, "moeExperts", "gate");
   needRank(w.up, 3, "moeExperts", "up");

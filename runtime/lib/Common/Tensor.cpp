@@ -6,10 +6,9 @@
 namespace helix {
 namespace rt {
 
-size_t dtypeSize(DType dtype) { return dtype == DType::F32 ? 4 : 4; }
-
-const char *dtypeName(DType dtype) {
-  return dtype == DType::F32 ? "f32" : "i32";
+size_t dtypeSize(DType dtype) {
+  check(dtype != DType::F4E2M1, "f4E2M1 values are packed two per byte");
+  return dtypeBits(dtype) / 8;
 }
 
 Storage::~Storage() {
@@ -91,9 +90,22 @@ Tensor Tensor::rows(int64_t begin, int64_t end) const {
   std::vector<int64_t> s = shape_;
   s[0] = end - begin;
   int64_t rowElems = shapeNumel(shape_) / (shape_[0] ? shape_[0] : 1);
-  return Tensor(storage_, s, dtype_,
-                offset_ +
-                    static_cast<size_t>(begin * rowElems) * dtypeSize(dtype_));
+  check(dtypeBits(dtype_) % 8 == 0 || (begin * rowElems) % 2 == 0,
+        "tensor rows: row " + std::to_string(begin) + " of " + str() +
+            " starts inside a byte");
+  Tensor t(storage_, s, dtype_, offset_ + dtypeBytes(dtype_, begin * rowElems));
+  t.scales_ = scales_;
+  return t;
+}
+
+Tensor Tensor::withScales(std::shared_ptr<const BlockScales> scales) const {
+  Tensor t = *this;
+  t.scales_ = std::move(scales);
+  return t;
+}
+
+int64_t Tensor::elementOffset() const {
+  return static_cast<int64_t>(offset_ * 8 / dtypeBits(dtype_));
 }
 
 Tensor Tensor::view(std::vector<int64_t> shape) const {
@@ -115,7 +127,9 @@ Tensor Tensor::view(std::vector<int64_t> shape) const {
   }
   check(shapeNumel(shape) == numel(),
         "tensor view: cannot view " + str() + " as " + shapeString(shape));
-  return Tensor(storage_, shape, dtype_, offset_);
+  Tensor t(storage_, shape, dtype_, offset_);
+  t.scales_ = scales_;
+  return t;
 }
 
 std::string Tensor::str() const {

@@ -365,26 +365,17 @@ SafetensorsCheckpoint::loadColumns(const std::string &name,
   return loadSlice(name, expectedShape, {Range{0, -1}, Range{begin, count}});
 }
 
-HostTensor
-SafetensorsCheckpoint::loadSlice(const std::string &name,
-                                 const std::vector<int64_t> &expectedShape,
-                                 const std::vector<Range> &box,
-                                 const std::vector<int64_t> &viewShape) const {
-  const TensorInfo &t = info(name);
-  std::string where = "checkpoint " + path_ + ": tensor " + name;
-  if (t.dtype.rfind("F8_", 0) == 0 || t.dtype.rfind("F4", 0) == 0 ||
-      t.dtype.rfind("F6", 0) == 0 || t.dtype == "E8M0" || t.dtype == "U8" ||
-      t.dtype == "I8")
-    throw Error(where + " has dtype " + t.dtype +
-                ": FP8/NVFP4 (and other quantized) checkpoints are not "
-                "supported yet; use a bf16, fp16 or fp32 checkpoint");
-  if (t.dtype != "BF16" && t.dtype != "F16" && t.dtype != "F32" &&
-      t.dtype != "F64")
-    throw Error(where + " has unsupported dtype " + t.dtype +
-                " (supported: BF16, F16, F32)");
-  if (t.shape != expectedShape)
-    throw Error(where + " has shape " + shapeText(t.shape) + ", expected " +
-                shapeText(expectedShape));
+namespace {
+/// The box of a tensor (as a view) in innermost runs.
+struct BoxWalk {
+  std::vector<int64_t> begin, count, stride;
+  int64_t numel = 1;
+};
+} // namespace
+
+static BoxWalk planBox(const std::string &where, const TensorInfo &t,
+                       const std::vector<Range> &box,
+                       const std::vector<int64_t> &viewShape) {
   std::vector<int64_t> shape = viewShape.empty() ? t.shape : viewShape;
   int64_t numel = 1, viewNumel = 1;
   for (int64_t d : t.shape)
@@ -397,43 +388,81 @@ SafetensorsCheckpoint::loadSlice(const std::string &name,
   check(box.size() <= shape.size(),
         where + ": slice has more ranges than dimensions");
   size_t rank = shape.size();
-  std::vector<int64_t> begin(rank, 0), count(shape);
+  BoxWalk w;
+  w.begin.assign(rank, 0);
+  w.count = shape;
   for (size_t i = 0; i < box.size(); ++i) {
     int64_t b = box[i].begin,
             c = box[i].count < 0 ? shape[i] - b : box[i].count;
-    check(b >= 0 && c >= 0 && b + c <= shape[i],
+    check(b >= 0 && c >= 0 && b <= shape[i] && c <= shape[i] - b,
           where + ": slice [" + std::to_string(b) + ", " +
               std::to_string(b + c) + ") of dimension " + std::to_string(i) +
               " is outside its size " + std::to_string(shape[i]));
-    begin[i] = b;
-    count[i] = c;
+    w.begin[i] = b;
+    w.count[i] = c;
   }
-  HostTensor out;
-  out.shape = count;
-  int64_t outNumel = 1;
-  for (int64_t c : count)
-    outNumel *= c;
-  out.data.resize(static_cast<size_t>(outNumel));
-  if (outNumel == 0)
-    return out;
-
-  const MappedFile &file = *files_.at(t.file);
-  const uint8_t *base = file.data() + file.dataStart + t.begin;
-  size_t es = elementSize(t.dtype);
-  // Strides in elements of the (view) shape.
-  std::vector<int64_t> stride(rank, 1);
+  w.stride.assign(rank, 1);
   for (int i = static_cast<int>(rank) - 2; i >= 0; --i)
-    stride[i] = stride[i + 1] * shape[i + 1];
-  // Copy innermost runs; iterate the outer index with a counter.
-  int64_t run = rank ? count[rank - 1] : 1;
-  int64_t runs = outNumel / run;
+    w.stride[i] = w.stride[i + 1] * shape[i + 1];
+  for (int64_t c : w.count)
+    w.numel *= c;
+  return w;
+}
+
+/// Calls fn(src, run) for each innermost run of the box, in order.
+template <typename Fn>
+static void walkBox(const BoxWalk &w, const uint8_t *base, size_t es, Fn fn) {
+  if (w.numel == 0)
+    return;
+  size_t rank = w.count.size();
+  int64_t run = rank ? w.count[rank - 1] : 1;
+  int64_t runs = w.numel / run;
   std::vector<int64_t> idx(rank, 0);
-  float *dst = out.data.data();
   for (int64_t r = 0; r < runs; ++r) {
     int64_t off = 0;
     for (size_t i = 0; i < rank; ++i)
-      off += (begin[i] + idx[i]) * stride[i];
-    const uint8_t *src = base + off * es;
+      off += (w.begin[i] + idx[i]) * w.stride[i];
+    fn(base + off * es, run);
+    for (int i = static_cast<int>(rank) - 2; i >= 0; --i) {
+      if (++idx[i] < w.count[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+const uint8_t *SafetensorsCheckpoint::dataOf(const TensorInfo &t) const {
+  const MappedFile &file = *files_.at(t.file);
+  return file.data() + file.dataStart + t.begin;
+}
+
+HostTensor
+SafetensorsCheckpoint::loadSlice(const std::string &name,
+                                 const std::vector<int64_t> &expectedShape,
+                                 const std::vector<Range> &box,
+                                 const std::vector<int64_t> &viewShape) const {
+  const TensorInfo &t = info(name);
+  std::string where = "checkpoint " + path_ + ": tensor " + name;
+  if (t.dtype.rfind("F8_", 0) == 0 || t.dtype.rfind("F4", 0) == 0 ||
+      t.dtype.rfind("F6", 0) == 0 || t.dtype == "E8M0" || t.dtype == "U8" ||
+      t.dtype == "I8")
+    throw Error(where + " has dtype " + t.dtype +
+                ", a quantized format: it is read with its scales "
+                "(loadQuantized), not as floats");
+  if (t.dtype != "BF16" && t.dtype != "F16" && t.dtype != "F32" &&
+      t.dtype != "F64")
+    throw Error(where + " has unsupported dtype " + t.dtype +
+                " (supported: BF16, F16, F32)");
+  if (t.shape != expectedShape)
+    throw Error(where + " has shape " + shapeText(t.shape) + ", expected " +
+                shapeText(expectedShape));
+  BoxWalk w = planBox(where, t, box, viewShape);
+  HostTensor out;
+  out.shape = w.count;
+  out.data.resize(static_cast<size_t>(w.numel));
+  size_t es = elementSize(t.dtype);
+  float *dst = out.data.data();
+  walkBox(w, dataOf(t), es, [&](const uint8_t *src, int64_t run) {
     if (t.dtype == "F32") {
       std::memcpy(dst, src, run * 4);
     } else if (t.dtype == "BF16") {
@@ -457,13 +486,34 @@ SafetensorsCheckpoint::loadSlice(const std::string &name,
     }
     *bytesRead_ += static_cast<uint64_t>(run) * es;
     dst += run;
-    // Advance the multi-index over all but the last dimension.
-    for (int i = static_cast<int>(rank) - 2; i >= 0; --i) {
-      if (++idx[i] < count[i])
-        break;
-      idx[i] = 0;
-    }
-  }
+  });
+  return out;
+}
+
+RawTensor SafetensorsCheckpoint::loadRaw(
+    const std::string &name, const std::string &dtype,
+    const std::vector<int64_t> &shape, const std::vector<Range> &box,
+    const std::vector<int64_t> &viewShape) const {
+  const TensorInfo &t = info(name);
+  std::string where = "checkpoint " + path_ + ": tensor " + name;
+  if (t.dtype != dtype)
+    throw Error(where + " has dtype " + t.dtype + ", expected " + dtype);
+  if (t.shape != shape)
+    throw Error(where + " has shape " + shapeText(t.shape) + ", expected " +
+                shapeText(shape));
+  size_t es = elementSize(t.dtype);
+  check(es != 0, where + ": unsupported dtype " + t.dtype);
+  BoxWalk w = planBox(where, t, box, viewShape);
+  RawTensor out;
+  out.dtype = t.dtype;
+  out.shape = w.count;
+  out.bytes.resize(static_cast<size_t>(w.numel) * es);
+  uint8_t *dst = out.bytes.data();
+  walkBox(w, dataOf(t), es, [&](const uint8_t *src, int64_t run) {
+    std::memcpy(dst, src, run * es);
+    *bytesRead_ += static_cast<uint64_t>(run) * es;
+    dst += run * es;
+  });
   return out;
 }
 
@@ -471,20 +521,27 @@ SafetensorsCheckpoint::loadSlice(const std::string &name,
 // Writer
 //===----------------------------------------------------------------------===//
 
-void writeSafetensors(const std::string &path,
-                      const std::vector<NamedHostTensor> &tensors,
-                      const std::string &dtype,
-                      const std::map<std::string, std::string> &metadata) {
-  size_t es = dtype == "F32" ? 4 : (dtype == "F16" || dtype == "BF16") ? 2 : 0;
-  check(es != 0, "writeSafetensors: unsupported dtype " + dtype);
+void writeSafetensorsRaw(const std::string &path,
+                         const std::vector<RawTensor> &tensors,
+                         const std::map<std::string, std::string> &metadata) {
   json header = json::object();
   if (!metadata.empty())
     header["__metadata__"] = metadata;
   uint64_t offset = 0;
-  for (const NamedHostTensor &t : tensors) {
-    uint64_t n = static_cast<uint64_t>(t.tensor.data.size()) * es;
-    header[t.name] = {{"dtype", dtype},
-                      {"shape", t.tensor.shape},
+  for (const RawTensor &t : tensors) {
+    size_t es = elementSize(t.dtype);
+    check(es != 0,
+          "writeSafetensors: " + t.name + ": unsupported dtype " + t.dtype);
+    int64_t numel = 1;
+    for (int64_t d : t.shape)
+      numel *= d;
+    check(t.bytes.size() == static_cast<size_t>(numel) * es,
+          "writeSafetensors: " + t.name + ": " +
+              std::to_string(t.bytes.size()) + " bytes for " + t.dtype + " " +
+              shapeText(t.shape));
+    uint64_t n = t.bytes.size();
+    header[t.name] = {{"dtype", t.dtype},
+                      {"shape", t.shape},
                       {"data_offsets", {offset, offset + n}}};
     offset += n;
   }
@@ -497,23 +554,43 @@ void writeSafetensors(const std::string &path,
   for (int i = 0; i < 8; ++i)
     out.put(static_cast<char>((n >> (8 * i)) & 0xff));
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  std::vector<uint8_t> buf;
-  for (const NamedHostTensor &t : tensors) {
-    buf.resize(t.tensor.data.size() * es);
-    for (size_t i = 0; i < t.tensor.data.size(); ++i) {
-      float f = t.tensor.data[i];
-      if (es == 4) {
-        std::memcpy(&buf[4 * i], &f, 4);
-      } else {
-        uint16_t h = dtype == "BF16" ? floatToBf16(f) : floatToFp16(f);
-        buf[2 * i] = static_cast<uint8_t>(h & 0xff);
-        buf[2 * i + 1] = static_cast<uint8_t>(h >> 8);
-      }
-    }
-    out.write(reinterpret_cast<const char *>(buf.data()),
-              static_cast<std::streamsize>(buf.size()));
-  }
+  for (const RawTensor &t : tensors)
+    out.write(reinterpret_cast<const char *>(t.bytes.data()),
+              static_cast<std::streamsize>(t.bytes.size()));
   check(static_cast<bool>(out), path + ": write failed");
+}
+
+RawTensor encodeFloats(const std::string &name, const HostTensor &t,
+                       const std::string &dtype) {
+  size_t es = dtype == "F32" ? 4 : (dtype == "F16" || dtype == "BF16") ? 2 : 0;
+  check(es != 0, "writeSafetensors: unsupported dtype " + dtype);
+  RawTensor r;
+  r.name = name;
+  r.dtype = dtype;
+  r.shape = t.shape;
+  r.bytes.resize(t.data.size() * es);
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    float f = t.data[i];
+    if (es == 4) {
+      std::memcpy(&r.bytes[4 * i], &f, 4);
+    } else {
+      uint16_t h = dtype == "BF16" ? floatToBf16(f) : floatToFp16(f);
+      r.bytes[2 * i] = static_cast<uint8_t>(h & 0xff);
+      r.bytes[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+    }
+  }
+  return r;
+}
+
+void writeSafetensors(const std::string &path,
+                      const std::vector<NamedHostTensor> &tensors,
+                      const std::string &dtype,
+                      const std::map<std::string, std::string> &metadata) {
+  std::vector<RawTensor> raw;
+  raw.reserve(tensors.size());
+  for (const NamedHostTensor &t : tensors)
+    raw.push_back(encodeFloats(t.name, t.tensor, dtype));
+  writeSafetensorsRaw(path, raw, metadata);
 }
 
 } // namespace rt

@@ -1,21 +1,66 @@
 //===- MakeCheckpoint.cpp - Random safetensors checkpoints for tests ------===//
 //
 //   helix-make-checkpoint --config CONFIG -o DIR [--seed S] [--shards N]
-//                         [--dtype bf16|fp16|fp32] [--drop NAME]...
+//                         [--dtype bf16|fp16|fp32]
+//                         [--format bf16|fp8-block|fp8-tensor|nvfp4|mxfp4]
+//                         [--drop NAME]...
 //
 // Writes random weights with exactly the tensor names and shapes of the
 // Hugging Face checkpoints of the config's architecture (llama, mistral,
 // qwen2, qwen3, mixtral, qwen3_moe, deepseek_v2/v3, kimi_k2, gpt_oss):
 // DIR/model.safetensors, or N shards plus model.safetensors.index.json; and
-// a copy of the config as DIR/config.json. --drop leaves a tensor out (to
-// test how programs report incomplete checkpoints). Scales keep activations
-// O(1): linear weights ~ N(0, 1/in), norms ~ 1 + N(0, 0.1^2), biases small.
+// a copy of the config as DIR/config.json. Scales keep activations O(1):
+// linear weights ~ N(0, 1/in), norms ~ 1 + N(0, 0.1^2), biases small.
+//
+// --format lays the checkpoint out as the quantized checkpoints of
+// docs/quantization.md are stored (the default, bf16, is the unquantized
+// checkpoint). Quantized are the linear weights of the decoder layers
+// (attention projections, dense MLP, shared and routed experts); the token
+// embedding, LM head, norms, biases, MoE routers, DeepSeek's correction
+// bias and attention sinks stay BF16. For a linear weight X.weight [N, K]:
+//
+//   fp8-block   X.weight F8_E4M3 [N, K], X.weight_scale_inv F32
+//               [ceil(N/128), ceil(K/128)]  (DeepSeek-V3/R1, Kimi-K2)
+//   fp8-tensor  X.weight F8_E4M3 [N, K], X.weight_scale F32 [],
+//               X.input_scale F32 []  (ModelOpt FP8)
+//   nvfp4       X.weight U8 [N, K/2] (two E2M1, even element in the low
+//               nibble), X.weight_scale F8_E4M3 [N, K/16],
+//               X.weight_scale_2 F32 [], X.input_scale F32 []  (ModelOpt
+//               NVFP4; K must be a multiple of 16)
+//   mxfp4       gpt_oss only: the experts P = mlp.experts.gate_up_proj /
+//               down_proj (bf16 layout [E, in, out]) as P_blocks U8
+//               [E, out, in/32, 16] and P_scales U8 (E8M0) [E, out, in/32],
+//               each expert's matrix transposed to out x in (gate_up rows
+//               interleave gate and up as the bf16 columns do); in must be
+//               a multiple of 32. Everything else stays BF16.
+//
+// The values are those of the bf16 checkpoint of the same seed (the same
+// random draws, rounded to BF16) quantized with the runtime's quantizers
+// (helix/Runtime/Quant.h: quantizeFP8Block with 128x128 blocks,
+// quantizeFP8Tensor, quantizeNVFP4, quantizeMXFP4), so quantizing the bf16
+// checkpoint's tensors gives exactly the stored bytes. input_scale (the
+// static activation scale of ModelOpt checkpoints) is a placeholder 1.0.
+// gpt_oss's experts are fused 3-D tensors, not linear weights: fp8-* and
+// nvfp4 quantize only its attention projections. config.json gets the
+// format's quantization_config (replacing any in CONFIG); with bf16 it is
+// CONFIG unchanged. --dtype is the dtype of the unquantized checkpoint;
+// quantized formats store their unquantized tensors as BF16 and accept only
+// --dtype bf16.
+//
+// --drop NAME leaves the stored tensor NAME out (any tensor the format
+// writes, scale tensors included), to test how programs report incomplete
+// checkpoints. A weight, norm, ... left out together with all its scale
+// tensors draws no random values (as --drop always did), so the tensors
+// after it differ from those of the full checkpoint; leaving out only some
+// of a weight's stored tensors (its scale, say) changes nothing else.
+// Sharding keeps a weight and its scale tensors in one file.
 //
 //===----------------------------------------------------------------------===//
 
 #include "helix/Import/HFConfig.h"
 #include "helix/Runtime/DecodeIO.h"
 #include "helix/Runtime/Error.h"
+#include "helix/Runtime/Quant.h"
 #include "helix/Runtime/Safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -23,8 +68,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sys/stat.h>
 
 using namespace helix;
@@ -219,19 +266,224 @@ HostTensor randomTensor(const Spec &s, Normal &n) {
   return t;
 }
 
+bool startsWith(const std::string &s, const std::string &p) {
+  return s.compare(0, p.size(), p) == 0;
+}
+
+bool endsWith(const std::string &s, const std::string &p) {
+  return s.size() >= p.size() &&
+         s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+/// The MoE routers (Init::Linear like the projections, never quantized).
+bool isRouter(const std::string &name) {
+  return endsWith(name, ".mlp.gate.weight") ||
+         endsWith(name, ".block_sparse_moe.gate.weight") ||
+         name.find(".mlp.router.") != std::string::npos;
+}
+
+/// Whether `s` is stored quantized in `format`.
+bool isQuantized(const Spec &s, CheckpointFormat format) {
+  if (format == CheckpointFormat::BF16 || s.init != Init::Linear ||
+      !startsWith(s.name, "model.layers."))
+    return false;
+  if (format == CheckpointFormat::MXFP4) // gpt-oss's fused experts
+    return s.shape.size() == 3 &&
+           (endsWith(s.name, ".mlp.experts.gate_up_proj") ||
+            endsWith(s.name, ".mlp.experts.down_proj"));
+  return s.shape.size() == 2 && endsWith(s.name, ".weight") &&
+         !isRouter(s.name);
+}
+
+/// "X.weight" -> "X." (the prefix of its scale tensors).
+std::string scalePrefix(const std::string &name) {
+  return name.substr(0, name.size() - std::string("weight").size());
+}
+
+/// The names of the tensors stored for `s`, the weight first.
+std::vector<std::string> storedNames(const Spec &s, CheckpointFormat format) {
+  if (!isQuantized(s, format))
+    return {s.name};
+  std::string p = scalePrefix(s.name);
+  switch (format) {
+  case CheckpointFormat::FP8Block:
+    return {s.name, p + "weight_scale_inv"};
+  case CheckpointFormat::FP8Tensor:
+    return {s.name, p + "weight_scale", p + "input_scale"};
+  case CheckpointFormat::NVFP4:
+    return {s.name, p + "weight_scale", p + "weight_scale_2",
+            p + "input_scale"};
+  case CheckpointFormat::MXFP4:
+    return {s.name + "_blocks", s.name + "_scales"};
+  case CheckpointFormat::BF16:
+    break;
+  }
+  return {s.name};
+}
+
+/// A one-line error when `s` cannot be stored in `format`.
+void checkQuantizable(const Spec &s, CheckpointFormat format) {
+  if (!isQuantized(s, format))
+    return;
+  // Input dimension: [N, K] linear weights; gpt-oss experts [E, K, N].
+  int64_t K = s.shape[1];
+  int64_t group = format == CheckpointFormat::NVFP4   ? 16
+                  : format == CheckpointFormat::MXFP4 ? 32
+                                                      : 1;
+  check(K % group == 0,
+        std::string("--format ") + checkpointFormatName(format) + ": " +
+            s.name + " has an input dimension of " + std::to_string(K) +
+            ", which is not a multiple of " + std::to_string(group) + " (" +
+            checkpointFormatName(format) + " scales groups of " +
+            std::to_string(group) + " values along it)");
+}
+
+RawTensor rawTensor(const std::string &name, const std::string &dtype,
+                    std::vector<int64_t> shape, std::vector<uint8_t> bytes) {
+  RawTensor r;
+  r.name = name;
+  r.dtype = dtype;
+  r.shape = std::move(shape);
+  r.bytes = std::move(bytes);
+  return r;
+}
+
+RawTensor f32Scalar(const std::string &name, float v) {
+  std::vector<uint8_t> b(4);
+  std::memcpy(b.data(), &v, 4);
+  return rawTensor(name, "F32", {}, std::move(b));
+}
+
+/// The tensors stored for `s` with values `t` (storedNames order).
+std::vector<RawTensor> encode(const Spec &s, HostTensor t,
+                              CheckpointFormat format,
+                              const std::string &dtype) {
+  if (!isQuantized(s, format))
+    return {encodeFloats(s.name, t, dtype)};
+  // The values of the bf16 checkpoint.
+  for (float &v : t.data)
+    v = bf16ToFloat(floatToBf16(v));
+  std::vector<std::string> names = storedNames(s, format);
+  auto sizeCheck = [&](const QuantHost &q, size_t data, size_t scales) {
+    check(q.data.size() == data && q.scales.size() == scales,
+          s.name + ": unexpected quantizer output size");
+  };
+  if (format == CheckpointFormat::MXFP4) {
+    // [E, K, N] (in x out) -> per expert [N, K] (out x in).
+    int64_t E = t.shape[0], K = t.shape[1], N = t.shape[2];
+    HostTensor tr;
+    tr.shape = {E, N, K};
+    tr.data.resize(t.data.size());
+    for (int64_t e = 0; e < E; ++e)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n)
+          tr.data[(e * N + n) * K + k] = t.data[(e * K + k) * N + n];
+    QuantHost q = quantizeMXFP4(tr, s.name);
+    sizeCheck(q, static_cast<size_t>(E * N * K / 2),
+              static_cast<size_t>(E * N * K / 32));
+    return {rawTensor(names[0], "U8", {E, N, K / 32, 16}, std::move(q.data)),
+            rawTensor(names[1], "U8", {E, N, K / 32}, std::move(q.scales))};
+  }
+  int64_t N = t.shape[0], K = t.shape[1];
+  switch (format) {
+  case CheckpointFormat::FP8Block: {
+    QuantHost q = quantizeFP8Block(t, s.name, 128);
+    int64_t gr = (N + 127) / 128, gc = (K + 127) / 128;
+    sizeCheck(q, static_cast<size_t>(N * K), static_cast<size_t>(4 * gr * gc));
+    return {rawTensor(names[0], "F8_E4M3", {N, K}, std::move(q.data)),
+            rawTensor(names[1], "F32", {gr, gc}, std::move(q.scales))};
+  }
+  case CheckpointFormat::FP8Tensor: {
+    QuantHost q = quantizeFP8Tensor(t, s.name);
+    sizeCheck(q, static_cast<size_t>(N * K), 4);
+    return {rawTensor(names[0], "F8_E4M3", {N, K}, std::move(q.data)),
+            rawTensor(names[1], "F32", {}, std::move(q.scales)),
+            f32Scalar(names[2], 1.0f)};
+  }
+  default: { // NVFP4
+    QuantHost q = quantizeNVFP4(t, s.name);
+    sizeCheck(q, static_cast<size_t>(N * K / 2),
+              static_cast<size_t>(N * K / 16));
+    check(q.globals.size() == 1, s.name + ": expected one weight_scale_2");
+    return {rawTensor(names[0], "U8", {N, K / 2}, std::move(q.data)),
+            rawTensor(names[1], "F8_E4M3", {N, K / 16}, std::move(q.scales)),
+            f32Scalar(names[2], q.globals[0]), f32Scalar(names[3], 1.0f)};
+  }
+  }
+}
+
+/// config.json's quantization_config for `format` (null for bf16).
+nlohmann::ordered_json quantizationConfig(CheckpointFormat format) {
+  using oj = nlohmann::ordered_json;
+  switch (format) {
+  case CheckpointFormat::FP8Block:
+    return oj{{"quant_method", "fp8"},
+              {"fmt", "e4m3"},
+              {"activation_scheme", "dynamic"},
+              {"weight_block_size", oj::array({128, 128})}};
+  case CheckpointFormat::FP8Tensor:
+    return oj{{"quant_method", "modelopt"}, {"quant_algo", "FP8"}};
+  case CheckpointFormat::NVFP4:
+    return oj{{"quant_method", "modelopt"},
+              {"quant_algo", "NVFP4"},
+              {"group_size", 16}};
+  case CheckpointFormat::MXFP4:
+    return oj{
+        {"quant_method", "mxfp4"},
+        {"modules_to_not_convert",
+         oj::array({"model.layers.*.self_attn", "model.layers.*.mlp.router",
+                    "model.embed_tokens", "lm_head"})}};
+  case CheckpointFormat::BF16:
+    break;
+  }
+  return nullptr;
+}
+
 int usage(const char *msg) {
   if (msg)
     std::fprintf(stderr, "helix-make-checkpoint: error: %s\n", msg);
   std::fprintf(stderr, "usage: helix-make-checkpoint --config CONFIG -o DIR "
                        "[--seed S] [--shards N] [--dtype bf16|fp16|fp32] "
+                       "[--format bf16|fp8-block|fp8-tensor|nvfp4|mxfp4] "
                        "[--drop NAME]...\n");
-  return msg ? 1 : 0;
+  if (msg)
+    return 1;
+  std::fprintf(
+      stderr,
+      "\n"
+      "Writes random weights named and shaped as the Hugging Face checkpoint\n"
+      "of CONFIG's architecture, and CONFIG as DIR/config.json.\n"
+      "\n"
+      "  --seed S      random seed (default 0)\n"
+      "  --shards N    N files and model.safetensors.index.json (default 1)\n"
+      "  --dtype D     dtype of the unquantized checkpoint (default bf16);\n"
+      "                quantized formats need bf16 (their other tensors are\n"
+      "                BF16)\n"
+      "  --format F    how the decoder layers' linear weights are stored\n"
+      "                (docs/quantization.md); embeddings, LM head, norms,\n"
+      "                biases, routers and sinks stay BF16:\n"
+      "      bf16        unquantized (default)\n"
+      "      fp8-block   F8_E4M3 + weight_scale_inv F32 per 128x128 block\n"
+      "      fp8-tensor  F8_E4M3 + weight_scale F32 [] + input_scale F32 []\n"
+      "                  (input_scale is a placeholder 1.0)\n"
+      "      nvfp4       U8 [N, K/2] packed E2M1 + weight_scale F8_E4M3\n"
+      "                  [N, K/16] + weight_scale_2 F32 [] + input_scale\n"
+      "                  F32 [] (1.0); K a multiple of 16\n"
+      "      mxfp4       gpt_oss only: the experts' gate_up_proj / down_proj\n"
+      "                  as _blocks U8 [E, out, in/32, 16] + _scales U8\n"
+      "                  (E8M0) [E, out, in/32]\n"
+      "                The values are the bf16 checkpoint's of the same seed,\n"
+      "                quantized with the runtime's quantizers; config.json\n"
+      "                gets the format's quantization_config.\n"
+      "  --drop NAME   leave out the stored tensor NAME (any the format\n"
+      "                writes, scale tensors too)\n");
+  return 0;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string config, outDir, dtype = "bf16";
+  std::string config, outDir, dtype = "bf16", formatName = "bf16";
   uint64_t seed = 0;
   int64_t shards = 1;
   std::vector<std::string> drop;
@@ -253,6 +505,8 @@ int main(int argc, char **argv) {
         shards = std::stoll(v);
       else if (a == "--dtype")
         dtype = v;
+      else if (a == "--format")
+        formatName = v;
       else if (a == "--drop")
         drop.push_back(v);
       else
@@ -271,6 +525,18 @@ int main(int argc, char **argv) {
                                      : "";
   if (st.empty())
     return usage("--dtype: expected bf16, fp16 or fp32");
+  CheckpointFormat format;
+  if (!parseCheckpointFormat(formatName.c_str(), format))
+    return usage(("--format: expected bf16, fp8-block, fp8-tensor, nvfp4 or "
+                  "mxfp4, got \"" +
+                  formatName + "\"")
+                     .c_str());
+  if (format != CheckpointFormat::BF16 && st != "BF16")
+    return usage(("--dtype " + dtype + " cannot be combined with --format " +
+                  formatName +
+                  ": the unquantized tensors of quantized checkpoints are "
+                  "BF16")
+                     .c_str());
 
   ModelSpec m;
   std::string err;
@@ -279,45 +545,91 @@ int main(int argc, char **argv) {
     return 1;
   }
   try {
+    check(format != CheckpointFormat::MXFP4 || m.modelType == "gpt_oss",
+          "--format mxfp4: mxfp4 is gpt-oss's format (its experts' "
+          "gate_up_proj / down_proj as _blocks / _scales); model_type " +
+              m.modelType + " has no such tensors");
     std::string text = readTextFile(config);
     json raw = json::parse(text);
     ::mkdir(outDir.c_str(), 0755);
     std::vector<Spec> specs = tensorsFor(m, raw);
-    for (const std::string &d : drop) {
-      auto it = std::find_if(specs.begin(), specs.end(),
-                             [&](const Spec &s) { return s.name == d; });
-      check(it != specs.end(), "--drop: no tensor " + d + " in this model");
-      specs.erase(it);
+    for (const Spec &s : specs)
+      checkQuantizable(s, format);
+    // --drop names stored tensors; a spec none of whose stored tensors
+    // remain is not generated (no random draws), as before --format.
+    std::set<std::string> dropped;
+    std::vector<std::set<std::string>> kept;
+    {
+      std::set<std::string> all;
+      for (const Spec &s : specs)
+        for (const std::string &n : storedNames(s, format))
+          all.insert(n);
+      for (const std::string &d : drop) {
+        check(all.count(d) != 0,
+              "--drop: no tensor " + d + " in this model" +
+                  (format == CheckpointFormat::BF16
+                       ? std::string()
+                       : std::string(" stored as ") + formatName));
+        dropped.insert(d);
+      }
+      std::vector<Spec> remaining;
+      for (const Spec &s : specs) {
+        std::set<std::string> k;
+        for (const std::string &n : storedNames(s, format))
+          if (!dropped.count(n))
+            k.insert(n);
+        if (k.empty())
+          continue;
+        remaining.push_back(s);
+        kept.push_back(std::move(k));
+      }
+      specs = std::move(remaining);
     }
     {
       std::ofstream c(outDir + "/config.json");
-      c << text;
+      if (format == CheckpointFormat::BF16) {
+        c << text;
+      } else {
+        nlohmann::ordered_json oc = nlohmann::ordered_json::parse(text);
+        oc["quantization_config"] = quantizationConfig(format);
+        c << oc.dump(2) << "\n";
+      }
       check(static_cast<bool>(c), outDir + "/config.json: cannot write");
     }
     Normal normal(seed * 0x9e3779b97f4a7c15ull + 12345);
-    size_t es = st == "F32" ? 4 : 2;
+    // Each spec's stored tensors, in order, less the dropped ones.
+    std::vector<std::vector<RawTensor>> groups;
+    std::vector<uint64_t> groupBytes;
     uint64_t total = 0;
-    for (const Spec &s : specs) {
-      uint64_t n = es;
-      for (int64_t d : s.shape)
-        n *= d;
+    size_t count = 0;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      std::vector<RawTensor> g;
+      for (RawTensor &r :
+           encode(specs[i], randomTensor(specs[i], normal), format, st))
+        if (kept[i].count(r.name))
+          g.push_back(std::move(r));
+      uint64_t n = 0;
+      for (const RawTensor &r : g)
+        n += r.bytes.size();
       total += n;
+      count += g.size();
+      groupBytes.push_back(n);
+      groups.push_back(std::move(g));
     }
-    // Contiguous groups of tensors of about total / shards bytes each.
-    std::vector<std::vector<NamedHostTensor>> files(shards);
+    // Contiguous groups of tensors of about total / shards bytes each; a
+    // weight's scale tensors go with it.
+    std::vector<std::vector<RawTensor>> files(shards);
     uint64_t acc = 0;
-    for (const Spec &s : specs) {
-      uint64_t n = es;
-      for (int64_t d : s.shape)
-        n *= d;
-      int64_t f = std::min<int64_t>(shards - 1,
-                                    static_cast<int64_t>(acc * shards / total));
-      files[f].push_back({s.name, randomTensor(s, normal)});
-      acc += n;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      int64_t f = std::min<int64_t>(
+          shards - 1, total ? static_cast<int64_t>(acc * shards / total) : 0);
+      for (RawTensor &r : groups[i])
+        files[f].push_back(std::move(r));
+      acc += groupBytes[i];
     }
     std::map<std::string, std::string> meta = {{"format", "pt"}};
     if (shards == 1) {
-      writeSafetensors(outDir + "/model.safetensors", files[0], st, meta);
+      writeSafetensorsRaw(outDir + "/model.safetensors", files[0], meta);
     } else {
       json index = {{"metadata", {{"total_size", total}}},
                     {"weight_map", json::object()}};
@@ -326,18 +638,19 @@ int main(int argc, char **argv) {
         std::snprintf(name, sizeof(name), "model-%05lld-of-%05lld.safetensors",
                       static_cast<long long>(f + 1),
                       static_cast<long long>(shards));
-        writeSafetensors(outDir + "/" + name, files[f], st, meta);
-        for (const NamedHostTensor &t : files[f])
+        writeSafetensorsRaw(outDir + "/" + name, files[f], meta);
+        for (const RawTensor &t : files[f])
           index["weight_map"][t.name] = name;
       }
       std::ofstream out(outDir + "/model.safetensors.index.json");
       out << index.dump(2) << "\n";
       check(static_cast<bool>(out), outDir + ": cannot write the index");
     }
+    std::string what =
+        format == CheckpointFormat::BF16 ? dtype : formatName + ", other bf16";
     std::printf("%s: %zu tensors, %llu bytes (%s) in %lld file(s)\n",
-                outDir.c_str(), specs.size(),
-                static_cast<unsigned long long>(total), dtype.c_str(),
-                static_cast<long long>(shards));
+                outDir.c_str(), count, static_cast<unsigned long long>(total),
+                what.c_str(), static_cast<long long>(shards));
   } catch (const std::exception &e) {
     std::fprintf(stderr, "helix-make-checkpoint: error: %s\n", e.what());
     return 1;

@@ -45,6 +45,10 @@ public:
                      GroupHandle &group) = 0;
 
   // Kernels: arguments are checked, outputs allocated.
+  /// A resident BF16 / FP8 / FP4 tensor (with its block scales) decoded
+  /// into f32 `out` of the same shape: how kernels take weights that are
+  /// not f32.
+  virtual void dequantize(const Tensor &q, Tensor &out) = 0;
   virtual void embedding(const Tensor &table,
                          const std::vector<int64_t> &tokens, int64_t vocabBegin,
                          Tensor &out) = 0;

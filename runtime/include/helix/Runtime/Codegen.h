@@ -28,6 +28,7 @@
 #ifndef HELIX_RUNTIME_CODEGEN_H
 #define HELIX_RUNTIME_CODEGEN_H
 
+#include "helix/Common/WeightFormat.h"
 #include "helix/Common/WeightLayout.h"
 #include "helix/Runtime/Context.h"
 #include "helix/Runtime/Decode.h"
@@ -45,6 +46,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -88,10 +90,16 @@ struct Async {
 struct RankState {
   std::vector<Tensor> weights;
   std::vector<KVCache> caches;
+  /// How the weights are kept ("as stored (fp8-block) in f8E4M3, ..." ->
+  /// tensors), for the start-up log.
+  std::map<std::string, int> formats;
 };
 
 /// How a weight slice is stored after loading (helix/Common/WeightLayout.h,
-/// shared with the EmitC lowering).
+/// shared with the EmitC lowering), the format it is kept in and the
+/// format the checkpoint stores it in (helix/Common/WeightFormat.h).
+using ::helix::CheckpointFormat;
+using ::helix::ResidentFormat;
 using ::helix::WeightLayout;
 
 //===----------------------------------------------------------------------===//
@@ -99,24 +107,29 @@ using ::helix::WeightLayout;
 //===----------------------------------------------------------------------===//
 
 /// Loads the box [offsets, offsets + sizes) of checkpoint tensor `name`
-/// (stored shape `shape`, seen as `view`) into the next weight slot. A name
+/// (logical shape `shape`, seen as `view`) into the next weight slot, in
+/// layout `layout` (WeightLayout) and resident format `resident`
+/// (ResidentFormat). `stored` (CheckpointFormat) is how config.json says
+/// the checkpoint stores it: a tensor stored otherwise is an Error. A name
 /// containing "{expert}" names one tensor per expert: the view's first
 /// dimension enumerates experts and `shape` is one expert's tensor.
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 RankState &state, const char *name, Dims shape, Dims view,
-                const Offsets &offsets, Dims sizes, int layout);
+                const Offsets &offsets, Dims sizes, int layout, int resident,
+                int stored);
 inline void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                        RankState &state, const std::string &name, Dims shape,
                        Dims view, const Offsets &offsets, Dims sizes,
-                       int layout) {
+                       int layout, int resident, int stored) {
   loadWeight(ctx, ckpt, state, name.c_str(), shape, view, offsets, sizes,
-             layout);
+             layout, resident, stored);
 }
 /// A layer function's weight name: `{layer}` in `name` replaced by `layer`.
 std::string layerName(const char *name, int64_t layer);
-/// Allocates the next KV shard (zeroed).
+/// Allocates the next KV shard (zeroed) in `format` (ResidentFormat).
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
-             int64_t heads, int64_t keyDim, int64_t valueDim, bool latent);
+             int64_t heads, int64_t keyDim, int64_t valueDim, bool latent,
+             int format);
 /// Creates (collectively over the members) the communicator of a group;
 /// nothing on ranks outside it.
 void group(Context &ctx, Ranks members);

@@ -129,6 +129,19 @@ using BackendFactory =
 void registerBackend(const std::string &name, BackendFactory factory);
 std::vector<std::string> registeredBackends();
 
+struct QuantHost;
+
+/// What a rank's memory holds (helix-decode --report-memory).
+enum class MemoryKind : uint8_t { Workspace, Weights, Scales, KVCache };
+constexpr int kNumMemoryKinds = 4;
+const char *memoryKindName(MemoryKind kind);
+
+/// Bytes a rank holds by kind: live now and the peak of the live total.
+struct MemoryUse {
+  int64_t live[kNumMemoryKinds] = {0, 0, 0, 0};
+  int64_t peak[kNumMemoryKinds] = {0, 0, 0, 0};
+};
+
 class Context {
 public:
   /// Throws Error for an unknown backend or one that cannot start (e.g. no
@@ -155,6 +168,23 @@ public:
                    const std::vector<int64_t> &shape);
   std::vector<float> download(const Tensor &t);
   std::vector<int32_t> downloadInt(const Tensor &t);
+  /// A weight in its resident format (BF16, FP8 or FP4 with block
+  /// scales), counted as weights and scales.
+  Tensor uploadResident(const QuantHost &q);
+  /// Allocations from here on count as `kind` until the returned scope
+  /// ends (default: workspace).
+  struct MemoryScope {
+    Context *ctx;
+    MemoryKind previous;
+    ~MemoryScope() { ctx->kind_ = previous; }
+  };
+  MemoryScope memoryScope(MemoryKind kind) {
+    MemoryScope s{this, kind_};
+    kind_ = kind;
+    return s;
+  }
+  const MemoryUse &memoryUse() const { return *memory_; }
+
   /// Waits for all work queued on this rank's streams.
   void synchronize();
 
@@ -172,6 +202,9 @@ private:
   bool mpi_ = false;
   std::unique_ptr<Backend> backend_;
   std::map<std::vector<int>, std::unique_ptr<Communicator>> groups_;
+  MemoryKind kind_ = MemoryKind::Workspace;
+  std::shared_ptr<MemoryUse> memory_ = std::make_shared<MemoryUse>();
+  std::shared_ptr<Storage> allocate(size_t bytes);
 };
 
 /// Agrees on errors across all ranks of MPI_COMM_WORLD: every rank passes

@@ -65,12 +65,17 @@ struct KVCacheConfig {
   int64_t keyDim = 0;
   int64_t valueDim = 0;
   bool valueInKey = false; // MLA: value = keys[..., :valueDim]
+  /// Stored format (docs/quantization.md): F32, BF16, F8E4M3 (per-tensor
+  /// scale 1) or F4E2M1 (NVFP4: an E4M3 scale per 16 values of a head).
+  DType dtype = DType::F32;
 };
 
 struct KVCache {
   KVCacheConfig config;
   Tensor keys;   // [batch, capacity, heads, keyDim]
   Tensor values; // [batch, capacity, heads, valueDim]; undefined if valueInKey
+  /// F4E2M1 caches: the E4M3 scales, [batch, capacity, heads, dim / 16] U8.
+  Tensor keyScales, valueScales;
 
   /// Rows [begin, end) of the batch (for HOP-B chunks), sharing memory.
   KVCache rows(int64_t begin, int64_t end) const;

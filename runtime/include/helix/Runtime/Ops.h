@@ -151,6 +151,10 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
                   const ExpertWeights &experts, int64_t firstExpert,
                   const Activation &act, bool addDownBias = true);
 
+/// `t` decoded into f32 (resident BF16 / FP8 / FP4 with block scales);
+/// `t` itself when it is f32 or i32. The ops taking weights call it.
+Tensor dequantize(Context &ctx, const Tensor &t);
+
 /// Elementwise a + b (same shape).
 Tensor add(Context &ctx, const Tensor &a, const Tensor &b);
 /// a += b (same shape).

@@ -6,8 +6,10 @@
 // tensor or slice are touched, so each rank reads only its own slices and
 // never the whole model.
 //
-// bf16, fp16, fp32 (and f64) tensors are converted to f32 on load. FP8 and
-// packed-FP4 checkpoints are refused with a clear message.
+// bf16, fp16, fp32 (and f64) tensors are converted to f32 on load
+// (`load*`); quantized tensors (F8_E4M3, packed FP4 in U8, E8M0 scales) are
+// read as stored bytes (`loadRaw`) and decoded with their scales by
+// Quant.h (loadStoredBox).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +46,14 @@ struct TensorInfo {
   std::vector<int64_t> shape;
   std::string file;
   uint64_t begin = 0, end = 0; // byte offsets in the file's data section
+};
+
+/// Stored bytes of a tensor (or of a box of it), row-major.
+struct RawTensor {
+  std::string name;
+  std::string dtype; // as safetensors spells it
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
 };
 
 class MappedFile;
@@ -89,10 +99,19 @@ public:
                          const std::vector<int64_t> &expectedShape,
                          int64_t begin, int64_t count) const;
 
+  /// A box of a tensor as stored bytes: throws Error naming the tensor
+  /// unless it has `dtype` and `shape`. Box and view as in loadSlice (in
+  /// stored elements: bytes for U8-packed FP4).
+  RawTensor loadRaw(const std::string &name, const std::string &dtype,
+                    const std::vector<int64_t> &shape,
+                    const std::vector<Range> &box = {},
+                    const std::vector<int64_t> &viewShape = {}) const;
+
   /// Bytes of tensor data read so far (tests check that ranks read slices).
   uint64_t bytesRead() const { return *bytesRead_; }
 
 private:
+  const uint8_t *dataOf(const TensorInfo &t) const;
   std::string path_;
   std::map<std::string, TensorInfo> tensors_;
   std::map<std::string, std::shared_ptr<MappedFile>> files_;
@@ -110,6 +129,15 @@ void writeSafetensors(const std::string &path,
                       const std::vector<NamedHostTensor> &tensors,
                       const std::string &dtype,
                       const std::map<std::string, std::string> &metadata = {});
+
+/// Writes tensors as stored bytes (any safetensors dtype: BF16, F8_E4M3,
+/// U8, F32, ...), in the order given.
+void writeSafetensorsRaw(
+    const std::string &path, const std::vector<RawTensor> &tensors,
+    const std::map<std::string, std::string> &metadata = {});
+/// `t` encoded as F32, F16 or BF16 (round to nearest even).
+RawTensor encodeFloats(const std::string &name, const HostTensor &t,
+                       const std::string &dtype);
 
 /// bf16 / fp16 <-> f32 conversions (round to nearest even).
 float bf16ToFloat(uint16_t v);

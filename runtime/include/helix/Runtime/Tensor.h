@@ -7,11 +7,16 @@
 // leading rows (`rows`) or reinterpret the shape (`view`).
 //
 // Compute is f32 throughout; i32 tensors carry indices (MoE routing).
+// Weights and KV caches may be resident in BF16, FP8 E4M3 or FP4 E2M1
+// (NumberFormats.h); a quantized tensor carries its block scales
+// (`scales()`), and the ops dequantize such operands inside their kernels.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HELIX_RUNTIME_TENSOR_H
 #define HELIX_RUNTIME_TENSOR_H
+
+#include "helix/Runtime/NumberFormats.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -23,10 +28,13 @@
 namespace helix {
 namespace rt {
 
-enum class DType : uint8_t { F32, I32 };
+// DType: NumberFormats.h.
 
+// dtypeBits, dtypeBytes, dtypeName: NumberFormats.h.
+/// Bytes per element of the byte-addressed formats; throws for F4E2M1.
 size_t dtypeSize(DType dtype);
-const char *dtypeName(DType dtype);
+
+struct BlockScales;
 
 /// Memory owned by a backend, released through `release` when the last
 /// tensor using it goes away.
@@ -54,9 +62,7 @@ public:
   /// Size of dimension `i`; negative `i` counts from the end.
   int64_t dim(int i) const;
   int64_t numel() const;
-  size_t bytes() const {
-    return static_cast<size_t>(numel()) * dtypeSize(dtype_);
-  }
+  size_t bytes() const { return dtypeBytes(dtype_, numel()); }
   DType dtype() const { return dtype_; }
   bool onDevice() const { return storage_ && storage_->onDevice; }
 
@@ -73,6 +79,14 @@ public:
   /// inferred.
   Tensor view(std::vector<int64_t> shape) const;
 
+  /// The block scales of a quantized (F8E4M3 / F4E2M1) tensor, else null.
+  const std::shared_ptr<const BlockScales> &scales() const { return scales_; }
+  /// The same tensor with `scales` attached.
+  Tensor withScales(std::shared_ptr<const BlockScales> scales) const;
+  /// Elements before this view in its storage (block scales count from
+  /// the storage's first element).
+  int64_t elementOffset() const;
+
   /// "[2, 4, 8] f32".
   std::string str() const;
   const std::shared_ptr<Storage> &storage() const { return storage_; }
@@ -82,6 +96,20 @@ private:
   std::vector<int64_t> shape_;
   DType dtype_ = DType::F32;
   size_t offset_ = 0; // bytes
+  std::shared_ptr<const BlockScales> scales_;
+};
+
+/// The scales of a quantized tensor, in the same backend memory: `desc`
+/// with its pointers into `scales` and `globals` (NumberFormats.h).
+struct BlockScales {
+  BlockScaleDesc desc;
+  Tensor scales;  // U8 raw codes (4 per scale for F32)
+  Tensor globals; // f32 [matrices], or undefined
+  /// Bytes of scales and globals.
+  size_t bytes() const {
+    return (scales.defined() ? scales.bytes() : 0) +
+           (globals.defined() ? globals.bytes() : 0);
+  }
 };
 
 std::string shapeString(const std::vector<int64_t> &shape);

@@ -1,0 +1,68 @@
+//===- WeightFormats.cpp - Which format each weight is kept in ------------===//
+
+#include "helix/Dialect/Helix/WeightFormats.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir {
+namespace helix {
+
+std::vector<std::string> excludedModules(ModelAttr model) {
+  std::vector<std::string> out;
+  llvm::SmallVector<llvm::StringRef> parts;
+  model.getQuantExclude().split(parts, ',', -1, false);
+  for (llvm::StringRef p : parts)
+    out.push_back(p.trim().str());
+  return out;
+}
+
+bool isLayerLinearWeight(WeightOp w) {
+  llvm::StringRef name = w.getName();
+  if (!name.starts_with("model.layers.") || name.ends_with("bias") ||
+      w.getShape().size() < 2)
+    return false;
+  for (Operation *user : w->getUsers())
+    if (isa<MoERouterOp>(user))
+      return false;
+  return true;
+}
+
+bool takesPlannedFormat(WeightOp w, ModelAttr model) {
+  return isLayerLinearWeight(w) &&
+         !(model && ::helix::isExcludedModule(w.getName().str(),
+                                              excludedModules(model)));
+}
+
+::helix::CheckpointFormat checkpointFormatOf(WeightOp w, ModelAttr model) {
+  ::helix::CheckpointFormat f = ::helix::CheckpointFormat::BF16;
+  if (model && !model.getQuantFormat().empty() && takesPlannedFormat(w, model))
+    ::helix::parseCheckpointFormat(model.getQuantFormat().str().c_str(), f);
+  return f;
+}
+
+Type elementTypeOf(MLIRContext *ctx, ::helix::DType format) {
+  switch (format) {
+  case ::helix::DType::FP4:
+    return Float4E2M1FNType::get(ctx);
+  case ::helix::DType::FP8:
+    return Float8E4M3FNType::get(ctx);
+  case ::helix::DType::BF16:
+    return BFloat16Type::get(ctx);
+  }
+  return BFloat16Type::get(ctx);
+}
+
+FailureOr<::helix::ResidentFormat> residentFormatOf(Type element) {
+  if (element.isF32())
+    return ::helix::ResidentFormat::F32;
+  if (element.isBF16())
+    return ::helix::ResidentFormat::BF16;
+  if (isa<Float8E4M3FNType>(element))
+    return ::helix::ResidentFormat::FP8;
+  if (isa<Float4E2M1FNType>(element))
+    return ::helix::ResidentFormat::FP4;
+  return failure();
+}
+
+} // namespace helix
+} // namespace mlir
