@@ -6,6 +6,7 @@ usage: codegen_e2e.py --bin DIR --prefix PREFIX --config CONFIG --work DIR
                       [--format bf16|fp8-block|fp8-tensor|nvfp4|mxfp4]
                       [--rtol 1e-5] [--backend cpu|cuda] [--build-only]
                       [--report-memory] [--memory-only] [--gpu]
+                      [--drop TENSOR]... [--damage OP]... [--expect-error RE]
                       -- <helix compile options: --gpus N --batch B
                       --layout ... [--strategy S] [--hopb on|off]
                       [--weights-dtype D --kv-dtype D] ...>
@@ -27,6 +28,9 @@ usage: codegen_e2e.py --bin DIR --prefix PREFIX --config CONFIG --work DIR
    match plan.json's memory figures within 5%; --memory-only checks only
    that (for plans that convert the checkpoint at load, which the
    reference does not).
+   With --expect-error the checkpoint (made with --drop, then damaged by
+   damage_checkpoint.py --damage OPs) must make every rank of the program
+   exit non-zero with RE in its error line, and helix-reference fail too.
 
 With --gpu the run uses the CUDA backend (MPI collectives: the ranks share
 the device) and the test is skipped (exit 77) without a CUDA device.
@@ -42,6 +46,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMPARE = os.path.join(HERE, "..", "Runtime", "compare_logits.py")
+DAMAGE = os.path.join(HERE, "damage_checkpoint.py")
 
 
 def run(cmd, **kw):
@@ -74,6 +79,36 @@ def option(args, flag):
 # half the format's step bounds them. Without one the logits
 # agree to about 1e-6 (f32 accumulation).
 KV_RTOL = {"bf16": 2.0 ** -8 / 2, "fp8": 2.0 ** -4 / 2, "fp4": 0.5 / 2}
+
+
+def expect_error(a, program, common, compile_args, config, tool):
+    """The damaged checkpoint: every rank of the program must exit non-zero
+    with REGEX in its error line, and helix-reference must refuse it too."""
+    np = int(option(compile_args, "--gpus"))
+    mpirun = ["mpirun", "-np", str(np), "--oversubscribe"]
+    if os.geteuid() == 0:
+        mpirun.append("--allow-run-as-root")
+    env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    r = run(mpirun + [program] + common, env=env, timeout=120)
+    print(r.stdout + r.stderr)
+    if r.returncode == 0:
+        print("FAIL: the program accepted the damaged checkpoint")
+        return 1
+    ranks = {m.group(1) for l in r.stderr.splitlines()
+             for m in [re.search(r"\[rank (\d+)/\d+\]: error", l)]
+             if m and re.search(a.expect_error, l)}
+    if len(ranks) != np:
+        print(f"FAIL: expected /{a.expect_error}/ in the error of all {np} "
+              f"ranks, found it on {sorted(ranks)}")
+        return 1
+    ref = run([tool("helix-reference"), "--config", config] + common)
+    print(ref.stdout + ref.stderr)
+    if ref.returncode == 0:
+        print("FAIL: helix-reference accepted the damaged checkpoint")
+        return 1
+    print(f"ok: every rank reported /{a.expect_error}/, exit {r.returncode}; "
+          f"helix-reference refused it too")
+    return 0
 
 
 def check_memory(plan, stdout):
@@ -118,6 +153,9 @@ def main():
     p.add_argument("--format", default="bf16")
     p.add_argument("--report-memory", action="store_true")
     p.add_argument("--memory-only", action="store_true")
+    p.add_argument("--drop", action="append", default=[])
+    p.add_argument("--damage", action="append", default=[])
+    p.add_argument("--expect-error")
     p.add_argument("--backend", default="cpu")
     p.add_argument("--build-only", action="store_true")
     p.add_argument("--gpu", action="store_true")
@@ -142,8 +180,10 @@ def main():
     ckpt = os.path.join(a.work, "ckpt")
     print(step("checkpoint", [tool("helix-make-checkpoint"), "--config",
                               a.config, "-o", ckpt, "--seed", str(a.seed),
-                              "--dtype", a.dtype, "--format",
-                              a.format]).stdout.strip())
+                              "--dtype", a.dtype, "--format", a.format] +
+               [x for d in a.drop for x in ("--drop", d)]).stdout.strip())
+    if a.damage:
+        step("damage", [sys.executable, DAMAGE, ckpt] + a.damage)
     config = os.path.join(ckpt, "config.json")
     if not any(f in compile_args
                for f in ("--dtype", "--weights-dtype", "--kv-dtype")):
@@ -175,6 +215,8 @@ def main():
     common = ["--weights", ckpt, "--prompts", a.prompts, "--steps",
               str(a.steps)]
     out = lambda n: os.path.join(a.work, n)
+    if a.expect_error:
+        return expect_error(a, program, common, compile_args, config, tool)
     if a.memory_only:
         # A conversion at load (e.g. a bf16 checkpoint planned as fp4): no
         # reference runs these formats; check what the program allocates.

@@ -69,6 +69,15 @@ const BadCase kBadCases[] = {
     {"dtype-not-string.json", "torch_dtype: expected a non-empty string"},
     {"quantization-config-not-object.json",
      "quantization_config: expected an object or null, got string"},
+    {"quantization-fp8-block-size-64.json",
+     "quantization_config.weight_block_size: expected [128, 128]"},
+    {"quantization-fp8-fmt-e5m2.json",
+     "quantization_config.fmt: expected \"e4m3\", got \"e5m2\""},
+    {"quantization-modelopt-unknown-algo.json",
+     "quantization_config.quant_algo: unknown \"W4A8_AWQ\" (expected FP8 or "
+     "NVFP4)"},
+    {"quantization-quant-method-missing.json",
+     "quantization_config.quant_method: missing required field"},
     {"negative-rope-theta.json", "rope_theta: expected a positive number, got "
                                  "-1"},
     {"dense-missing-intermediate.json",

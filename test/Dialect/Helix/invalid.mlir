@@ -144,6 +144,11 @@ func.func private @f() attributes {a = #helix.model<name = "m", model_type = "ll
 
 // -----
 
+// expected-error@+1 {{model 'quant_format' must be fp8-block, fp8-tensor, nvfp4 or mxfp4, got "int4"}}
+func.func private @f() attributes {a = #helix.model<name = "m", model_type = "llama", hidden = 8, vocab = 10, layers = 1, quant_format = "int4">}
+
+// -----
+
 // expected-error@+1 {{kv_cache 'heads', 'key_dim' and 'value_dim' must be positive, got 0, 16, 16}}
 func.func private @f(%c: !helix.kv_cache<heads = 0, key_dim = 16, value_dim = 16, element = bf16>)
 
