@@ -218,7 +218,7 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--format", required=True,
                    choices=["fp8-block", "fp8-tensor", "nvfp4", "mxfp4"])
-    p.add_argument("--prompts", default=os.path.join(here, "ragged.txt"))
+    p.add_argument("--prompts", default=os.path.join(here, "Inputs", "ragged.txt"))
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--block", type=int, nargs=2, default=[128, 128])
     p.add_argument("--kv-dtype", default="f32")
