@@ -137,33 +137,7 @@ TEST(Kernels, RopeInterleaved) {
   checkRope(*ctx, true);
 }
 
-/// Naive attention of one query over keys/values (rows of kd / vd floats).
-std::vector<double> naiveAttention(const float *q, int64_t kd,
-                                   const std::vector<const float *> &keys,
-                                   const std::vector<const float *> &values,
-                                   int64_t vd, double scale, double *lse,
-                                   const double *sink = nullptr) {
-  std::vector<double> s;
-  for (const float *k : keys) {
-    double d = 0;
-    for (int64_t i = 0; i < kd; ++i)
-      d += static_cast<double>(q[i]) * k[i];
-    s.push_back(d * scale);
-  }
-  double m = sink ? *sink : -std::numeric_limits<double>::infinity();
-  for (double v : s)
-    m = std::max(m, v);
-  double sum = sink ? std::exp(*sink - m) : 0.0;
-  for (double &v : s)
-    sum += v = std::exp(v - m);
-  std::vector<double> o(vd, 0.0);
-  for (size_t t = 0; t < s.size(); ++t)
-    for (int64_t i = 0; i < vd; ++i)
-      o[i] += s[t] / sum * values[t][i];
-  if (lse)
-    *lse = m + std::log(sum);
-  return o;
-}
+// naiveAttention: TestUtil.h.
 
 TEST(Kernels, KVAppendAndGQAAttention) {
   HELIX_NEED_CONTEXT(ctx);
