@@ -149,13 +149,7 @@ int checkAgainstBF16(const SafetensorsCheckpoint &b,
       int64_t E = bi.shape[0], K = bi.shape[1], N = bi.shape[2];
       EXPECT_FALSE(q.has(name)) << what;
       EXPECT_EQ(storedFormatOf(q, name), CheckpointFormat::MXFP4) << what;
-      HostTensor tr;
-      tr.shape = {E, N, K};
-      tr.data.resize(t.data.size());
-      for (int64_t e = 0; e < E; ++e)
-        for (int64_t k = 0; k < K; ++k)
-          for (int64_t n = 0; n < N; ++n)
-            tr.data[(e * N + n) * K + k] = t.data[(e * K + k) * N + n];
+      HostTensor tr = transposeLast2(t); // [E, N, K]
       QuantHost want = quantizeMXFP4(tr, name);
       EXPECT_EQ(bytesOf(q, name + "_blocks", "U8", {E, N, K / 32, 16}),
                 want.data)

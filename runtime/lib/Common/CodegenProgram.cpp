@@ -26,21 +26,6 @@ std::string list(const std::vector<int64_t> &v) {
   return s + "]";
 }
 
-/// [..., a, b] -> [..., b, a]: the source index of each result element.
-std::vector<int64_t> transposeLast2(std::vector<int64_t> &shape) {
-  size_t r = shape.size();
-  check(r >= 2, "transposeLast2: rank " + std::to_string(r));
-  int64_t a = shape[r - 2], b = shape[r - 1];
-  int64_t outer = a != 0 && b != 0 ? shapeNumel(shape) / (a * b) : 0;
-  std::swap(shape[r - 2], shape[r - 1]);
-  std::vector<int64_t> perm(static_cast<size_t>(outer * a * b));
-  for (int64_t n = 0; n < outer; ++n)
-    for (int64_t i = 0; i < a; ++i)
-      for (int64_t j = 0; j < b; ++j)
-        perm[(n * b + j) * a + i] = (n * a + i) * b + j;
-  return perm;
-}
-
 /// [..., 2n] interleaved (gate at even, up at odd) -> [2, ..., n].
 std::vector<int64_t> splitInterleaved(std::vector<int64_t> &shape) {
   int64_t last = shape.back();
@@ -64,11 +49,11 @@ std::vector<std::vector<int64_t>> layoutPerms(WeightLayout layout,
   case WeightLayout::Plain:
     return {};
   case WeightLayout::TransposeLast2:
-    return {transposeLast2(shape)};
+    return {transposeLast2Perm(shape)};
   case WeightLayout::SplitGateUpTransposed: {
     // [E, H, 2I] -> [2, E, I, H]
     std::vector<int64_t> split = splitInterleaved(shape);
-    return {split, transposeLast2(shape)};
+    return {split, transposeLast2Perm(shape)};
   }
   case WeightLayout::SplitGateUp:
     return {splitInterleaved(shape)};

@@ -263,6 +263,30 @@ HostTensor dequantize(const ElementBox &b) {
   return t;
 }
 
+std::vector<int64_t> transposeLast2Perm(std::vector<int64_t> &shape) {
+  size_t r = shape.size();
+  check(r >= 2, "transposeLast2: rank " + std::to_string(r));
+  int64_t a = shape[r - 2], b = shape[r - 1];
+  int64_t outer = a != 0 && b != 0 ? numelOf(shape) / (a * b) : 0;
+  std::swap(shape[r - 2], shape[r - 1]);
+  std::vector<int64_t> perm(static_cast<size_t>(outer * a * b));
+  for (int64_t n = 0; n < outer; ++n)
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < b; ++j)
+        perm[(n * b + j) * a + i] = (n * a + i) * b + j;
+  return perm;
+}
+
+HostTensor transposeLast2(const HostTensor &t) {
+  HostTensor o;
+  o.shape = t.shape;
+  std::vector<int64_t> perm = transposeLast2Perm(o.shape);
+  o.data.resize(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    o.data[i] = t.data[perm[i]];
+  return o;
+}
+
 ElementBox stack(const std::vector<ElementBox> &parts) {
   check(!parts.empty(), "stack: no parts");
   ElementBox out = parts.front();

@@ -371,13 +371,7 @@ std::vector<RawTensor> encode(const Spec &s, HostTensor t,
   if (format == CheckpointFormat::MXFP4) {
     // [E, K, N] (in x out) -> per expert [N, K] (out x in).
     int64_t E = t.shape[0], K = t.shape[1], N = t.shape[2];
-    HostTensor tr;
-    tr.shape = {E, N, K};
-    tr.data.resize(t.data.size());
-    for (int64_t e = 0; e < E; ++e)
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t n = 0; n < N; ++n)
-          tr.data[(e * N + n) * K + k] = t.data[(e * K + k) * N + n];
+    HostTensor tr = transposeLast2(t); // [E, N, K]
     QuantHost q = quantizeMXFP4(tr, s.name);
     sizeCheck(q, static_cast<size_t>(E * N * K / 2),
               static_cast<size_t>(E * N * K / 32));

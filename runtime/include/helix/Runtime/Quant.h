@@ -102,6 +102,13 @@ ElementBox loadStoredBox(const SafetensorsCheckpoint &ckpt,
 CheckpointFormat storedFormatOf(const SafetensorsCheckpoint &ckpt,
                                 const std::string &name);
 
+/// The permutation that swaps the last two dimensions ([..., a, b] ->
+/// [..., b, a]): element i of the result is element perm[i] of the
+/// source; `shape` becomes the result's.
+std::vector<int64_t> transposeLast2Perm(std::vector<int64_t> &shape);
+/// `t` with its last two dimensions swapped.
+HostTensor transposeLast2(const HostTensor &t);
+
 /// Boxes stacked along a new leading dimension (experts).
 ElementBox stack(const std::vector<ElementBox> &parts);
 /// `b` with its elements permuted: element i of the result is element
