@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
       if (out.isOpen())
         out.write(all.data(), all.size());
     }
-    out.close();
+    out.commit();
     for (int64_t r = 0; r < B; ++r)
       std::printf("row %lld: %s\n", static_cast<long long>(r),
                   rt::joinIds(generated[r]).c_str());

@@ -15,8 +15,11 @@
 
 #include "../Common/MpiCommunicator.h"
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <mutex>
+#include <thread>
 
 namespace helix {
 namespace rt {
@@ -24,6 +27,45 @@ namespace rt {
 void cudaCheck(cudaError_t e, const char *what) {
   if (e != cudaSuccess)
     throw Error(std::string("cuda: ") + what + ": " + cudaGetErrorString(e));
+}
+
+void waitStream(CudaState &s, cudaStream_t stream, const char *what) {
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  auto pause = std::chrono::microseconds(0);
+  for (;;) {
+    cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaSuccess)
+      return;
+    if (e != cudaErrorNotReady)
+      cudaCheck(e, what);
+    std::string failure;
+    for (ncclComm_t c : s.comms) {
+      ncclResult_t async = ncclSuccess;
+      if (ncclCommGetAsyncError(c, &async) == ncclSuccess &&
+          async != ncclSuccess && async != ncclInProgress)
+        failure = std::string("an NCCL communicator failed: ") +
+                  ncclGetErrorString(async);
+    }
+    double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    if (failure.empty() && s.timeoutS > 0 && waited >= s.timeoutS) {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", s.timeoutS);
+      failure = std::string("no answer in ") + secs +
+                " s (a peer stopped, deadlocked or died; the limit is "
+                "--step-timeout)";
+    }
+    if (!failure.empty()) {
+      // Unblock the stream's NCCL kernels so the process can exit.
+      for (ncclComm_t c : s.comms)
+        ncclCommAbort(c);
+      s.comms.clear();
+      throw Error(std::string("cuda: ") + what + ": " + failure);
+    }
+    std::this_thread::sleep_for(pause);
+    if (pause < std::chrono::microseconds(1000))
+      pause += std::chrono::microseconds(50);
+  }
 }
 
 void cublasCheck(cublasStatus_t s, const char *what) {
@@ -66,6 +108,7 @@ private:
 class CudaBackend : public Backend {
 public:
   CudaBackend(Context &ctx, const ContextOptions &o) {
+    s_.timeoutS = o.stepTimeoutS;
     int count = cudaDeviceCount();
     if (count == 0)
       throw Error("cuda backend: no CUDA device found (use --backend cpu)");
@@ -125,13 +168,13 @@ public:
     cudaCheck(
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s_.compute),
         "upload");
-    cudaCheck(cudaStreamSynchronize(s_.compute), "upload");
+    waitStream(s_, s_.compute, "upload");
   }
   void download(void *dst, const void *src, size_t bytes) override {
     cudaCheck(
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s_.compute),
         "download");
-    cudaCheck(cudaStreamSynchronize(s_.compute), "download");
+    waitStream(s_, s_.compute, "download");
   }
   void copy(void *dst, const void *src, size_t bytes) override {
     cudaCheck(
@@ -142,8 +185,8 @@ public:
     cudaCheck(cudaMemsetAsync(dst, 0, bytes, s_.compute), "memset");
   }
   void synchronize() override {
-    cudaCheck(cudaStreamSynchronize(s_.compute), "synchronize");
-    cudaCheck(cudaStreamSynchronize(s_.comm), "synchronize");
+    waitStream(s_, s_.compute, "synchronize");
+    waitStream(s_, s_.comm, "synchronize (communication stream)");
   }
 
   std::unique_ptr<Communicator>

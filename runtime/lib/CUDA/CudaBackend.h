@@ -7,7 +7,10 @@
 #include "helix/Runtime/Error.h"
 
 #include <cublas_v2.h>
+#include <nccl.h>
+
 #include <cuda_runtime_api.h>
+#include <vector>
 
 #include <string>
 
@@ -24,7 +27,18 @@ struct CudaState {
   cudaStream_t comm = nullptr;    // NCCL collectives started with *Start
   cublasHandle_t blas = nullptr;
   bool nccl = true; // collectives through NCCL (else MPI, host staging)
+  /// The watchdog's deadline for a host wait on a stream (seconds; <= 0:
+  /// none) and the NCCL communicators it checks and aborts.
+  double timeoutS = 60;
+  std::vector<ncclComm_t> comms;
 };
+
+/// Waits for `stream` like cudaStreamSynchronize, but as a watchdog: polls
+/// it, checks every NCCL communicator of `s` for an asynchronous error
+/// (ncclCommGetAsyncError), and when one has failed or the stream has not
+/// finished after s.timeoutS (a peer stopped, deadlocked or died) aborts
+/// them all (ncclCommAbort) and throws Error naming `what`.
+void waitStream(CudaState &s, cudaStream_t stream, const char *what);
 
 std::unique_ptr<Communicator>
 createNcclCommunicator(Context &ctx, CudaState &state,

@@ -12,7 +12,10 @@
 
 #include "CudaBackend.h"
 
+#include <algorithm>
+
 #include "../Common/MpiGroup.h"
+#include "../Common/MpiWait.h"
 
 #include <nccl.h>
 
@@ -52,8 +55,13 @@ public:
       ncclCheck(ncclGetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, mpi_);
     ncclCheck(ncclCommInitRank(&comm_, size(), id, index), "ncclCommInitRank");
+    s_.comms.push_back(comm_); // the watchdog checks and aborts it
   }
   ~NcclCommunicator() override {
+    auto it = std::find(s_.comms.begin(), s_.comms.end(), comm_);
+    if (it == s_.comms.end()) // aborted by the watchdog
+      return;
+    s_.comms.erase(it);
     cudaStreamSynchronize(s_.comm);
     cudaStreamSynchronize(s_.compute);
     ncclCommDestroy(comm_);
@@ -131,9 +139,11 @@ public:
   }
 
   void barrierImpl() override {
-    cudaCheck(cudaStreamSynchronize(s_.compute), "synchronize");
-    cudaCheck(cudaStreamSynchronize(s_.comm), "synchronize");
-    MPI_Barrier(mpi_);
+    waitStream(s_, s_.compute, "barrier");
+    waitStream(s_, s_.comm, "barrier (communication stream)");
+    MPI_Request req;
+    MPI_Ibarrier(mpi_, &req);
+    waitWithDeadline(req, s_.timeoutS, "barrier", members_);
   }
 
 private:

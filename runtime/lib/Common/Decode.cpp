@@ -5,11 +5,15 @@
 #include "helix/Runtime/Error.h"
 
 #include "MpiGroup.h"
+#include "MpiWait.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <thread>
 
 namespace helix {
 namespace rt {
@@ -44,6 +48,23 @@ int64_t parseInt(const std::string &flag, const std::string &v,
              : " from " + std::to_string(min) + " to " + std::to_string(max)) +
         ", got \"" + v + "\"");
   }
+  return x;
+}
+
+/// Seconds in [0, 10^6] (0: no timeout), finite.
+double parseSeconds(const std::string &flag, const std::string &v) {
+  size_t used = 0;
+  double x = -1;
+  try {
+    x = std::stod(v, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || !(x >= 0 && x <= 1e6))
+    throw Error(flag +
+                ": expected seconds from 0 (no timeout) to 1000000, "
+                "got \"" +
+                v + "\"");
   return x;
 }
 
@@ -85,6 +106,8 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
       a.context.backend = value;
     else if (flag == "--collectives")
       a.context.collectives = value;
+    else if (flag == "--step-timeout")
+      a.context.stepTimeoutS = parseSeconds(flag, value);
     else if (flag == "--device")
       a.context.device = static_cast<int>(
           parseInt(flag, value, 0, std::numeric_limits<int>::max()));
@@ -144,7 +167,8 @@ std::string usage(const DecodeProgram &prog) {
                   "         [--dump-logits FILE] [--dump-tokens FILE] "
                   "[--report-memory]\n"
                   "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
-                  "[--device D]\n";
+                  "[--device D]\n"
+                  "         [--step-timeout SECONDS (default 60; 0: none)]\n";
   if (!prog.optionsHelp.empty())
     s += prog.optionsHelp;
   return s;
@@ -276,6 +300,9 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
     }
     StepInputs in;
     std::vector<int64_t> next(batch);
+    std::vector<int> everyone(world);
+    for (int r = 0; r < world; ++r)
+      everyone[r] = r;
     for (int64_t t = 0; t < schedule.steps(); ++t) {
       in.step = t;
       in.tokens = schedule.tokensAt(t);
@@ -300,12 +327,18 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
           next[b] = best;
         }
       }
-      MPI_Bcast(next.data(), static_cast<int>(batch), MPI_INT64_T, 0,
-                MPI_COMM_WORLD);
+      // The next tokens from rank 0, with the watchdog's deadline.
+      MPI_Request req;
+      MPI_Ibcast(next.data(), static_cast<int>(batch), MPI_INT64_T, 0,
+                 MPI_COMM_WORLD, &req);
+      waitWithDeadline(req, args.context.stepTimeoutS,
+                       "step " + std::to_string(t) +
+                           ": broadcast of the next tokens from rank 0",
+                       everyone);
       schedule.record(t, next);
     }
     if (rank == 0) {
-      logits.close();
+      logits.commit();
       for (int64_t b = 0; b < batch; ++b)
         std::printf("row %lld: %s\n", static_cast<long long>(b),
                     joinIds(schedule.generated()[b]).c_str());
@@ -319,6 +352,11 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
     std::fprintf(stderr, "%s [rank %d/%d]: error during decoding: %s\n",
                  prog.name.c_str(), rank, world, e.what());
     std::fflush(stderr);
+    // The other ranks waiting on the same stalled peer reach their own
+    // deadline within about one step timeout: give them that (up to 5 s)
+    // to report before the job is aborted.
+    double grace = std::min(5.0, std::max(1.0, args.context.stepTimeoutS));
+    std::this_thread::sleep_for(std::chrono::duration<double>(grace));
     MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
   }

@@ -2,11 +2,13 @@
 //
 // Non-blocking where HOP-B overlaps (MPI_Ialltoall, MPI_Iallgather). The
 // all-reduce gathers every member's contribution and sums them in member
-// order, so every member gets bit-identical results.
+// order, so every member gets bit-identical results. Every wait for peers
+// has the step timeout as its deadline (MpiWait.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "MpiCommunicator.h"
+#include "MpiWait.h"
 #include "helix/Runtime/Error.h"
 
 #include <climits>
@@ -73,15 +75,17 @@ public:
     }
     struct P : CommRequest::Pending {
       Backend *be;
+      const MpiCommunicator *comm;
       Tensor send, recv;
       std::unique_ptr<HostView> s, r;
       MPI_Request req = MPI_REQUEST_NULL;
       void wait() override {
-        mpiCheck(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (all-to-all)");
+        comm->await(req, "all-to-all");
         r->storeBack(*be, recv);
       }
     };
     auto p = std::make_unique<P>();
+    p->comm = this;
     p->be = &be;
     p->send = send;
     p->recv = recv;
@@ -100,13 +104,14 @@ public:
     Backend &be = ctx_.backend();
     struct P : CommRequest::Pending {
       Backend *be;
+      const MpiCommunicator *comm;
       Tensor x;
       int G = 0, n = 0;
       std::unique_ptr<HostView> view;
       std::vector<float> gathered;
       MPI_Request req = MPI_REQUEST_NULL;
       void wait() override {
-        mpiCheck(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (all-reduce)");
+        comm->await(req, "all-reduce");
         float *out = static_cast<float *>(view->ptr);
         for (int i = 0; i < n; ++i) {
           double s = 0;
@@ -118,6 +123,7 @@ public:
       }
     };
     auto p = std::make_unique<P>();
+    p->comm = this;
     p->be = &be;
     p->x = x;
     p->G = size();
@@ -140,8 +146,11 @@ public:
     Tensor in = x;
     HostView s(be, in, true), r(be, out, false);
     int n = count32(x.numel(), "allGather");
-    mpiCheck(MPI_Allgather(s.ptr, n, MPI_FLOAT, r.ptr, n, MPI_FLOAT, comm_),
-             "MPI_Allgather");
+    MPI_Request req;
+    mpiCheck(
+        MPI_Iallgather(s.ptr, n, MPI_FLOAT, r.ptr, n, MPI_FLOAT, comm_, &req),
+        "MPI_Iallgather");
+    await(req, "all-gather");
     r.storeBack(be, out);
   }
 
@@ -150,9 +159,11 @@ public:
       return;
     Backend &be = ctx_.backend();
     HostView v(be, x, index_ == root);
-    mpiCheck(MPI_Bcast(v.ptr, count32(x.numel(), "broadcast"), MPI_FLOAT, root,
-                       comm_),
-             "MPI_Bcast");
+    MPI_Request req;
+    mpiCheck(MPI_Ibcast(v.ptr, count32(x.numel(), "broadcast"), MPI_FLOAT, root,
+                        comm_, &req),
+             "MPI_Ibcast");
+    await(req, "broadcast");
     if (index_ != root)
       v.storeBack(be, x);
   }
@@ -161,23 +172,35 @@ public:
     Backend &be = ctx_.backend();
     Tensor t = x;
     HostView v(be, t, true);
-    mpiCheck(
-        MPI_Send(v.ptr, count32(x.numel(), "send"), MPI_FLOAT, peer, 0, comm_),
-        "MPI_Send");
+    MPI_Request req;
+    mpiCheck(MPI_Isend(v.ptr, count32(x.numel(), "send"), MPI_FLOAT, peer, 0,
+                       comm_, &req),
+             "MPI_Isend");
+    await(req, "send to rank " + std::to_string(members_[peer]));
   }
 
   void recvImpl(Tensor &x, int peer) override {
     Backend &be = ctx_.backend();
     HostView v(be, x, false);
-    mpiCheck(MPI_Recv(v.ptr, count32(x.numel(), "recv"), MPI_FLOAT, peer, 0,
-                      comm_, MPI_STATUS_IGNORE),
-             "MPI_Recv");
+    MPI_Request req;
+    mpiCheck(MPI_Irecv(v.ptr, count32(x.numel(), "recv"), MPI_FLOAT, peer, 0,
+                       comm_, &req),
+             "MPI_Irecv");
+    await(req, "receive from rank " + std::to_string(members_[peer]));
     v.storeBack(be, x);
   }
 
   void barrierImpl() override {
-    if (size() > 1)
-      mpiCheck(MPI_Barrier(comm_), "MPI_Barrier");
+    if (size() > 1) {
+      MPI_Request req;
+      mpiCheck(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+      await(req, "barrier");
+    }
+  }
+
+  /// Waits for `req` with the step timeout as deadline.
+  void await(MPI_Request &req, const std::string &what) const {
+    waitWithDeadline(req, ctx_.options().stepTimeoutS, what, members_);
   }
 
 private:

@@ -162,17 +162,32 @@ LogitsWriter::~LogitsWriter() { close(); }
 
 void LogitsWriter::open(const std::string &path) {
   close();
-  file_ = std::fopen(path.c_str(), "wb");
+  std::string partial = path + ".partial";
+  file_ = std::fopen(partial.c_str(), "wb");
   if (!file_)
-    throw Error(path + ": cannot create: " + std::strerror(errno));
+    throw Error(partial + ": cannot create: " + std::strerror(errno));
   path_ = path;
+}
+
+void LogitsWriter::commit() {
+  if (!file_)
+    return;
+  bool ok = std::fflush(file_) == 0;
+  ok = std::fclose(file_) == 0 && ok;
+  file_ = nullptr;
+  std::string partial = path_ + ".partial";
+  if (!ok)
+    throw Error(partial + ": write failed");
+  if (std::rename(partial.c_str(), path_.c_str()) != 0)
+    throw Error(path_ + ": cannot rename " + partial + ": " +
+                std::strerror(errno));
 }
 
 void LogitsWriter::write(const float *logits, size_t count) {
   check(file_ != nullptr, "LogitsWriter: not open");
   // The format is little-endian float32; x86 and arm64 hosts are.
   if (std::fwrite(logits, sizeof(float), count, file_) != count)
-    throw Error(path_ + ": write failed");
+    throw Error(path_ + ".partial: write failed");
 }
 
 void LogitsWriter::close() {

@@ -49,6 +49,12 @@ struct ContextOptions {
   std::string collectives = "auto";
   /// CUDA only: device ordinal; -1 = node-local rank modulo device count.
   int device = -1;
+  /// The watchdog: a wait for peers (a collective, a send or receive, the
+  /// driver's broadcasts; on CUDA, a stream that runs NCCL) that has not
+  /// completed after this many seconds throws an Error naming the
+  /// operation and its ranks, which ends the run on every rank. <= 0: wait
+  /// forever. helix-decode --step-timeout.
+  double stepTimeoutS = 60;
 };
 
 /// A collective in flight (HOP-B). wait() completes it on the compute

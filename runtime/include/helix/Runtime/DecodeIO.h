@@ -77,7 +77,9 @@ private:
 };
 
 /// Writes [steps, batch, vocab] float32 little-endian logits, one step at a
-/// time.
+/// time, into PATH.partial; commit() renames it to PATH once every step is
+/// written, so an interrupted run never leaves a partial file under the
+/// name asked for.
 class LogitsWriter {
 public:
   LogitsWriter() = default;
@@ -88,6 +90,9 @@ public:
   void open(const std::string &path);
   bool isOpen() const { return file_ != nullptr; }
   void write(const float *logits, size_t count);
+  /// Closes the file and gives it its name; throws Error on failure.
+  void commit();
+  /// Closes without committing (the .partial file stays).
   void close();
 
 private:
