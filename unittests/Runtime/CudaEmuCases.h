@@ -1,0 +1,584 @@
+//===- CudaEmuCases.h - The CUDA kernels against naive math -----*- C++ -*-===//
+//
+// Each case calls launchers of runtime/lib/CUDA/CudaKernels.cu, compiled as
+// host C++ and run on CPU threads (CudaEmu.h, docs/cuda-on-cpu.md), with
+// host pointers, and computes the same result naively in double. Shared by
+// the gtest suite (CudaEmuTest.cpp) and the ThreadSanitizer run
+// (CudaEmuTsan.cpp). K/V and weights are decoded with NumberFormats.h, the
+// codecs the kernels use (tested on their own in QuantFormatsTest.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_UNITTESTS_RUNTIME_CUDAEMUCASES_H
+#define HELIX_UNITTESTS_RUNTIME_CUDAEMUCASES_H
+
+#include "CudaKernels.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace helix {
+namespace rt {
+namespace cudaemu_test {
+
+/// What a launcher computed and what it should have; `error`:
+/// cudaGetLastError() after its launches.
+struct Result {
+  std::string what;
+  std::vector<float> got;
+  std::vector<double> want;
+  double tol = 1e-5;
+  cudaError_t error = cudaSuccess;
+};
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+inline std::vector<float> randn(size_t n, uint64_t seed, float scale = 1) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(rng);
+  return v;
+}
+
+/// The first i with |got - want| > tol * (1 + |want|) (infinities equal
+/// themselves), got.size() on a size mismatch, -1 when all match.
+inline int64_t mismatch(const Result &r) {
+  if (r.got.size() != r.want.size())
+    return static_cast<int64_t>(r.got.size());
+  for (size_t i = 0; i < r.got.size(); ++i) {
+    double g = r.got[i], w = r.want[i];
+    if (std::isinf(w) ? g != w
+                      : !(std::fabs(g - w) <= r.tol * (1 + std::fabs(w))))
+      return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+inline Result finish(std::string what, std::vector<float> got,
+                     std::vector<double> want, double tol = 1e-5) {
+  Result r{std::move(what), std::move(got), std::move(want), tol,
+           cudaGetLastError()};
+  return r;
+}
+
+inline std::vector<double> widen(const std::vector<float> &v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+inline Result embedding() {
+  int64_t vocab = 7, hidden = 300, begin = 10;
+  std::vector<int64_t> tokens = {10, 16, 3, 12, 17, 9};
+  std::vector<float> table = randn(vocab * hidden, 1);
+  int64_t B = static_cast<int64_t>(tokens.size());
+  std::vector<float> out(B * hidden, NAN);
+  cuda::embedding(table.data(), vocab, hidden, tokens.data(), B, begin,
+                  out.data(), nullptr);
+  std::vector<double> want(B * hidden, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    if (tokens[b] >= begin && tokens[b] < begin + vocab)
+      for (int64_t i = 0; i < hidden; ++i)
+        want[b * hidden + i] = table[(tokens[b] - begin) * hidden + i];
+  return finish("embedding", out, want, 0);
+}
+
+inline Result rmsNorm(int64_t dim) {
+  int64_t rows = 3;
+  float eps = 1e-5f;
+  std::vector<float> x = randn(rows * dim, 2), w = randn(dim, 3);
+  std::vector<float> out(rows * dim, NAN);
+  cuda::rmsNorm(x.data(), w.data(), rows, dim, eps, out.data(), nullptr);
+  std::vector<double> want(rows * dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i)
+      ss += double(x[r * dim + i]) * x[r * dim + i];
+    double inv = 1 / std::sqrt(ss / dim + eps);
+    for (int64_t i = 0; i < dim; ++i)
+      want[r * dim + i] = x[r * dim + i] * inv * w[i];
+  }
+  return finish("rmsNorm dim " + std::to_string(dim), out, want, 1e-5);
+}
+
+/// addBias, add, swapAxes01, sliceColumns, concatColumns, sumLeading.
+inline std::vector<Result> elementwise() {
+  std::vector<Result> rs;
+  {
+    int64_t rows = 3, cols = 300;
+    std::vector<float> out = randn(rows * cols, 4), bias = randn(cols, 5);
+    std::vector<double> want(rows * cols);
+    for (int64_t i = 0; i < rows * cols; ++i)
+      want[i] = double(out[i]) + bias[i % cols];
+    cuda::addBias(out.data(), bias.data(), rows, cols, nullptr);
+    rs.push_back(finish("addBias", out, want));
+  }
+  {
+    int64_t n = 1000;
+    std::vector<float> a = randn(n, 6), b = randn(n, 7), out(n, NAN);
+    std::vector<double> want(n);
+    for (int64_t i = 0; i < n; ++i)
+      want[i] = double(a[i]) + b[i];
+    cuda::add(a.data(), b.data(), n, out.data(), nullptr);
+    rs.push_back(finish("add", out, want));
+  }
+  {
+    int64_t A = 3, B = 5, C = 7;
+    std::vector<float> x = randn(A * B * C, 8), out(A * B * C, NAN);
+    std::vector<double> want(A * B * C);
+    for (int64_t a = 0; a < A; ++a)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t c = 0; c < C; ++c)
+          want[(b * A + a) * C + c] = x[(a * B + b) * C + c];
+    cuda::swapAxes01(x.data(), A, B, C, out.data(), nullptr);
+    rs.push_back(finish("swapAxes01", out, want, 0));
+  }
+  {
+    int64_t rows = 4, cols = 50, begin = 7, count = 20;
+    std::vector<float> x = randn(rows * cols, 9), out(rows * count, NAN);
+    std::vector<double> want(rows * count);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < count; ++c)
+        want[r * count + c] = x[r * cols + begin + c];
+    cuda::sliceColumns(x.data(), rows, cols, begin, count, out.data(), nullptr);
+    rs.push_back(finish("sliceColumns", out, want, 0));
+  }
+  {
+    int64_t rows = 4, ca = 30, cb = 9;
+    std::vector<float> a = randn(rows * ca, 10), b = randn(rows * cb, 11);
+    std::vector<float> out(rows * (ca + cb), NAN);
+    std::vector<double> want;
+    for (int64_t r = 0; r < rows; ++r) {
+      want.insert(want.end(), a.begin() + r * ca, a.begin() + (r + 1) * ca);
+      want.insert(want.end(), b.begin() + r * cb, b.begin() + (r + 1) * cb);
+    }
+    cuda::concatColumns(a.data(), b.data(), rows, ca, cb, out.data(), nullptr);
+    rs.push_back(finish("concatColumns", out, want, 0));
+  }
+  {
+    int64_t S = 3, n = 300;
+    std::vector<float> x = randn(S * n, 12), out(n, NAN);
+    std::vector<double> want(n, 0.0);
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t i = 0; i < n; ++i)
+        want[i] += x[s * n + i];
+    cuda::sumLeading(x.data(), S, n, out.data(), nullptr);
+    rs.push_back(finish("sumLeading", out, want));
+  }
+  return rs;
+}
+
+/// RoPE on dims [offset, offset + 2 * half) of each head; the rest stays.
+inline Result rope(bool interleaved) {
+  int64_t batch = 2, heads = 3, dim = 20, offset = 4, half = 6;
+  float factor = 1.25f;
+  std::vector<int64_t> pos = {3, 1000};
+  std::vector<float> invFreq(half);
+  for (int64_t f = 0; f < half; ++f)
+    invFreq[f] = static_cast<float>(std::pow(10000.0, -2.0 * f / (2 * half)));
+  std::vector<float> x = randn(batch * heads * dim, 13);
+  std::vector<double> want = widen(x);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t f = 0; f < half; ++f) {
+        float angle = invFreq[f] * static_cast<float>(pos[b]); // as the kernel
+        double c = std::cos(double(angle)) * factor,
+               s = std::sin(double(angle)) * factor;
+        int64_t base = (b * heads + h) * dim + offset;
+        int64_t i1 = base + (interleaved ? 2 * f : f);
+        int64_t i2 = base + (interleaved ? 2 * f + 1 : f + half);
+        want[i1] = x[i1] * c - x[i2] * s;
+        want[i2] = x[i2] * c + x[i1] * s;
+      }
+  cuda::rope(x.data(), batch, heads, dim, pos.data(), invFreq.data(), half,
+             factor, offset, interleaved, nullptr);
+  return finish(interleaved ? "rope interleaved" : "rope", x, want, 1e-5);
+}
+
+/// The bytes of a K/V cache (and its F4E2M1 scales) as floats.
+inline std::vector<float> bytesOf(const std::vector<uint8_t> &a,
+                                  const std::vector<uint8_t> &b) {
+  std::vector<float> v(a.begin(), a.end());
+  v.insert(v.end(), b.begin(), b.end());
+  return v;
+}
+
+/// kvStore: rows written at their slots in `dtype`, byte for byte as
+/// fmt::encodeKV on the host; slot -1 and every other slot untouched.
+inline Result kvStore(DType dtype) {
+  int64_t batch = 3, capacity = 5, heads = 3, dim = 40;
+  std::vector<int64_t> slots = {2, -1, 4};
+  bool f4 = dtype == DType::F4E2M1;
+  int64_t perHead = fmt::kvScalesPerHead(dim);
+  std::vector<uint8_t> cache(dtypeBytes(dtype, batch * capacity * heads * dim),
+                             0xab),
+      scales(f4 ? batch * capacity * heads * perHead : 0, 0xcd);
+  std::vector<uint8_t> wantCache = cache, wantScales = scales;
+  std::vector<float> src = randn(batch * heads * dim, 14, 2.0f);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads && slots[b] >= 0; ++h) {
+      int64_t at = ((b * capacity + slots[b]) * heads + h) * dim;
+      fmt::encodeKV(dtype, src.data() + (b * heads + h) * dim, dim,
+                    wantCache.data() + dtypeBytes(dtype, at),
+                    f4 ? wantScales.data() + at / dim * perHead : nullptr);
+    }
+  cuda::kvStore(cache.data(), f4 ? scales.data() : nullptr, src.data(), dtype,
+                batch, capacity, heads, dim, slots.data(), nullptr);
+  return finish(std::string("kvStore ") + dtypeName(dtype),
+                bytesOf(cache, scales), widen(bytesOf(wantCache, wantScales)),
+                0);
+}
+
+/// kvStore of each row's newest position, then attention over the cache
+/// (GQA: 4 query heads on 2 KV heads; ranges of 3 chunks of 128, 1 chunk,
+/// and empty). valueInKey: no value cache, values are the keys' first
+/// valueDim entries. Output: out then lse.
+inline Result attention(DType dtype, bool valueInKey) {
+  int64_t batch = 3, qHeads = 4, kvHeads = 2, keyDim = 40,
+          valueDim = valueInKey ? 32 : 24, capacity = 300;
+  std::vector<int64_t> begin = {0, 7, 20}, end = {300, 100, 20};
+  bool f4 = dtype == DType::F4E2M1;
+  auto cacheOf = [&](int64_t dim, uint64_t seed, std::vector<uint8_t> &bytes,
+                     std::vector<uint8_t> &scales) {
+    int64_t per = fmt::kvScalesPerHead(dim);
+    bytes.assign(dtypeBytes(dtype, batch * capacity * kvHeads * dim), 0);
+    scales.assign(f4 ? batch * capacity * kvHeads * per : 0, 0);
+    std::vector<float> x = randn(batch * capacity * kvHeads * dim, seed);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = begin[b]; t + 1 < end[b]; ++t)
+        for (int64_t h = 0; h < kvHeads; ++h) {
+          int64_t at = ((b * capacity + t) * kvHeads + h) * dim;
+          fmt::encodeKV(dtype, x.data() + at, dim,
+                        bytes.data() + dtypeBytes(dtype, at),
+                        f4 ? scales.data() + at / dim * per : nullptr);
+        }
+    // The newest position of each non-empty row through the kernel.
+    std::vector<int64_t> slots(batch);
+    for (int64_t b = 0; b < batch; ++b)
+      slots[b] = end[b] > begin[b] ? end[b] - 1 : -1;
+    std::vector<float> fresh = randn(batch * kvHeads * dim, seed + 1);
+    cuda::kvStore(bytes.data(), f4 ? scales.data() : nullptr, fresh.data(),
+                  dtype, batch, capacity, kvHeads, dim, slots.data(), nullptr);
+  };
+  std::vector<uint8_t> keys, keyScales, values, valueScales;
+  cacheOf(keyDim, 15, keys, keyScales);
+  if (!valueInKey)
+    cacheOf(valueDim, 17, values, valueScales);
+  std::vector<float> q = randn(batch * qHeads * keyDim, 19);
+  float scale = 1.0f / std::sqrt(float(keyDim));
+  std::vector<float> out(batch * qHeads * valueDim, NAN),
+      lse(batch * qHeads, NAN);
+  cuda::attention(q.data(), keys.data(), f4 ? keyScales.data() : nullptr,
+                  valueInKey ? nullptr : values.data(),
+                  f4 && !valueInKey ? valueScales.data() : nullptr, dtype,
+                  batch, qHeads, kvHeads, keyDim, valueDim, capacity,
+                  begin.data(), end.data(), scale, out.data(), lse.data(),
+                  nullptr);
+
+  auto decoded = [&](const std::vector<uint8_t> &bytes,
+                     const std::vector<uint8_t> &scales, int64_t dim, int64_t b,
+                     int64_t t, int64_t h, int64_t i) {
+    int64_t at = ((b * capacity + t) * kvHeads + h) * dim;
+    return double(fmt::decodeKV(
+        dtype, bytes.data() + dtypeBytes(dtype, at),
+        f4 ? scales.data() + at / dim * fmt::kvScalesPerHead(dim) : nullptr,
+        i));
+  };
+  std::vector<double> want(out.size(), 0.0), wantLse(lse.size(), -kInf);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < qHeads; ++h) {
+      int64_t kvh = h / (qHeads / kvHeads);
+      std::vector<double> s;
+      for (int64_t t = begin[b]; t < end[b]; ++t) {
+        double d = 0;
+        for (int64_t i = 0; i < keyDim; ++i)
+          d += q[(b * qHeads + h) * keyDim + i] *
+               decoded(keys, keyScales, keyDim, b, t, kvh, i);
+        s.push_back(d * scale);
+      }
+      if (s.empty())
+        continue;
+      double m = -kInf, l = 0;
+      for (double v : s)
+        m = std::max(m, v);
+      for (double v : s)
+        l += std::exp(v - m);
+      for (int64_t i = 0; i < valueDim; ++i) {
+        double a = 0;
+        for (int64_t t = begin[b]; t < end[b]; ++t)
+          a += std::exp(s[t - begin[b]] - m) *
+               (valueInKey
+                    ? decoded(keys, keyScales, keyDim, b, t, kvh, i)
+                    : decoded(values, valueScales, valueDim, b, t, kvh, i));
+        want[(b * qHeads + h) * valueDim + i] = a / l;
+      }
+      wantLse[b * qHeads + h] = m + std::log(l);
+    }
+  out.insert(out.end(), lse.begin(), lse.end());
+  want.insert(want.end(), wantLse.begin(), wantLse.end());
+  return finish(std::string("attention ") + dtypeName(dtype) +
+                    (valueInKey ? " value-in-key" : ""),
+                out, want, 1e-4);
+}
+
+/// Partial attention results of 3 shards merged by their LSEs; a shard
+/// with no keys (-inf) and a (row, head) with none at all.
+inline Result lseCombine(bool withSinks) {
+  int64_t batch = 2, shards = 3, heads = 2, dim = 50;
+  std::vector<float> partials = randn(batch * shards * heads * dim, 20);
+  std::vector<float> lse = randn(batch * shards * heads, 21, 3.0f);
+  std::vector<float> sinks = randn(heads, 22);
+  auto at = [&](int64_t b, int64_t s, int64_t h) {
+    return (b * shards + s) * heads + h;
+  };
+  lse[at(0, 1, 0)] = -INFINITY;
+  for (int64_t s = 0; s < shards; ++s)
+    lse[at(1, s, 1)] = -INFINITY;
+  std::vector<float> out(batch * heads * dim, NAN);
+  cuda::lseCombine(partials.data(), lse.data(),
+                   withSinks ? sinks.data() : nullptr, batch, shards, heads,
+                   dim, out.data(), nullptr);
+  std::vector<double> want(out.size(), 0.0);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      double m = withSinks ? sinks[h] : -kInf;
+      for (int64_t s = 0; s < shards; ++s)
+        m = std::max(m, double(lse[at(b, s, h)]));
+      if (m == -kInf)
+        continue;
+      double denom = withSinks ? std::exp(sinks[h] - m) : 0;
+      for (int64_t s = 0; s < shards; ++s)
+        denom += std::exp(lse[at(b, s, h)] - m);
+      for (int64_t i = 0; i < dim; ++i) {
+        double a = 0;
+        for (int64_t s = 0; s < shards; ++s)
+          a += std::exp(lse[at(b, s, h)] - m) * partials[at(b, s, h) * dim + i];
+        want[(b * heads + h) * dim + i] = a / denom;
+      }
+    }
+  return finish(withSinks ? "lseCombine sinks" : "lseCombine", out, want, 1e-5);
+}
+
+/// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
+inline Result gated(int kind) {
+  int64_t n = 600;
+  float alpha = 1.702f, limit = 7.0f;
+  std::vector<float> gate = randn(n, 23, 4.0f), up = randn(n, 24, 4.0f);
+  std::vector<float> out(n, NAN);
+  cuda::gated(gate.data(), up.data(), n, kind, alpha, limit, out.data(),
+              nullptr);
+  std::vector<double> want(n);
+  for (int64_t i = 0; i < n; ++i) {
+    double g = gate[i], u = up[i];
+    switch (kind) {
+    case 0:
+      want[i] = g / (1 + std::exp(-g)) * u;
+      break;
+    case 1:
+      want[i] = 0.5 * g * (1 + std::erf(g / std::sqrt(2.0))) * u;
+      break;
+    case 2:
+      want[i] =
+          0.5 * g *
+          (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g))) * u;
+      break;
+    default:
+      g = std::min(g, double(limit));
+      u = std::max(std::min(u, double(limit)), -double(limit));
+      want[i] = (u + 1) * g / (1 + std::exp(-alpha * g));
+    }
+  }
+  return finish("gated kind " + std::to_string(kind), out, want, 1e-5);
+}
+
+/// A quantized tensor for dequantize: codes, block scales, globals.
+struct Quantized {
+  DType dtype;
+  std::vector<uint8_t> codes, scales;
+  std::vector<float> globals;
+  BlockScaleDesc desc;
+  int64_t matrices;
+};
+
+/// value(i) from first principles: element (m, r, c) lies in block
+/// ((r + rowOrigin) / blockRows, (c + colOrigin) / blockCols) of matrix m;
+/// decode * block scale * global, rounded to f32 as documented.
+inline double naiveValue(const Quantized &t, int64_t i, bool scaled) {
+  const BlockScaleDesc &d = t.desc;
+  float v = fmt::decodeElement(t.dtype, t.codes.data(), i);
+  if (!scaled)
+    return v;
+  int64_t m = i / (d.rows * d.cols), r = i / d.cols % d.rows, c = i % d.cols;
+  int64_t br = (r + d.rowOrigin) / d.blockRows,
+          bc = (c + d.colOrigin) / d.blockCols;
+  float s = fmt::scaleToFloat(d.type, t.scales.data(),
+                              (m * d.gridRows + br) * d.gridCols + bc);
+  float x = v * s; // in f32, in this order (BlockScaleDesc::apply)
+  return t.globals.empty() ? x : x * t.globals[m];
+}
+
+inline Quantized quantized(DType dtype, ScaleType st, int64_t matrices,
+                           int64_t rows, int64_t cols, int64_t blockRows,
+                           int64_t blockCols, int64_t rowOrigin,
+                           int64_t colOrigin, bool globals, uint64_t seed) {
+  Quantized t{dtype, {}, {}, {}, {}, matrices};
+  int64_t n = matrices * rows * cols;
+  std::vector<float> x = randn(n, seed, 2.0f);
+  t.codes.resize(dtypeBytes(dtype, n));
+  std::mt19937_64 rng(seed + 1);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (dtype) {
+    case DType::F32:
+      std::memcpy(t.codes.data() + 4 * i, &x[i], 4);
+      break;
+    case DType::BF16: {
+      uint16_t h = fmt::floatToBf16(x[i]);
+      std::memcpy(t.codes.data() + 2 * i, &h, 2);
+      break;
+    }
+    case DType::F8E4M3:
+      t.codes[i] = fmt::floatToE4m3(x[i]);
+      break;
+    case DType::F4E2M1:
+      t.codes[i / 2] |= fmt::floatToE2m1(x[i]) << (i % 2 ? 4 : 0);
+      break;
+    default:
+      break;
+    }
+  }
+  BlockScaleDesc &d = t.desc;
+  d.type = st;
+  d.rows = rows;
+  d.cols = cols;
+  d.blockRows = blockRows;
+  d.blockCols = blockCols;
+  d.rowOrigin = rowOrigin;
+  d.colOrigin = colOrigin;
+  d.gridRows = (rows + rowOrigin + blockRows - 1) / blockRows;
+  d.gridCols = (cols + colOrigin + blockCols - 1) / blockCols;
+  int64_t ns = matrices * d.gridRows * d.gridCols;
+  t.scales.resize(ns * (st == ScaleType::F32 ? 4 : 1));
+  for (int64_t i = 0; i < ns; ++i) {
+    switch (st) {
+    case ScaleType::F32: {
+      float f = std::ldexp(1.0f + float(rng() % 100) / 100, int(rng() % 7) - 3);
+      std::memcpy(t.scales.data() + 4 * i, &f, 4);
+      break;
+    }
+    case ScaleType::E4M3:
+      t.scales[i] = fmt::floatToE4m3(0.25f + float(rng() % 100) / 10);
+      break;
+    case ScaleType::E8M0:
+      t.scales[i] = static_cast<uint8_t>(120 + rng() % 15);
+      break;
+    }
+  }
+  for (int64_t m = 0; globals && m < matrices; ++m)
+    t.globals.push_back(0.75f * float(m + 1));
+  d.scales = t.scales.data();
+  d.globals = globals ? t.globals.data() : nullptr;
+  return t;
+}
+
+/// The elements [from, n) of `t` through dequantize (`scaled` false: no
+/// BlockScaleDesc); `from` must start a byte.
+inline Result dequantize(const std::string &what, const Quantized &t,
+                         int64_t from, bool scaled) {
+  int64_t n = t.matrices * t.desc.rows * t.desc.cols - from;
+  std::vector<float> out(n, NAN);
+  cuda::dequantize(t.codes.data() + dtypeBytes(t.dtype, from), t.dtype, n, from,
+                   scaled ? &t.desc : nullptr, out.data(), nullptr);
+  std::vector<double> want(n);
+  for (int64_t i = 0; i < n; ++i)
+    want[i] = naiveValue(t, from + i, scaled);
+  return finish("dequantize " + what, out, want, 0);
+}
+
+inline std::vector<Result> dequantizeAll() {
+  std::vector<Result> rs;
+  // MXFP8: E4M3 codes, E8M0 scales per 32 values of a row.
+  rs.push_back(dequantize("mxfp8",
+                          quantized(DType::F8E4M3, ScaleType::E8M0, 2, 4, 64, 1,
+                                    32, 0, 0, false, 30),
+                          0, true));
+  // NVFP4: E2M1 codes, E4M3 scales per 16, a global per matrix; from the
+  // second row on (a slice of rows).
+  rs.push_back(dequantize("nvfp4 rows 1..",
+                          quantized(DType::F4E2M1, ScaleType::E4M3, 2, 6, 32, 1,
+                                    16, 0, 0, true, 31),
+                          32, true));
+  // BF16 with f32 scales on 2 x 8 blocks, the tensor starting inside a
+  // block (row 1, column 3 of its first block).
+  rs.push_back(dequantize(
+      "bf16 2x8 blocks offset",
+      quantized(DType::BF16, ScaleType::F32, 3, 5, 20, 2, 8, 1, 3, true, 32), 0,
+      true));
+  // No scales: plain decode.
+  rs.push_back(dequantize(
+      "f32 unscaled",
+      quantized(DType::F32, ScaleType::F32, 1, 7, 100, 1, 1, 0, 0, false, 33),
+      0, false));
+  return rs;
+}
+
+/// gatherRows then scatterAddRows (the MoE expert path).
+inline std::vector<Result> gatherScatter() {
+  int64_t R = 6, cols = 300;
+  std::vector<int64_t> rows = {4, 0, 5};
+  std::vector<float> weights = {0.5f, -1.0f, 2.0f};
+  int64_t n = static_cast<int64_t>(rows.size());
+  std::vector<float> x = randn(R * cols, 40), g(n * cols, NAN);
+  cuda::gatherRows(x.data(), cols, rows.data(), n, g.data(), nullptr);
+  std::vector<double> wantG(n * cols);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < cols; ++c)
+      wantG[i * cols + c] = x[rows[i] * cols + c];
+  std::vector<Result> rs;
+  rs.push_back(finish("gatherRows", g, wantG, 0));
+  std::vector<float> out = randn(R * cols, 41), y = randn(n * cols, 42);
+  std::vector<double> want = widen(out);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t c = 0; c < cols; ++c)
+      want[rows[i] * cols + c] += double(weights[i]) * y[i * cols + c];
+  cuda::scatterAddRows(out.data(), y.data(), cols, rows.data(), weights.data(),
+                       n, nullptr);
+  rs.push_back(finish("scatterAddRows", out, want, 1e-6));
+  return rs;
+}
+
+/// Every case (the ThreadSanitizer run takes them all).
+inline std::vector<Result> allCases() {
+  std::vector<Result> rs;
+  auto add = [&](std::vector<Result> more) {
+    for (Result &r : more)
+      rs.push_back(std::move(r));
+  };
+  rs.push_back(embedding());
+  rs.push_back(rmsNorm(1000));
+  rs.push_back(rmsNorm(40));
+  add(elementwise());
+  rs.push_back(rope(false));
+  rs.push_back(rope(true));
+  for (DType t : {DType::F32, DType::BF16, DType::F8E4M3, DType::F4E2M1}) {
+    rs.push_back(kvStore(t));
+    rs.push_back(attention(t, false));
+    rs.push_back(attention(t, true));
+  }
+  rs.push_back(lseCombine(false));
+  rs.push_back(lseCombine(true));
+  for (int kind = 0; kind < 4; ++kind)
+    rs.push_back(gated(kind));
+  add(dequantizeAll());
+  add(gatherScatter());
+  return rs;
+}
+
+} // namespace cudaemu_test
+} // namespace rt
+} // namespace helix
+
+#endif // HELIX_UNITTESTS_RUNTIME_CUDAEMUCASES_H
