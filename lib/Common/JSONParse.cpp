@@ -39,7 +39,7 @@ public:
     std::string p;
     for (const Frame &f : frames)
       p += f.array ? "[" + std::to_string(f.count) + "]"
-                   : (p.empty() ? "" : ".") + f.key;
+                   : (p.empty() ? "" : ".") + escapeJSONText(f.key);
     return p.empty() ? "<top level>" : p;
   }
 
@@ -56,6 +56,12 @@ private:
   std::vector<Frame> frames;
 };
 } // namespace
+
+std::string escapeJSONText(const std::string &text) {
+  std::string quoted = nlohmann::json(text).dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
+}
 
 bool parseJSONChecked(const std::string &text, nlohmann::json &root,
                       std::string &error) {

@@ -116,7 +116,8 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
   if (!checkInteger("layout GPUs", l.gpus(), 1, kMaxGPUs, error) ||
       !checkInteger("gpus", config.gpus, 0, kMaxGPUs, error) ||
       !checkInteger("batch", config.batch, 1, kMaxBatch, error) ||
-      !checkInteger("context", workload.context, 1, kMaxContext, error))
+      !checkInteger("context", workload.context, 1, kMaxContext, error) ||
+      !checkInteger("kv block", workload.kvBlock, 1, kMaxContext, error))
     return error;
   if (config.gpus != 0 && config.gpus != l.gpus())
     return "layout " + l.str() + " uses " + str(l.gpus()) +

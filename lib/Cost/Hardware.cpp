@@ -296,7 +296,8 @@ bool parseHardwareJSON(const std::string &text, const std::string &origin,
     std::string base = root["base"].get<std::string>();
     const char *baseText = hardwarePresetJSON(base);
     if (!baseText) {
-      error = origin + ": field 'base' names no preset ('" + base + "')";
+      error = origin + ": field 'base' names no preset ('" +
+              escapeJSONText(base) + "')";
       return false;
     }
     if (!parseHardwareJSON(baseText, "preset " + base, hw, error))

@@ -164,7 +164,11 @@ void Outliner::outline(int64_t layer, ArrayRef<Operation *> ops) {
           }))
         outputs.push_back(r);
   }
-  if (outputs.size() != 1)
+  // A layer leaves its hidden state; one that would return a weight (a layer
+  // of nothing but loads, its ops elsewhere) stays inline, where
+  // helix-resident-formats can retype the weight.
+  if (outputs.size() != 1 ||
+      isa_and_nonnull<WeightOp, KeepIfOp>(outputs[0].getDefiningOp()))
     return;
 
   // The candidate function: the layer index, then the inputs.

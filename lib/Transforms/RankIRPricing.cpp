@@ -170,11 +170,13 @@ LogicalResult RankIR::price(const OpPricer &pricer, const ModelSpec &model) {
     // (the first matmul after it), FFN.
     std::optional<size_t> current;
     bool attention = false, outProj = false, ffn = false;
+    // (C++17 lambdas cannot capture a structured binding; clang refuses it.)
+    int64_t stageIndex = int64_t(s);
     auto onStage = [&](Operation *op, size_t i) -> LogicalResult {
-      if (pricer.stageOfLayer(i) == int64_t(s))
+      if (pricer.stageOfLayer(i) == stageIndex)
         return success();
       return fail(op) << "layer " << model.layers[i].index
-                      << " runs on pipeline stage " << s
+                      << " runs on pipeline stage " << stageIndex
                       << " but the plan puts it on stage "
                       << pricer.stageOfLayer(i);
     };

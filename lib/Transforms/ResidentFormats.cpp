@@ -46,6 +46,25 @@ struct ResidentFormats
     Type planned = elementTypeOf(ctx, plan.getWeights());
     Type kv = elementTypeOf(ctx, plan.getKvCache());
     Type bf16 = BFloat16Type::get(ctx);
+    // Weights change type below: each must be consumed by helix ops (through
+    // helix.keep_if at most), not returned from or passed to a function
+    // whose signature would keep the old type.
+    WalkResult escapes = module.walk([&](Operation *op) {
+      if (!isa<WeightOp, KeepIfOp>(op))
+        return WalkResult::advance();
+      for (Operation *user : op->getUsers())
+        if (!isa_and_nonnull<HelixDialect>(user->getDialect())) {
+          op->emitOpError()
+              << "helix-resident-formats: the weight is used by '"
+              << user->getName()
+              << "'; a weight must be consumed by helix ops in the function "
+                 "that loads it";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (escapes.wasInterrupted())
+      return signalPassFailure();
     module.walk([&](WeightOp w) {
       auto type = cast<RankedTensorType>(w.getType());
       Type element = takesPlannedFormat(w, model) ? planned : bf16;

@@ -67,3 +67,20 @@ module {
     return
   }
 }
+
+// -----
+
+// A weight that leaves its function (returned here; found by fuzz/,
+// helix-fuzz-mlir) would keep its old type in the signature: refused, not
+// retyped into IR that does not verify.
+module attributes {
+    helix.model = #helix.model<name = "m", model_type = "llama", hidden = 64, vocab = 128, layers = 1,
+                               quant_method = "fp8", quant_format = "fp8-block">,
+    helix.plan = #helix.plan<strategy = helix, hardware = "b200", gpus = 1, batch = 1, context_length = 64,
+                             weights = fp8, kv_cache = bf16, compute = bf16>} {
+  func.func private @layer() -> tensor<64x64xbf16> {
+    // expected-error@+1 {{helix-resident-formats: the weight is used by 'func.return'; a weight must be consumed by helix ops in the function that loads it}}
+    %q = helix.weight "model.layers.0.self_attn.o_proj.weight" [64, 64] : tensor<64x64xbf16>
+    return %q : tensor<64x64xbf16>
+  }
+}

@@ -94,4 +94,11 @@ TEST(JSONParse, NumberBeyondADoubleNamesTheField) {
                    "double (about 1.8e308)");
   EXPECT_THROW(parseJSONChecked("{\"a\": }", root, error),
                nlohmann::json::parse_error);
+  // A key with a newline is named as written, on one line (found by fuzz/,
+  // helix-fuzz-hardware).
+  EXPECT_FALSE(
+      parseJSONChecked(R"({"mem\nory": {"v\"": 1e999}})", root, error));
+  EXPECT_EQ(error, "field 'mem\\nory.v\\\"': number 1e999 is outside the "
+                   "range of a double (about 1.8e308)");
+  EXPECT_EQ(escapeJSONText("a\tb\x01\xc3\xa9"), "a\\tb\\u0001\xc3\xa9");
 }

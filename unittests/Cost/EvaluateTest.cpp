@@ -83,6 +83,16 @@ TEST_F(EvaluateTest, ClearErrors) {
   EXPECT_EQ(validateConfig(llama, hw, huge, c),
             "context: expected an integer from 1 to 1099511627776, got "
             "'9223372036854775807'");
+  // The KV block divides the context (found by fuzz/, helix-fuzz-cost: a
+  // negative block priced zero bytes of memory, 0 divided by zero).
+  Workload block;
+  block.kvBlock = -9223372036854745493;
+  EXPECT_EQ(validateConfig(llama, hw, block, c),
+            "kv block: expected an integer from 1 to 1099511627776, got "
+            "'-9223372036854745493'");
+  block.kvBlock = 0;
+  EXPECT_EQ(validateConfig(llama, hw, block, c),
+            "kv block: expected an integer from 1 to 1099511627776, got '0'");
   c.layout.kvp = INT64_MAX;
   EXPECT_EQ(validateConfig(llama, hw, Workload(), c),
             "layout width: expected an integer from 1 to 4096, got "

@@ -134,6 +134,21 @@ TEST(Hardware, BadValueNamesField) {
                    "number");
 }
 
+TEST(Hardware, ErrorsQuotingTheFileStayOneLine) {
+  // Found by fuzz/ (helix-fuzz-hardware): a key or a base name with a
+  // newline split the error message.
+  Hardware hw;
+  std::string error;
+  EXPECT_FALSE(
+      parseHardwareJSON(R"({"base": "gb\n200"})", "x.json", hw, error));
+  EXPECT_EQ(error, "x.json: field 'base' names no preset ('gb\\n200')");
+  EXPECT_FALSE(
+      parseHardwareJSON(R"({"base": "gb200-nvl72", "memo\nry": {"v": 1e999}})",
+                        "x.json", hw, error));
+  EXPECT_EQ(error, "x.json: field 'memo\\nry.v': number 1e999 is outside "
+                   "the range of a double (about 1.8e308)");
+}
+
 TEST(Hardware, UserFileOverridesBasePreset) {
   std::string path = writeTemp("mine.json",
                                R"({"base": "gb200-nvl72", "name": "gb200-slow",

@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace helix::rt;
 
@@ -170,6 +171,13 @@ TEST(DecodeIO, PromptsParseAndValidate) {
   EXPECT_EQ(err([&] { validatePrompts(p, 8, 4, 5, "p"); }),
             "p: row 1: prompt of 3 tokens plus 4 generated needs a context "
             "of 6 positions, longer than the planned context of 5");
+  // A planned context near INT64_MAX: the check itself must not overflow
+  // (found by fuzz/, helix-fuzz-prompts).
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(err([&] { validatePrompts(p, 8, kMax, kMax, "p"); }),
+            "p: row 1: prompt of 3 tokens plus 9223372036854775807 generated "
+            "needs a context of 9223372036854775809 positions, longer than "
+            "the planned context of 9223372036854775807");
   EXPECT_NE(err([&] { validatePrompts(p, 8, 0, 0, "p"); }).find("--steps"),
             std::string::npos);
 }

@@ -1742,4 +1742,40 @@ TEST_F(QuantCheckpoint, PackedTensorOfTheWrongSize) {
   EXPECT_HAS(e, "[130, 260]");
 }
 
+// Boxes far outside the weight are refused before any arithmetic on them
+// (found by fuzz/, helix-fuzz-safetensors: "count to the end" of a begin of
+// INT64_MIN, and begin + count of an MXFP4 box, overflowed int64).
+TEST_F(QuantCheckpoint, BoxesOutsideTheWeight) {
+  SafetensorsCheckpoint c = write(goodTensors());
+  std::string e = errorOf([&] {
+    loadStoredBox(c, CheckpointFormat::FP8Block, fp8Name, {N8, K8},
+                  {{INT64_MIN, -1}}, {});
+  });
+  EXPECT_HAS(e, fp8Name);
+  EXPECT_HAS(e, "slice of the rest from -9223372036854775808 of dimension 0 "
+                "is outside its size 130");
+  e = errorOf([&] {
+    loadStoredBox(c, CheckpointFormat::NVFP4, fp4Name, {4, 32},
+                  {{0, 4}, {1, INT64_MAX}}, {});
+  });
+  EXPECT_HAS(e, "slice of 9223372036854775807 elements from 1 of dimension 1 "
+                "is outside its size 32");
+  RawTensor blocks{"m.p_blocks", "U8", {1, 2, 1, 16}, {}};
+  blocks.bytes.assign(32, 0x21);
+  RawTensor scales{"m.p_scales", "U8", {1, 2, 1}, {127, 127}};
+  SafetensorsCheckpoint mx = write({blocks, scales}, "mx");
+  int64_t big = INT64_C(8716990826988239096);
+  e = errorOf([&] {
+    loadStoredBox(mx, CheckpointFormat::MXFP4, "m.p", {1, 32, 2},
+                  {{0, 1}, {big, big}}, {});
+  });
+  EXPECT_HAS(e, "from 8716990826988239096 of dimension 1 is outside its "
+                "size 32");
+  e = errorOf([&] {
+    loadStoredBox(mx, CheckpointFormat::MXFP4, "m.p", {1, 32, 2},
+                  {{0, 1}, {0, 32}, {0, 2}, {0, 1}}, {});
+  });
+  EXPECT_HAS(e, "slice has more ranges than dimensions");
+}
+
 } // namespace

@@ -196,4 +196,68 @@ TEST_F(Safetensors, BadFiles) {
   EXPECT_NE(openError(dir).find("no model.safetensors"), std::string::npos);
 }
 
+// Found by fuzz/ (helix-fuzz-safetensors): headers and boxes whose sizes
+// overflowed int64 (UBSan), and a sub-byte dtype read past its bytes.
+TEST_F(Safetensors, HugeShapesBoxesAndSubByteDtypes) {
+  auto openError = [&](const std::string &p) {
+    return errorOf([&] { SafetensorsCheckpoint::open(p); });
+  };
+  // Dimensions past int64, and products past it (once wrapped to 0 bytes).
+  writeRaw(dir + "/big.safetensors",
+           R"({"w":{"dtype":"F32","shape":[9223372036854775808],)"
+           R"("data_offsets":[0,0]}})",
+           0);
+  EXPECT_NE(openError(dir + "/big.safetensors").find("malformed shape"),
+            std::string::npos);
+  writeRaw(dir + "/wrap.safetensors",
+           R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],)"
+           R"("data_offsets":[0,0]}})",
+           0);
+  EXPECT_NE(openError(dir + "/wrap.safetensors").find("too many elements"),
+            std::string::npos);
+  writeRaw(dir + "/strides.safetensors",
+           R"({"w":{"dtype":"F32","shape":[0,4294967296,4294967296],)"
+           R"("data_offsets":[0,0]}})",
+           0);
+  EXPECT_NE(openError(dir + "/strides.safetensors").find("too many elements"),
+            std::string::npos);
+
+  writeSafetensors(dir + "/m.safetensors", {{"a", iota({2, 3})}}, "F32");
+  SafetensorsCheckpoint c = SafetensorsCheckpoint::open(dir + "/m.safetensors");
+  // Views whose sizes are negative or overflow.
+  EXPECT_NE(errorOf([&] {
+              c.loadSlice("a", {2, 3}, {}, {-2, -3});
+            }).find("has a negative dimension"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              c.loadSlice("a", {2, 3}, {},
+                          {INT64_C(3037000500), INT64_C(3037000500), 6});
+            }).find("too many elements"),
+            std::string::npos);
+  // Ranges whose end overflows.
+  int64_t big = INT64_C(6402105296169785560);
+  EXPECT_EQ(errorOf([&] {
+              c.loadSlice("a", {2, 3}, {{big, big}});
+            }),
+            "checkpoint " + dir +
+                "/m.safetensors: tensor a: slice [6402105296169785560, "
+                "6402105296169785560 + 6402105296169785560) of dimension 0 is "
+                "outside its size 2");
+  EXPECT_NE(errorOf([&] {
+              c.loadRaw("a", "F32", {2, 3}, {{INT64_MIN, -1}});
+            }).find("slice [-9223372036854775808, end) of dimension 0"),
+            std::string::npos);
+
+  // F4 packs two values per byte: the header check lets it through, and
+  // reading it "raw" one byte per element ran past its 2 bytes.
+  writeRaw(dir + "/f4.safetensors",
+           R"({"w":{"dtype":"F4","shape":[1000000],"data_offsets":[0,2]}})", 2);
+  SafetensorsCheckpoint f4 =
+      SafetensorsCheckpoint::open(dir + "/f4.safetensors");
+  EXPECT_NE(errorOf([&] {
+              f4.loadRaw("w", "F4", {1000000});
+            }).find("only whole-byte dtypes are read raw"),
+            std::string::npos);
+}
+
 } // namespace

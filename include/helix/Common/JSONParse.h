@@ -22,6 +22,11 @@ namespace helix {
 bool parseJSONChecked(const std::string &text, nlohmann::json &root,
                       std::string &error);
 
+/// A string read from JSON (a key, a name) as JSON escapes it, without the
+/// quotes: control characters, '"' and '\\' escaped, so that an error
+/// quoting it stays one line ("a\nb" stays a\nb).
+std::string escapeJSONText(const std::string &text);
+
 } // namespace helix
 
 #endif // HELIX_COMMON_JSONPARSE_H

@@ -78,6 +78,20 @@ static LogicalResult verifyAttentionLayout(Operation *op,
   return success();
 }
 
+/// Checkpoint names of the model-level ops (weights and prefixes) are
+/// tensor names: "{layer}" and "{expert}" are helix.weight's placeholders
+/// (the layer operand of layer functions, one tensor per expert), which the
+/// passes would read into the names they derive.
+static LogicalResult verifyCheckpointName(Operation *op, StringRef what,
+                                          StringRef name) {
+  for (StringRef placeholder : {"{layer}", "{expert}"})
+    if (name.contains(placeholder))
+      return op->emitOpError()
+             << "'" << what << "' must not contain " << placeholder
+             << " (a placeholder of helix.weight), got \"" << name << "\"";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // EmbedOp
 //===----------------------------------------------------------------------===//
@@ -87,6 +101,8 @@ LogicalResult EmbedOp::verify() {
   if (getVocabAttr().getInt() <= 0)
     return emitOpError() << "'vocab' must be positive, got "
                          << getVocabAttr().getInt();
+  if (failed(verifyCheckpointName(*this, "weight", getWeight())))
+    return failure();
   return expectShape(*this, "result", getResult(),
                      {batchOf(getTokens()), featuresOf(getResult())});
 }
@@ -98,7 +114,7 @@ LogicalResult EmbedOp::verify() {
 LogicalResult RMSNormOp::verify() {
   if (!(getEps().convertToDouble() > 0))
     return emitOpError() << "'eps' must be positive";
-  return success();
+  return verifyCheckpointName(*this, "weight", getWeight());
 }
 
 //===----------------------------------------------------------------------===//
@@ -143,7 +159,8 @@ static LogicalResult verifyLayerIndex(Operation *op, int64_t layer) {
 }
 
 LogicalResult QKVProjOp::verify() {
-  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())))
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())) ||
+      failed(verifyCheckpointName(*this, "prefix", getPrefix())))
     return failure();
   int64_t batch = batchOf(getInput());
   if (!dimsAgree(
@@ -160,9 +177,24 @@ LogicalResult QKVProjOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionOp::verify() {
-  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())))
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())) ||
+      failed(verifyCheckpointName(*this, "prefix", getPrefix())))
     return failure();
   AttentionConfigAttr c = getConfig();
+  // One layer's attention reads what its projection made: the passes shape
+  // both from one config (MLA's up-projection of the latent, say).
+  if (auto qkv = getQ().getDefiningOp<QKVProjOp>()) {
+    if (qkv.getConfig() != c)
+      return emitOpError() << "config " << c
+                           << " differs from the config of the helix.qkv_proj "
+                              "that makes its q, "
+                           << qkv.getConfig();
+    if (qkv.getLayerAttr().getInt() != getLayerAttr().getInt())
+      return emitOpError() << "'layer' (" << getLayerAttr().getInt()
+                           << ") differs from the layer of the helix.qkv_proj "
+                              "that makes its q ("
+                           << qkv.getLayerAttr().getInt() << ")";
+  }
   int64_t batch = batchOf(getQ());
   if (failed(verifyQKV(*this, c, batch, getQ(), getK(), getV())))
     return failure();
@@ -194,6 +226,9 @@ LogicalResult AttentionOp::verify() {
 LogicalResult LinearOp::verify() {
   if (!dimsAgree(batchOf(getInput()), batchOf(getResult())))
     return emitOpError() << "input and result batch sizes differ";
+  if (failed(verifyCheckpointName(*this, "weight", getWeight())) ||
+      (getBias() && failed(verifyCheckpointName(*this, "bias", *getBias()))))
+    return failure();
   if (auto layout = getLayout()) {
     int64_t n = layout->getGpus() / layout->getPp();
     int64_t in = featuresOf(getInput());
@@ -214,7 +249,8 @@ LogicalResult FFNOp::verify() {
   if (getIntermediateAttr().getInt() <= 0)
     return emitOpError() << "'intermediate' must be positive, got "
                          << getIntermediateAttr().getInt();
-  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())))
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())) ||
+      failed(verifyCheckpointName(*this, "prefix", getPrefix())))
     return failure();
   if (auto layout = getLayout()) {
     if (layout->getEp() != 1)
@@ -233,7 +269,8 @@ LogicalResult FFNOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult MoEOp::verify() {
-  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())))
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())) ||
+      failed(verifyCheckpointName(*this, "prefix", getPrefix())))
     return failure();
   auto layout = getLayout();
   if (!layout)
@@ -257,5 +294,5 @@ LogicalResult MoEOp::verify() {
 LogicalResult LMHeadOp::verify() {
   if (!dimsAgree(batchOf(getInput()), batchOf(getResult())))
     return emitOpError() << "input and result batch sizes differ";
-  return success();
+  return verifyCheckpointName(*this, "weight", getWeight());
 }

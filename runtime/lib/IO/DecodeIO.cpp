@@ -106,13 +106,15 @@ void validatePrompts(const Prompts &prompts, int64_t vocab, int64_t generate,
                   std::to_string(maxContext) + " tokens, got " +
                   std::to_string(generate));
     for (size_t r = 0; r < prompts.size(); ++r) {
-      // generate <= maxContext: no overflow.
-      int64_t need = static_cast<int64_t>(prompts[r].size()) + generate - 1;
-      if (need > maxContext)
+      // 1 <= generate <= maxContext: neither side overflows (the sum
+      // prompt + generate - 1 would for a maxContext near INT64_MAX).
+      int64_t length = static_cast<int64_t>(prompts[r].size());
+      if (length - 1 > maxContext - generate)
         throw Error(sourceName + ": row " + std::to_string(r + 1) +
                     ": prompt of " + std::to_string(prompts[r].size()) +
                     " tokens plus " + std::to_string(generate) +
-                    " generated needs a context of " + std::to_string(need) +
+                    " generated needs a context of " +
+                    std::to_string(uint64_t(length) + uint64_t(generate) - 1) +
                     " positions, longer than the planned context of " +
                     std::to_string(maxContext));
     }

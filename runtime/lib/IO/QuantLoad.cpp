@@ -53,13 +53,32 @@ float scalar(const SafetensorsCheckpoint &ckpt, const std::string &name,
 }
 
 /// The box (begin/count per dim of `view`) with missing ranges filled.
-void resolveBox(const std::vector<Range> &box, const std::vector<int64_t> &view,
-                std::vector<int64_t> &begin, std::vector<int64_t> &count) {
+/// Throws Error, as loadRaw would, when a range lies outside the view
+/// (checked first: the arithmetic on the box below must not overflow).
+void resolveBox(const std::string &w, const std::vector<Range> &box,
+                const std::vector<int64_t> &view, std::vector<int64_t> &begin,
+                std::vector<int64_t> &count) {
+  check(box.size() <= view.size(),
+        w + ": slice has more ranges than dimensions");
   begin.assign(view.size(), 0);
   count = view;
-  for (size_t i = 0; i < box.size() && i < view.size(); ++i) {
-    begin[i] = box[i].begin;
-    count[i] = box[i].count < 0 ? view[i] - box[i].begin : box[i].count;
+  for (size_t i = 0; i < view.size(); ++i) {
+    check(view[i] >= 0,
+          w + ": view " + shapeText(view) + " has a negative dimension");
+    if (i >= box.size())
+      continue;
+    int64_t b = box[i].begin;
+    bool inside = b >= 0 && b <= view[i];
+    int64_t c = box[i].count < 0 ? (inside ? view[i] - b : 0) : box[i].count;
+    check(inside && c <= view[i] - b,
+          w + ": slice of " +
+              (box[i].count < 0 ? std::string("the rest")
+                                : std::to_string(c) + " elements") +
+              " from " + std::to_string(b) + " of dimension " +
+              std::to_string(i) + " is outside its size " +
+              std::to_string(view[i]));
+    begin[i] = b;
+    count[i] = c;
   }
 }
 
@@ -97,7 +116,7 @@ ElementBox loadMatrixBox(const SafetensorsCheckpoint &ckpt,
             "must stay " +
             std::to_string(K));
   std::vector<int64_t> begin, count;
-  resolveBox(box, view, begin, count);
+  resolveBox(w, box, view, begin, count);
   std::string prefix = scalePrefix(name);
   ElementBox out;
   out.shape = count;
@@ -231,7 +250,7 @@ ElementBox loadMXFP4Box(const SafetensorsCheckpoint &ckpt,
   check(K % 32 == 0, w + ": MXFP4 needs the input dimension (" +
                          std::to_string(K) + ") to be a multiple of 32");
   std::vector<int64_t> begin, count;
-  resolveBox(box, shape, begin, count);
+  resolveBox(where(ckpt, name), box, shape, begin, count);
   const TensorInfo &bi = ckpt.info(blocks);
   check(bi.dtype == "U8" && bi.shape == std::vector<int64_t>{E, N, K / 32, 16},
         w + " has dtype " + bi.dtype + " and shape " + shapeText(bi.shape) +

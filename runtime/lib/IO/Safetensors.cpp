@@ -13,11 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <limits>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -175,6 +177,22 @@ static size_t elementSize(const std::string &dtype) {
   return 0;
 }
 
+/// Checks that a shape can be walked: no negative dimension, and the
+/// product of its dimensions (zeros counted as one, so that every stride
+/// fits too) within int64. Returns the element count.
+static int64_t checkedNumel(const std::vector<int64_t> &shape,
+                            const std::string &where) {
+  int64_t numel = 1, bound = 1;
+  for (int64_t d : shape) {
+    check(d >= 0,
+          where + ": shape " + shapeText(shape) + " has a negative dimension");
+    check(!__builtin_mul_overflow(bound, std::max<int64_t>(d, 1), &bound),
+          where + ": shape " + shapeText(shape) + " has too many elements");
+    numel *= d; // at most bound
+  }
+  return numel;
+}
+
 /// Parses the header of one file and adds its tensors to `out`.
 static void readHeader(const std::shared_ptr<MappedFile> &file,
                        std::map<std::string, TensorInfo> &out,
@@ -215,13 +233,13 @@ static void readHeader(const std::shared_ptr<MappedFile> &file,
     info.name = it.key();
     info.dtype = t["dtype"].get<std::string>();
     info.file = p;
-    uint64_t numel = 1;
     for (const json &d : t["shape"]) {
-      if (!d.is_number_unsigned())
+      if (!d.is_number_unsigned() ||
+          d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
         throw Error(where + ": malformed shape");
       info.shape.push_back(d.get<int64_t>());
-      numel *= d.get<uint64_t>();
     }
+    uint64_t numel = uint64_t(checkedNumel(info.shape, where));
     const json &off = t["data_offsets"];
     if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       throw Error(where + ": malformed data_offsets");
@@ -233,8 +251,10 @@ static void readHeader(const std::shared_ptr<MappedFile> &file,
                   ", " + std::to_string(info.end) +
                   ") lie outside the file's " + std::to_string(dataSize) +
                   " data bytes (truncated file?)");
-    if (es != 0 && es * numel != info.end - info.begin &&
-        info.dtype.rfind("F4", 0) != 0)
+    uint64_t bytes = 0;
+    if (es != 0 && info.dtype.rfind("F4", 0) != 0 &&
+        (__builtin_mul_overflow(uint64_t(es), numel, &bytes) ||
+         bytes != info.end - info.begin))
       throw Error(where + ": " + std::to_string(info.end - info.begin) +
                   " data bytes, expected " + std::to_string(es * numel) +
                   " for shape " + shapeText(info.shape) + " " + info.dtype);
@@ -377,11 +397,8 @@ static BoxWalk planBox(const std::string &where, const TensorInfo &t,
                        const std::vector<Range> &box,
                        const std::vector<int64_t> &viewShape) {
   std::vector<int64_t> shape = viewShape.empty() ? t.shape : viewShape;
-  int64_t numel = 1, viewNumel = 1;
-  for (int64_t d : t.shape)
-    numel *= d;
-  for (int64_t d : shape)
-    viewNumel *= d;
+  int64_t numel = checkedNumel(t.shape, where);
+  int64_t viewNumel = checkedNumel(shape, where + ": view");
   check(numel == viewNumel, where + ": view shape " + shapeText(shape) +
                                 " does not hold the " + std::to_string(numel) +
                                 " elements of " + shapeText(t.shape));
@@ -392,12 +409,20 @@ static BoxWalk planBox(const std::string &where, const TensorInfo &t,
   w.begin.assign(rank, 0);
   w.count = shape;
   for (size_t i = 0; i < box.size(); ++i) {
-    int64_t b = box[i].begin,
-            c = box[i].count < 0 ? shape[i] - b : box[i].count;
-    check(b >= 0 && c >= 0 && b <= shape[i] && c <= shape[i] - b,
-          where + ": slice [" + std::to_string(b) + ", " +
-              std::to_string(b + c) + ") of dimension " + std::to_string(i) +
-              " is outside its size " + std::to_string(shape[i]));
+    // (Checked without overflow: begin and count may be anything.)
+    int64_t b = box[i].begin;
+    bool inside = b >= 0 && b <= shape[i];
+    int64_t c = box[i].count < 0 ? (inside ? shape[i] - b : 0) : box[i].count;
+    if (!inside || c > shape[i] - b) {
+      int64_t e = 0;
+      std::string end = box[i].count < 0 ? std::string("end")
+                        : __builtin_add_overflow(b, c, &e)
+                            ? std::to_string(b) + " + " + std::to_string(c)
+                            : std::to_string(e);
+      throw Error(where + ": slice [" + std::to_string(b) + ", " + end +
+                  ") of dimension " + std::to_string(i) +
+                  " is outside its size " + std::to_string(shape[i]));
+    }
     w.begin[i] = b;
     w.count[i] = c;
   }
@@ -504,6 +529,13 @@ RawTensor SafetensorsCheckpoint::loadRaw(
   size_t es = elementSize(t.dtype);
   check(es != 0, where + ": unsupported dtype " + t.dtype);
   BoxWalk w = planBox(where, t, box, viewShape);
+  // Sub-byte dtypes (F4*) pack more than one element per byte: their
+  // stored size is not es x elements, and a box of them is not whole bytes
+  // (packed FP4 is read as U8).
+  check(t.end - t.begin == es * uint64_t(checkedNumel(t.shape, where)),
+        where + ": dtype " + t.dtype + " stores " +
+            std::to_string(t.end - t.begin) + " bytes for shape " +
+            shapeText(t.shape) + "; only whole-byte dtypes are read raw");
   RawTensor out;
   out.dtype = t.dtype;
   out.shape = w.count;

@@ -444,3 +444,49 @@ func.func private @f() attributes {helix.plan = #helix.plan<strategy = helix, ha
 
 // expected-error@+1 {{'kv_block' must be positive, got 0}}
 func.func private @f() attributes {helix.plan = #helix.plan<strategy = helix, hardware = "h100", gpus = 2, batch = 1, context_length = 1024, kv_block = 0>}
+
+// -----
+
+// Checkpoint names of model IR are tensor names; {layer} and {expert} are
+// helix.weight's placeholders (found by fuzz/, helix-fuzz-mlir: the passes
+// made helix.weight ops that did not verify).
+func.func @f(%x: tensor<?x64xbf16>) -> tensor<?x128xf32> {
+  // expected-error@+1 {{'weight' must not contain {layer} (a placeholder of helix.weight), got "model.layers.{layer}.lm_head"}}
+  %l = helix.lm_head %x {weight = "model.layers.{layer}.lm_head"} : tensor<?x64xbf16> -> tensor<?x128xf32>
+  return %l : tensor<?x128xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x64xbf16>) -> tensor<?x64xbf16> {
+  // expected-error@+1 {{'prefix' must not contain {expert} (a placeholder of helix.weight), got "model.layers.0.mlp.{expert}"}}
+  %f = helix.ffn %x {intermediate = 128 : i64, layer = 0 : i64, prefix = "model.layers.0.mlp.{expert}"} : tensor<?x64xbf16>
+  return %f : tensor<?x64xbf16>
+}
+
+// -----
+
+// The attention and the projection that makes its q are one layer with one
+// config (found by fuzz/, helix-fuzz-mlir: helix-insert-collectives shaped
+// MLA's up-projection from one and the partial attention from the other).
+func.func @f(%x: tensor<?x128xbf16>, %pos: tensor<?xi64>,
+    %c: !helix.kv_cache<heads = 1, key_dim = 40, value_dim = 32, element = bf16, latent = true>) -> tensor<?x64xbf16> {
+  %q, %k = helix.qkv_proj %x, %pos {config = #helix.attn<kind = mla, heads = 4, kv_heads = 1, head_dim = 24, v_head_dim = 64, kv_lora_rank = 32, rope_dim = 8>, layer = 0 : i64, prefix = "model.layers.0.self_attn", rope = #helix.rope<>}
+      : (tensor<?x128xbf16>, tensor<?xi64>) -> (tensor<?x4x40xbf16>, tensor<?x1x40xbf16>)
+  // expected-error@+1 {{differs from the config of the helix.qkv_proj that makes its q}}
+  %o = helix.attention %q, %k cache(%c : !helix.kv_cache<heads = 1, key_dim = 40, value_dim = 32, element = bf16, latent = true>) {config = #helix.attn<kind = mla, heads = 4, kv_heads = 1, head_dim = 24, v_head_dim = 16, kv_lora_rank = 32, rope_dim = 8>, layer = 0 : i64, prefix = "model.layers.0.self_attn"}
+      : (tensor<?x4x40xbf16>, tensor<?x1x40xbf16>) -> tensor<?x64xbf16>
+  return %o : tensor<?x64xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x128xbf16>, %pos: tensor<?xi64>,
+    %c: !helix.kv_cache<heads = 1, key_dim = 40, value_dim = 32, element = bf16, latent = true>) -> tensor<?x64xbf16> {
+  %q, %k = helix.qkv_proj %x, %pos {config = #helix.attn<kind = mla, heads = 4, kv_heads = 1, head_dim = 24, v_head_dim = 16, kv_lora_rank = 32, rope_dim = 8>, layer = 0 : i64, prefix = "model.layers.0.self_attn", rope = #helix.rope<>}
+      : (tensor<?x128xbf16>, tensor<?xi64>) -> (tensor<?x4x40xbf16>, tensor<?x1x40xbf16>)
+  // expected-error@+1 {{'layer' (6) differs from the layer of the helix.qkv_proj that makes its q (0)}}
+  %o = helix.attention %q, %k cache(%c : !helix.kv_cache<heads = 1, key_dim = 40, value_dim = 32, element = bf16, latent = true>) {config = #helix.attn<kind = mla, heads = 4, kv_heads = 1, head_dim = 24, v_head_dim = 16, kv_lora_rank = 32, rope_dim = 8>, layer = 6 : i64, prefix = "model.layers.0.self_attn"}
+      : (tensor<?x4x40xbf16>, tensor<?x1x40xbf16>) -> tensor<?x64xbf16>
+  return %o : tensor<?x64xbf16>
+}
