@@ -3,7 +3,7 @@
 // Input: a layout string ("kvp=4,tpa=8,tpf=32,ep=1"), then, after a NUL
 // byte, the bytes that choose the model (of ten test models), the hardware
 // preset, the strategy, batch, context, KV block, GPU count, HOP-B and the
-// number formats (read by FuzzedDataProvider; missing bytes give the first
+// number formats (read by ByteReader.h; missing bytes give the first
 // model and preset, helix, and the smallest valid numbers). An empty layout
 // string picks one of enumerateLayouts' layouts for a GPU count instead.
 // parseLayout, validateConfig and evaluate must never crash, hang or
@@ -20,7 +20,7 @@
 #include "helix/Cost/Search.h"
 #include "helix/Import/HFConfig.h"
 
-#include <fuzzer/FuzzedDataProvider.h>
+#include "ByteReader.h"
 
 #include <cmath>
 #include <cstring>
@@ -66,7 +66,7 @@ static const Fixture &fixture() {
 }
 
 /// A number from `fdp`: mostly inside [lo, hi], sometimes anything.
-static int64_t number(FuzzedDataProvider &fdp, int64_t lo, int64_t hi) {
+static int64_t number(helix::fuzz::ByteReader &fdp, int64_t lo, int64_t hi) {
   switch (fdp.ConsumeIntegralInRange<int>(0, 3)) {
   case 0: // small values, where most layouts are valid
     return fdp.ConsumeIntegralInRange<int64_t>(lo, std::min<int64_t>(hi, 64));
@@ -77,7 +77,7 @@ static int64_t number(FuzzedDataProvider &fdp, int64_t lo, int64_t hi) {
   }
 }
 
-static DType dtype(FuzzedDataProvider &fdp) {
+static DType dtype(helix::fuzz::ByteReader &fdp) {
   return static_cast<DType>(fdp.ConsumeIntegralInRange<int>(0, kNumDTypes - 1));
 }
 
@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string text(reinterpret_cast<const char *>(data),
                    nul ? size_t(nul - data) : size);
   size_t rest = nul ? size - text.size() - 1 : 0;
-  FuzzedDataProvider fdp(nul ? nul + 1 : data, rest);
+  helix::fuzz::ByteReader fdp(nul ? nul + 1 : data, rest);
   const ModelSpec &model =
       f.models[fdp.ConsumeIntegralInRange<size_t>(0, f.models.size() - 1)];
   const Hardware &hw =

@@ -6,7 +6,7 @@
 // index in a directory under /dev/shm or $TMPDIR). Every tensor of an
 // opened checkpoint is read as the runtime reads it: load, loadSlice and
 // loadRaw with boxes and views drawn from the input's last bytes
-// (FuzzedDataProvider reads numbers from the end, which is tensor data),
+// (ByteReader.h reads numbers from the end, which is tensor data),
 // and, for quantized tensors, storedFormatOf + loadStoredBox + pack +
 // dequantize. Only rt::Error may come out; any other exception, crash,
 // sanitizer report or allocation beyond the malloc limit is a finding.
@@ -19,7 +19,7 @@
 #include "helix/Runtime/Quant.h"
 #include "helix/Runtime/Safetensors.h"
 
-#include <fuzzer/FuzzedDataProvider.h>
+#include "ByteReader.h"
 
 #include <cstring>
 #include <fcntl.h>
@@ -103,7 +103,7 @@ static int64_t mul(int64_t a, int64_t b) {
 
 /// A view of `shape`: mostly none, sometimes a reshape with the same
 /// element count, rarely anything.
-static std::vector<int64_t> view(FuzzedDataProvider &fdp,
+static std::vector<int64_t> view(helix::fuzz::ByteReader &fdp,
                                  const std::vector<int64_t> &shape) {
   switch (fdp.ConsumeIntegralInRange<int>(0, 7)) {
   case 0: { // flattened
@@ -134,7 +134,7 @@ static std::vector<int64_t> view(FuzzedDataProvider &fdp,
 }
 
 /// A box of `shape` (or of the view): ranges inside it mostly.
-static std::vector<Range> box(FuzzedDataProvider &fdp,
+static std::vector<Range> box(helix::fuzz::ByteReader &fdp,
                               const std::vector<int64_t> &shape) {
   std::vector<Range> b;
   size_t n = fdp.ConsumeIntegralInRange<size_t>(0, shape.size() + 1);
@@ -158,7 +158,7 @@ static std::vector<Range> box(FuzzedDataProvider &fdp,
 static std::vector<int64_t> logicalShape(const SafetensorsCheckpoint &ckpt,
                                          CheckpointFormat format,
                                          const std::string &name,
-                                         FuzzedDataProvider &fdp) {
+                                         helix::fuzz::ByteReader &fdp) {
   std::vector<int64_t> s;
   if (format == CheckpointFormat::MXFP4) {
     std::vector<int64_t> b = ckpt.info(name + "_blocks").shape;
@@ -176,7 +176,7 @@ static std::vector<int64_t> logicalShape(const SafetensorsCheckpoint &ckpt,
 }
 
 static void readTensor(const SafetensorsCheckpoint &ckpt,
-                       const std::string &name, FuzzedDataProvider &fdp) {
+                       const std::string &name, helix::fuzz::ByteReader &fdp) {
   const TensorInfo &info = ckpt.info(name);
   try {
     (void)ckpt.load(name, info.shape);
@@ -200,7 +200,8 @@ static void readTensor(const SafetensorsCheckpoint &ckpt,
 }
 
 static void readQuantized(const SafetensorsCheckpoint &ckpt,
-                          const std::string &name, FuzzedDataProvider &fdp) {
+                          const std::string &name,
+                          helix::fuzz::ByteReader &fdp) {
   try {
     CheckpointFormat format = storedFormatOf(ckpt, name);
     if (format == CheckpointFormat::BF16)
@@ -238,7 +239,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz::checkErrorLine(e.what(), "SafetensorsCheckpoint::open");
     return 0;
   }
-  FuzzedDataProvider fdp(data, size);
+  helix::fuzz::ByteReader fdp(data, size);
   std::vector<std::string> names = ckpt.names();
   for (size_t i = 0; i < names.size() && i < 32; ++i) {
     readTensor(ckpt, names[i], fdp);
