@@ -3,7 +3,10 @@
 # ${HELIX_SANITIZE_BUILD_DIR:-build-sanitize} (no CUDA backend) and runs the
 # test suite under them: lit, unit tests and the CPU end-to-end runs under
 # mpirun, generated projects linked with the sanitizer runtime. The first
-# report fails its test. Extra arguments go to ctest (e.g. -L e2e, -R Cost).
+# report fails its test. The fuzz targets are built as replayers
+# (HELIX_FUZZ_REPLAY) and replay their committed corpora and regression
+# inputs under the same sanitizers (ctest -L fuzz). Extra arguments go to
+# ctest (e.g. -L e2e, -R Cost).
 #
 # The Debian LLVM/MLIR libraries are not instrumented: ASan's container
 # poisoning would report MLIRContext's arena as use-after-poison, hence
@@ -13,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HELIX_SANITIZE_BUILD_DIR:-$root/build-sanitize}
 "$root/scripts/setup.sh"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DHELIX_SANITIZE="address;undefined" > "$build.configure.log" 2>&1 ||
+  -DHELIX_SANITIZE="address;undefined" -DHELIX_FUZZ_REPLAY=ON > "$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)"
 export ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=0:abort_on_error=1
