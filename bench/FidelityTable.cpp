@@ -1,0 +1,266 @@
+//===- FidelityTable.cpp - Published decode latencies ---------------------===//
+
+#include "FidelityTable.h"
+
+#include "helix/Common/JSONParse.h"
+#include "helix/Common/Numbers.h"
+#include "helix/Cost/Hardware.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace helix::fidelity {
+
+const char *stringifyMetric(Metric metric) {
+  switch (metric) {
+  case Metric::TPOTMs:
+    return "tpot_ms";
+  case Metric::ITLMs:
+    return "itl_ms";
+  case Metric::StepMs:
+    return "step_ms";
+  case Metric::TokSUser:
+    return "tok_s_user";
+  }
+  return "?";
+}
+
+double Measurement::measuredMs() const {
+  return metric == Metric::TokSUser ? 1000.0 / value : value;
+}
+
+namespace {
+
+using nlohmann::json;
+
+/// Reads one row, remembering the first error with the row and field named.
+class RowReader {
+public:
+  RowReader(const json &row, std::string where)
+      : row(row), where(std::move(where)) {}
+
+  bool ok() const { return error.empty(); }
+  const std::string &message() const { return error; }
+
+  bool fail(const std::string &field, const std::string &what) {
+    if (error.empty())
+      error = where + ": field '" + field + "': " + what;
+    return false;
+  }
+
+  const json *find(const std::string &field, bool required) {
+    auto it = row.find(field);
+    if (it == row.end()) {
+      if (required)
+        fail(field, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  void text(const std::string &field, std::string &out, bool required = true) {
+    const json *v = find(field, required);
+    if (!v)
+      return;
+    if (!v->is_string()) {
+      fail(field, "expected a string");
+      return;
+    }
+    out = v->get<std::string>();
+    if (out.empty())
+      fail(field, "empty");
+  }
+
+  void integer(const std::string &field, int64_t min, int64_t max,
+               int64_t &out) {
+    const json *v = find(field, true);
+    if (!v)
+      return;
+    if (!v->is_number_integer()) {
+      fail(field, "expected an integer, got " + v->dump());
+      return;
+    }
+    std::string e;
+    if (!parseInteger(field, v->dump(), min, max, out, e))
+      fail(field, e.substr(e.find(": ") + 2));
+  }
+
+  void number(const std::string &field, double &out) {
+    const json *v = find(field, true);
+    if (!v)
+      return;
+    if (!v->is_number()) {
+      fail(field, "expected a number, got " + v->dump());
+      return;
+    }
+    out = v->get<double>();
+    if (!std::isfinite(out) || out <= 0)
+      fail(field, "expected a positive number, got " + v->dump());
+  }
+
+  void flag(const std::string &field, bool &out) {
+    const json *v = find(field, false);
+    if (!v)
+      return;
+    if (!v->is_boolean()) {
+      fail(field, "expected true or false, got " + v->dump());
+      return;
+    }
+    out = v->get<bool>();
+  }
+
+  void dtype(const std::string &field, DType &out) {
+    std::string t;
+    text(field, t);
+    std::string e;
+    if (ok() && !parseDType(t, out, e))
+      fail(field, e);
+  }
+
+private:
+  const json &row;
+  std::string where;
+  std::string error;
+};
+
+/// Every field a row may have; anything else is a typo.
+// clang-format off
+const std::set<std::string> kFields = {
+    "id", "engine", "engine_version", "gpu", "gpus", "model",
+    "weights_dtype", "kv_dtype", "compute_dtype", "strategy", "layout",
+    "batch", "input_len", "output_len", "metric", "value", "speculative",
+    "derived", "formula", "excluded", "exclude_reason", "source", "locator",
+    "layout_source", "note"};
+// clang-format on
+
+bool readRow(const json &row, const std::string &where, Measurement &m,
+             std::string &error) {
+  RowReader r(row, where);
+  if (!row.is_object()) {
+    r.fail("<row>", "expected an object");
+    error = r.message();
+    return false;
+  }
+  for (auto it = row.begin(); it != row.end(); ++it)
+    if (!kFields.count(it.key()))
+      r.fail(it.key(), "unknown field");
+  r.text("id", m.id);
+  r.text("engine", m.engine);
+  r.text("engine_version", m.engineVersion);
+  r.text("gpu", m.gpu);
+  std::vector<std::string> presets = listHardwarePresets();
+  if (r.ok() &&
+      std::find(presets.begin(), presets.end(), m.gpu) == presets.end())
+    r.fail("gpu",
+           "'" + escapeJSONText(m.gpu) + "' is not a helix hardware preset");
+  r.integer("gpus", 1, kMaxGPUs, m.gpus);
+  r.text("model", m.model);
+  r.dtype("weights_dtype", m.precision.weights);
+  r.dtype("kv_dtype", m.precision.kvCache);
+  r.dtype("compute_dtype", m.precision.compute);
+  std::string strategy, layout, metric, e;
+  r.text("strategy", strategy);
+  if (r.ok() && !parseStrategy(strategy, m.config.strategy, e))
+    r.fail("strategy", e);
+  r.text("layout", layout);
+  if (r.ok() && !parseLayout(layout, m.config.layout, e))
+    r.fail("layout", e);
+  if (r.ok() && m.config.layout.gpus() != m.gpus)
+    r.fail("gpus", std::to_string(m.gpus) + " but the layout " +
+                       m.config.layout.str() + " uses " +
+                       std::to_string(m.config.layout.gpus()));
+  m.config.gpus = m.gpus;
+  r.integer("batch", 1, kMaxBatch, m.config.batch);
+  r.integer("input_len", 0, kMaxContext / 2, m.inputLen);
+  r.integer("output_len", 1, kMaxContext / 2, m.outputLen);
+  r.text("metric", metric);
+  if (r.ok()) {
+    bool known = false;
+    for (Metric k :
+         {Metric::TPOTMs, Metric::ITLMs, Metric::StepMs, Metric::TokSUser})
+      if (metric == stringifyMetric(k)) {
+        m.metric = k;
+        known = true;
+      }
+    if (!known)
+      r.fail("metric", "unknown metric '" + escapeJSONText(metric) +
+                           "' (expected tpot_ms, itl_ms, step_ms or "
+                           "tok_s_user)");
+  }
+  r.number("value", m.value);
+  r.text("speculative", m.speculative);
+  r.flag("derived", m.derived);
+  r.text("formula", m.formula, m.derived);
+  r.flag("excluded", m.excluded);
+  r.text("exclude_reason", m.excludeReason, m.excluded);
+  if (r.ok() && m.speculative != "off" && !m.excluded)
+    r.fail("speculative", "'" + escapeJSONText(m.speculative) +
+                              "': rows with speculative decoding must be "
+                              "marked excluded");
+  r.text("source", m.source);
+  r.text("locator", m.locator);
+  std::string optional;
+  r.text("layout_source", optional, false);
+  r.text("note", optional, false);
+  error = r.message();
+  return r.ok();
+}
+
+} // namespace
+
+bool parseFidelityTable(const std::string &path, std::vector<Measurement> &rows,
+                        std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = path + ": cannot read the file";
+    return false;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  json root;
+  try {
+    std::string e;
+    if (!parseJSONChecked(text.str(), root, e)) {
+      error = path + ": " + e;
+      return false;
+    }
+  } catch (const json::exception &ex) {
+    error = path + ": not valid JSON: " + ex.what();
+    return false;
+  }
+  auto list = root.is_object() ? root.find("rows") : root.end();
+  if (list == root.end() || !list->is_array()) {
+    error = path + ": expected an object with a \"rows\" array";
+    return false;
+  }
+  rows.clear();
+  std::set<std::string> ids;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json &row = (*list)[i];
+    std::string where = path + ": row #" + std::to_string(i + 1);
+    if (row.is_object()) {
+      auto id = row.find("id");
+      if (id != row.end() && id->is_string())
+        where = path + ": row '" + escapeJSONText(id->get<std::string>()) +
+                "' (#" + std::to_string(i + 1) + ")";
+    }
+    Measurement m;
+    if (!readRow(row, where, m, error))
+      return false;
+    if (!ids.insert(m.id).second) {
+      error = where + ": field 'id': duplicate id";
+      return false;
+    }
+    rows.push_back(std::move(m));
+  }
+  if (rows.empty()) {
+    error = path + ": the \"rows\" array is empty";
+    return false;
+  }
+  return true;
+}
+
+} // namespace helix::fidelity

@@ -1,0 +1,71 @@
+//===- FidelityTable.h - Published decode latencies -------------*- C++ -*-===//
+//
+// Reads data/fidelity/measurements.json (docs/fidelity.md): one row per
+// published, measured decode latency of a serving engine, with the
+// configuration helix needs to price it. Every field is checked; the first
+// problem comes back as one line naming the file, the row and the field.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_BENCH_FIDELITYTABLE_H
+#define HELIX_BENCH_FIDELITYTABLE_H
+
+#include "helix/Cost/Layout.h"
+#include "helix/Cost/Precision.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace helix::fidelity {
+
+/// What the published number measures.
+enum class Metric {
+  TPOTMs,   // "tpot_ms": mean time per output token, first token excluded
+  ITLMs,    // "itl_ms": inter-token latency
+  StepMs,   // "step_ms": engine step time
+  TokSUser, // "tok_s_user": output tokens/s per user; step = 1000 / value ms
+};
+
+const char *stringifyMetric(Metric metric);
+
+struct Measurement {
+  std::string id;
+  std::string engine;
+  std::string engineVersion;
+  std::string gpu; // a helix hardware preset
+  int64_t gpus = 0;
+  std::string model; // config file name, resolved in the models directory
+  Precision precision;
+  Config config; // strategy, layout, batch and gpus
+  int64_t inputLen = 0;
+  int64_t outputLen = 0;
+  Metric metric = Metric::TPOTMs;
+  double value = 0;
+  std::string speculative; // "off" for scored rows
+  bool derived = false;
+  std::string formula;
+  bool excluded = false;
+  std::string excludeReason;
+  std::string source;
+  std::string locator;
+
+  /// The measured time per decode step in milliseconds.
+  double measuredMs() const;
+  /// KV context per request the row is priced at: input + output / 2 (the
+  /// average over the decode of one request).
+  int64_t context() const { return inputLen + outputLen / 2; }
+};
+
+/// Parses the table at `path`. On failure returns false with `error` set to
+/// "PATH: row 'ID' (#N): field 'F': what is wrong" (or "PATH: ..." for the
+/// file as a whole). Checks value types and ranges, dtypes, strategy and
+/// layout syntax, the preset name, the GPU count against the layout, unique
+/// ids, and that speculative rows are excluded; the model file's existence
+/// is left to the caller.
+bool parseFidelityTable(const std::string &path, std::vector<Measurement> &rows,
+                        std::string &error);
+
+} // namespace helix::fidelity
+
+#endif // HELIX_BENCH_FIDELITYTABLE_H
