@@ -23,5 +23,6 @@ tool_dirs = [config.helix_tools_dir, config.llvm_tools_dir]
 # "helix" is also a strategy name in option lists ("--strategies tp,helix"):
 # only substitute it where it stands as a command.
 tools = [ToolSubst(t, unresolved="fatal", pre=r".-^/\\<,=")
-         for t in ["helix-opt", "helix-translate", "helix"]]
+         for t in ["helix-opt", "helix-translate", "helix",
+                   "helix-bench-fidelity"]]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
