@@ -12,6 +12,7 @@
 #include "FuzzCommon.h"
 
 #include "helix/Common/Numbers.h"
+#include "helix/Cost/Collectives.h"
 #include "helix/Cost/Evaluate.h"
 #include "helix/Import/HFConfig.h"
 
@@ -58,7 +59,31 @@ static void checkFigures(const Hardware &hw) {
       FUZZ_CHECK(std::isfinite(c.alpha(n)),
                  std::string(stringifyCollectiveKind(CollectiveKind(k))) +
                      " alpha(" + std::to_string(n) + ")");
+    // Measured times: a finite, positive time at every size and group.
+    for (int64_t n : {int64_t(2), int64_t(8), int64_t(72), kMaxGPUs})
+      for (double bytes : {1.0, 4096.0, 1e6, 1e9, 1e13})
+        FUZZ_CHECK(std::isfinite(collectiveTime(hw, CollectiveKind(k), n,
+                                                bytes)) &&
+                       collectiveTime(hw, CollectiveKind(k), n, bytes) > 0,
+                   std::string(stringifyCollectiveKind(CollectiveKind(k))) +
+                       " time");
   }
+  // Kernel curves interpolate to finite figures, efficiencies in (0, 1].
+  const KernelCurves &kc = hw.kernels;
+  for (int i = 0; i < kNumDTypes; ++i)
+    for (const KernelCurve *c :
+         {&kc.gemm[i], &kc.groupedGemm[i], &kc.attentionGQA[i],
+          &kc.attentionMLA[i], &kc.attentionMLAFewHeads[i]})
+      for (double x : {0.5, 1.0, 3.0, 100.0, 1e6}) {
+        if (c->empty())
+          continue;
+        KernelPoint p = c->at(x);
+        FUZZ_CHECK(finiteNonNegative(p.fixedS) &&
+                       std::isfinite(p.bandwidthEfficiency) &&
+                       p.bandwidthEfficiency > 0 &&
+                       p.bandwidthEfficiency <= 1,
+                   hw.name + " kernel curve");
+      }
 }
 
 static void price(const Hardware &hw) {

@@ -2,6 +2,8 @@
 
 #include "helix/Cost/Collectives.h"
 
+#include <cmath>
+
 namespace helix {
 
 double busBandwidthFactor(CollectiveKind kind, int64_t n) {
@@ -24,15 +26,81 @@ double busBandwidthFactor(CollectiveKind kind, int64_t n) {
   return 1.0;
 }
 
+/// alpha(n) + factor * S / busbw(n).
+static double alphaBeta(const Hardware &hw, CollectiveKind kind, int64_t n,
+                        double bytes) {
+  const CollectiveParams &p = hw.collective(kind);
+  double busbw = hw.linkBandwidth(n) * p.busEfficiency;
+  return p.alpha(n) + busBandwidthFactor(kind, n) * bytes / busbw;
+}
+
+/// The measured group size to read for `n` GPUs: the nearest in log2(n)
+/// (the smaller on a tie) on the same side of the NVLink domain boundary;
+/// 0 when there is none.
+static int64_t nearestMeasuredGroup(const Hardware &hw,
+                                    const std::vector<CollectivePoint> &pts,
+                                    int64_t n) {
+  bool inside = n <= hw.nvlinkDomain;
+  int64_t best = 0;
+  double bestD = 0;
+  for (const CollectivePoint &c : pts) {
+    if ((c.gpus <= hw.nvlinkDomain) != inside || c.gpus == best)
+      continue;
+    double d = std::fabs(std::log2(double(c.gpus)) - std::log2(double(n)));
+    if (best == 0 || d < bestD) {
+      best = c.gpus;
+      bestD = d;
+    }
+  }
+  return best;
+}
+
+/// Measured time at `bytes` over exactly `n` GPUs: log-log interpolation
+/// between the measured sizes; the smallest size's time below them (a
+/// smaller message is not faster than the latency floor); beyond the
+/// largest, its time plus the extra bytes at the bus bandwidth.
+static double measuredTime(const Hardware &hw, CollectiveKind kind,
+                           const std::vector<CollectivePoint> &pts, int64_t n,
+                           double bytes) {
+  const CollectivePoint *lo = nullptr, *hi = nullptr;
+  for (const CollectivePoint &c : pts) {
+    if (c.gpus != n)
+      continue;
+    if (c.bytes <= bytes)
+      lo = &c;
+    else if (!hi)
+      hi = &c;
+  }
+  if (!lo)
+    return hi->seconds;
+  if (!hi) {
+    const CollectiveParams &p = hw.collective(kind);
+    double busbw = hw.linkBandwidth(n) * p.busEfficiency;
+    return lo->seconds +
+           busBandwidthFactor(kind, n) * (bytes - lo->bytes) / busbw;
+  }
+  double t = (std::log(bytes) - std::log(lo->bytes)) /
+             (std::log(hi->bytes) - std::log(lo->bytes));
+  return std::exp(std::log(lo->seconds) +
+                  t * (std::log(hi->seconds) - std::log(lo->seconds)));
+}
+
 double collectiveTime(const Hardware &hw, CollectiveKind kind, int64_t n,
                       double bytes) {
   if (kind == CollectiveKind::P2P)
     n = 2;
   if (n <= 1 || bytes <= 0)
     return 0.0;
-  const CollectiveParams &p = hw.collective(kind);
-  double busbw = hw.linkBandwidth(n) * p.busEfficiency;
-  return p.alpha(n) + busBandwidthFactor(kind, n) * bytes / busbw;
+  const std::vector<CollectivePoint> &pts = hw.collective(kind).measured;
+  int64_t m = pts.empty() ? 0 : nearestMeasuredGroup(hw, pts, n);
+  if (m == 0)
+    return alphaBeta(hw, kind, n, bytes);
+  // The measured curve of the nearest group size, scaled to n GPUs as the
+  // alpha-beta model scales between the two sizes.
+  double t = measuredTime(hw, kind, pts, m, bytes);
+  return m == n ? t
+                : t * alphaBeta(hw, kind, n, bytes) /
+                      alphaBeta(hw, kind, m, bytes);
 }
 
 } // namespace helix

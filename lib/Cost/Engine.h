@@ -12,6 +12,7 @@
 #define HELIX_LIB_COST_ENGINE_H
 
 #include "helix/Cost/Evaluate.h"
+#include "helix/Cost/MoE.h"
 #include "helix/Cost/OpCosts.h"
 #include "helix/Cost/Placement.h"
 
@@ -40,8 +41,9 @@ struct LayerShape {
   double tokensRead = 0;       // min(window, S) / KVP
   double tokensStored = 0;     // ceil of that
   double coreFlopsPerRequest = 0;
-  int qkvKernels = 0;
-  int coreKernels = 0;
+  double attnRowsPerRequest = 1; // attention kernel rows: local KV heads
+  int qkvGemms = 0, qkvElementwise = 0;   // QKV (or MLA) projections op
+  int coreGemms = 0, coreElementwise = 0; // besides the attention kernel
   // FFN.
   double ffnParams = 0; // dense shard
   double ffnWidth = 0;  // dense: local gate+up outputs per token
@@ -51,6 +53,7 @@ struct LayerShape {
   double sharedParams = 0;
   double routerParams = 0;
   double residentFFNParams = 0; // all FFN weights one GPU holds
+  ExpertLoadModel experts;      // load of the busiest EP rank
 };
 
 struct Prepared {
@@ -62,8 +65,14 @@ struct Prepared {
   /// checkpoint keeps their module unquantized; embeddings, the LM head,
   /// norms and routers stay BF16.
   double attnWeightBytes = 0, ffnWeightBytes = 0;
+  /// The same as formats: which GEMM curve their kernels read.
+  DType attnWeightFormat = DType::BF16, ffnWeightFormat = DType::BF16;
   static constexpr double kPlainWeightBytes = 2.0;
+  static constexpr DType kPlainWeightFormat = DType::BF16;
   Config config;
+  /// Price the MoE at the mean EP rank's load instead of the busiest's
+  /// (the "balanced" figure of helix cost).
+  bool balancedMoE = false;
   Placement place;
   int64_t pp = 1;
   double hidden = 0;

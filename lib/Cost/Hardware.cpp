@@ -62,6 +62,59 @@ double CollectiveParams::alpha(int64_t n) const {
   return a.second + slope * (std::log2(double(n)) - std::log2(double(a.first)));
 }
 
+KernelPoint KernelCurve::at(double x) const {
+  if (points.empty())
+    return KernelPoint();
+  if (points.size() == 1 || x <= points.front().x)
+    return points.front();
+  if (x >= points.back().x)
+    return points.back();
+  size_t hi = 1;
+  while (points[hi].x < x)
+    ++hi;
+  const KernelPoint &a = points[hi - 1];
+  const KernelPoint &b = points[hi];
+  double t = (std::log2(x) - std::log2(a.x)) / (std::log2(b.x) - std::log2(a.x));
+  auto mix = [t](double u, double v) { return u + t * (v - u); };
+  KernelPoint p;
+  p.x = x;
+  p.fixedS = mix(a.fixedS, b.fixedS);
+  p.bandwidthEfficiency = mix(a.bandwidthEfficiency, b.bandwidthEfficiency);
+  // A point without a math figure defers to compute.gemm_efficiency.
+  p.mathEfficiency = (a.mathEfficiency > 0 && b.mathEfficiency > 0)
+                         ? mix(a.mathEfficiency, b.mathEfficiency)
+                         : 0.0;
+  return p;
+}
+
+/// byFormat[format], else the nearest wider format with a curve.
+static const KernelCurve &widerFallback(const KernelCurve *byFormat,
+                                        DType format) {
+  for (DType d : {format, DType::FP8, DType::BF16}) {
+    if (Precision().bytesPerValue(d) < Precision().bytesPerValue(format))
+      continue;
+    if (!byFormat[static_cast<int>(d)].empty())
+      return byFormat[static_cast<int>(d)];
+  }
+  return byFormat[static_cast<int>(format)];
+}
+
+const KernelCurve &KernelCurves::gemmFor(DType format, bool grouped) const {
+  return widerFallback(grouped ? groupedGemm : gemm, format);
+}
+
+const KernelCurve &KernelCurves::attention(bool mla, double localHeads,
+                                           DType kvFormat) const {
+  const KernelCurve *byFormat = attentionGQA;
+  if (mla)
+    byFormat = localHeads <= 32 && !attentionMLAFewHeads[static_cast<int>(
+                                        kvFormat)]
+                                         .empty()
+                   ? attentionMLAFewHeads
+                   : attentionMLA;
+  return widerFallback(byFormat, kvFormat);
+}
+
 const char *defaultHardwareName() { return "gb200-nvl72"; }
 
 std::vector<std::string> listHardwarePresets() {
@@ -94,10 +147,11 @@ public:
   /// Reads a figure scaled by `scale` into `out`. A null value is allowed
   /// only with `nullMeansZero` (a format the GPU lacks).
   bool figure(const std::string &path, double scale, double &out,
-              bool nullMeansZero = false, bool allowZero = false) {
+              bool nullMeansZero = false, bool allowZero = false,
+              bool optional = false) {
     const json *node = find(path);
     if (!node)
-      return !failed() && (partial || fail(path, "is missing"));
+      return !failed() && (partial || optional || fail(path, "is missing"));
     if (!node->is_object() || !node->contains("value") ||
         !node->contains("source"))
       return fail(path, "must be an object {\"value\": ..., \"source\": ...}");
@@ -171,9 +225,133 @@ public:
     return true;
   }
 
+  /// "latency_us": [{"gpus": n, "bytes": S, "value": us, "source": ...}]
+  /// (optional).
+  bool collectivePoints(const std::string &path, CollectiveParams &params) {
+    const json *node = find(path);
+    if (!node)
+      return !failed();
+    if (!node->is_array() || node->empty())
+      return fail(path, "must be a non-empty array of {\"gpus\", \"bytes\", "
+                        "\"value\", \"source\"}");
+    std::vector<CollectivePoint> points;
+    for (size_t i = 0; i < node->size(); ++i) {
+      std::string at = path + "[" + std::to_string(i) + "]";
+      const json &p = (*node)[i];
+      if (!p.is_object() || !p.contains("gpus") || !p.contains("bytes") ||
+          !p.contains("value") || !p.contains("source"))
+        return fail(at, "must be an object {\"gpus\", \"bytes\", \"value\", "
+                        "\"source\"}");
+      CollectivePoint c;
+      if (!p["gpus"].is_number() ||
+          !doubleToInteger(p["gpus"].get<double>(), 2, kMaxGPUs, c.gpus))
+        return fail(at + ".gpus", "must be an integer " +
+                                      describeRange(2, kMaxGPUs) + ", got " +
+                                      p["gpus"].dump());
+      if (!positive(p["bytes"], 1e15, c.bytes))
+        return fail(at + ".bytes", "must be a positive number of bytes (at "
+                                   "most 1e15), got " + p["bytes"].dump());
+      if (!positive(p["value"], 1e9, c.seconds))
+        return fail(at + ".value", "must be a positive time in microseconds "
+                                   "(at most 1e9), got " + p["value"].dump());
+      c.seconds *= 1e-6;
+      if (!checkSource(at, p["source"]))
+        return false;
+      setSource(at, p["source"].get<std::string>());
+      points.push_back(c);
+    }
+    std::sort(points.begin(), points.end(),
+              [](const CollectivePoint &a, const CollectivePoint &b) {
+                return a.gpus != b.gpus ? a.gpus < b.gpus : a.bytes < b.bytes;
+              });
+    for (size_t i = 1; i < points.size(); ++i)
+      if (points[i].gpus == points[i - 1].gpus &&
+          points[i].bytes == points[i - 1].bytes)
+        return fail(path, "lists gpus=" + std::to_string(points[i].gpus) +
+                              " bytes=" + json(points[i].bytes).dump() +
+                              " twice");
+    params.measured = std::move(points);
+    return true;
+  }
+
+  /// A kernel curve: [{"<xKey>": x, "fixed_us": a, "bandwidth_efficiency":
+  /// e, ["math_efficiency": f,] "source": ...}, ...] (optional).
+  bool kernelCurve(const std::string &path, const char *xKey,
+                   KernelCurve &curve, bool mathOnly = false) {
+    const json *node = find(path);
+    if (!node)
+      return !failed();
+    std::string shape =
+        std::string("{\"") + xKey +
+        (mathOnly ? "\", \"math_efficiency\", \"source\"}"
+                  : "\", \"fixed_us\", \"bandwidth_efficiency\", "
+                    "\"source\"}");
+    if (!node->is_array() || node->empty())
+      return fail(path, "must be a non-empty array of " + shape);
+    std::vector<KernelPoint> points;
+    for (size_t i = 0; i < node->size(); ++i) {
+      std::string at = path + "[" + std::to_string(i) + "]";
+      const json &p = (*node)[i];
+      if (!p.is_object() || !p.contains(xKey) || !p.contains("source") ||
+          (mathOnly ? !p.contains("math_efficiency")
+                    : (!p.contains("fixed_us") ||
+                       !p.contains("bandwidth_efficiency"))))
+        return fail(at, "must be an object " + shape);
+      KernelPoint k;
+      if (!positive(p[xKey], 1e9, k.x))
+        return fail(at + "." + xKey, "must be a positive number (at most "
+                                     "1e9), got " + p[xKey].dump());
+      if (mathOnly) {
+        // Only the math figure is read; the others keep their defaults.
+      } else if (!p["fixed_us"].is_number() ||
+          !std::isfinite(p["fixed_us"].get<double>()) ||
+          p["fixed_us"].get<double>() < 0 ||
+          p["fixed_us"].get<double>() > 1e6)
+        return fail(at + ".fixed_us", "must be a time in microseconds in "
+                                      "[0, 1e6], got " + p["fixed_us"].dump());
+      if (!mathOnly)
+        k.fixedS = p["fixed_us"].get<double>() * 1e-6;
+      if (!mathOnly &&
+          !positive(p["bandwidth_efficiency"], 1.0, k.bandwidthEfficiency))
+        return fail(at + ".bandwidth_efficiency",
+                    "must be a fraction in (0, 1], got " +
+                        p["bandwidth_efficiency"].dump());
+      if (p.contains("math_efficiency") &&
+          !positive(p["math_efficiency"], 1.0, k.mathEfficiency))
+        return fail(at + ".math_efficiency",
+                    "must be a fraction in (0, 1], got " +
+                        p["math_efficiency"].dump());
+      if (!checkSource(at, p["source"]))
+        return false;
+      setSource(at, p["source"].get<std::string>());
+      points.push_back(k);
+    }
+    std::sort(points.begin(), points.end(),
+              [](const KernelPoint &a, const KernelPoint &b) {
+                return a.x < b.x;
+              });
+    for (size_t i = 1; i < points.size(); ++i)
+      if (points[i].x == points[i - 1].x)
+        return fail(path, std::string("lists ") + xKey + "=" +
+                              json(points[i].x).dump() + " twice");
+    curve.points = std::move(points);
+    return true;
+  }
+
   bool failed() const { return !error.empty(); }
 
 private:
+  /// A finite number in (0, max].
+  static bool positive(const json &v, double max, double &out) {
+    if (!v.is_number())
+      return false;
+    double d = v.get<double>();
+    if (!std::isfinite(d) || d <= 0 || d > max)
+      return false;
+    out = d;
+    return true;
+  }
+
   const json *find(const std::string &path) {
     const json *node = &root;
     size_t start = 0;
@@ -254,9 +432,28 @@ bool readAll(const json &root, const std::string &origin, bool partial,
                        stringifyCollectiveKind(CollectiveKind(k));
     CollectiveParams &c = hw.collectives[k];
     if (!r.alphaTable(base + ".alpha_us", c) ||
-        !r.figure(base + ".bus_efficiency", 1.0, c.busEfficiency))
+        !r.figure(base + ".bus_efficiency", 1.0, c.busEfficiency) ||
+        !r.collectivePoints(base + ".latency_us", c))
       return false;
   }
+  KernelCurves &k = hw.kernels;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    std::string dt = stringifyDType(static_cast<DType>(i)).str();
+    if (!r.kernelCurve("kernels.gemm." + dt, "m", k.gemm[i]) ||
+        !r.kernelCurve("kernels.gemm_math." + dt, "m", k.gemmMath[i],
+                       /*mathOnly=*/true) ||
+        !r.kernelCurve("kernels.grouped_gemm." + dt, "m", k.groupedGemm[i]) ||
+        !r.kernelCurve("kernels.attention.gqa." + dt, "rows",
+                       k.attentionGQA[i]) ||
+        !r.kernelCurve("kernels.attention.mla." + dt, "rows",
+                       k.attentionMLA[i]) ||
+        !r.kernelCurve("kernels.attention.mla_few_heads." + dt, "rows",
+                       k.attentionMLAFewHeads[i]))
+      return false;
+  }
+  if (!r.figure("kernels.elementwise_us", 1e-6, k.elementwiseS,
+                /*nullMeansZero=*/false, /*allowZero=*/true, /*optional=*/true))
+    return false;
   for (double e :
        {hw.gemmEfficiency, hw.memoryEfficiency, hw.attentionMemoryEfficiency})
     if (e > 1.0) {

@@ -49,22 +49,40 @@ static double partialBytes(const Prepared &p, const LayerShape &s, double b) {
   return b * s.qHeads * (s.outHeadDim * p.precision.activationBytes() + 4.0);
 }
 
+/// `gemms` weight-streaming GEMMs of `format` over `m` tokens, plus
+/// `elementwise` kernels.
+static KernelMix gemmMix(DType format, double m, int gemms, int elementwise) {
+  KernelMix k;
+  k.gemms = gemms;
+  k.format = format;
+  k.m = m;
+  k.elementwise = elementwise;
+  return k;
+}
+
 OpCost costQKV(const Prepared &p, const LayerShape &s, int64_t batch) {
   const double act = p.precision.activationBytes();
   const double b = attentionRequests(p, batch);
-  return roofline(*p.hw, p.precision.compute, 2.0 * b * s.qkvParams,
-                  s.qkvParams * p.attnWeightBytes, 0,
-                  b * (p.hidden + s.qkvOutWidth) * act, s.qkvKernels);
+  return kernelCost(
+      *p.hw, p.precision.compute, 2.0 * b * s.qkvParams,
+      s.qkvParams * p.attnWeightBytes, 0, b * (p.hidden + s.qkvOutWidth) * act,
+      gemmMix(p.attnWeightFormat, b, s.qkvGemms, s.qkvElementwise));
 }
 
 OpCost costAttentionCore(const Prepared &p, const LayerShape &s,
                          int64_t batch) {
   const double b = attentionRequests(p, batch);
-  return roofline(*p.hw, p.precision.compute, b * s.coreFlopsPerRequest, 0,
-                  b * s.kvValuesPerToken * s.tokensRead * p.precision.kvBytes(),
-                  b * s.qHeads * (s.qkDim + s.outHeadDim) *
-                      p.precision.activationBytes(),
-                  s.coreKernels);
+  KernelMix k = gemmMix(p.attnWeightFormat, b, s.coreGemms, s.coreElementwise);
+  k.attention = 1;
+  k.mla = s.mla;
+  k.rows = b * s.attnRowsPerRequest;
+  k.localHeads = s.qHeads;
+  k.kvFormat = p.precision.kvCache;
+  return kernelCost(
+      *p.hw, p.precision.compute, b * s.coreFlopsPerRequest, 0,
+      b * s.kvValuesPerToken * s.tokensRead * p.precision.kvBytes(),
+      b * s.qHeads * (s.qkDim + s.outHeadDim) * p.precision.activationBytes(),
+      k);
 }
 
 OpCost costCombine(const Prepared &p, const LayerShape &s, int64_t batch) {
@@ -77,11 +95,11 @@ OpCost costCombine(const Prepared &p, const LayerShape &s, int64_t batch) {
 
 OpCost costOutProj(const Prepared &p, const LayerShape &s, int64_t batch) {
   const double b = attentionRequests(p, batch);
-  return roofline(*p.hw, p.precision.compute, 2.0 * b * s.oprojParams,
-                  s.oprojParams * p.attnWeightBytes, 0,
-                  b * (s.oprojParams / p.hidden + p.hidden) *
-                      p.precision.activationBytes(),
-                  1);
+  return kernelCost(*p.hw, p.precision.compute, 2.0 * b * s.oprojParams,
+                    s.oprojParams * p.attnWeightBytes, 0,
+                    b * (s.oprojParams / p.hidden + p.hidden) *
+                        p.precision.activationBytes(),
+                    gemmMix(p.attnWeightFormat, b, 1, 0));
 }
 
 void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
@@ -134,11 +152,12 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
 
 OpCost costDenseFFN(const Prepared &p, const LayerShape &s, int64_t batch) {
   const double tokens = double(batch);
-  return roofline(*p.hw, p.precision.compute, 2.0 * tokens * s.ffnParams,
-                  s.ffnParams * p.ffnWeightBytes, 0,
-                  tokens * (2.0 * p.hidden + 1.5 * s.ffnWidth) *
-                      p.precision.activationBytes(),
-                  3);
+  // Norm, gate-up GEMM, gated activation, down GEMM.
+  return kernelCost(*p.hw, p.precision.compute, 2.0 * tokens * s.ffnParams,
+                    s.ffnParams * p.ffnWeightBytes, 0,
+                    tokens * (2.0 * p.hidden + 1.5 * s.ffnWidth) *
+                        p.precision.activationBytes(),
+                    gemmMix(p.ffnWeightFormat, tokens, 2, 2));
 }
 
 OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
@@ -152,21 +171,31 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   // all-gathered first, as the ep strategy is lowered: costFFNComm).
   const double tokens = double(batch);
   const double held = tokens;
-  // Norm, router GEMM and top-k over the tokens this GPU holds.
-  OpCost c = roofline(hw, math, 2.0 * held * s.routerParams,
-                      s.routerParams * Prepared::kPlainWeightBytes, 0,
-                      held * (2.0 * h + s.numExperts) * act, 3);
-  // Routed experts: T*k/EP token-expert pairs land on this GPU's experts;
-  // only the distinct experts they activate are read.
-  const double pairs = tokens * s.topK / p.place.ep;
-  activeExperts =
-      expectedDistinctExperts(s.localExperts, s.numExperts, s.topK, tokens);
-  c += roofline(hw, math, 2.0 * pairs * s.expertParams,
-                activeExperts * s.expertParams * wb, 0,
-                pairs * (2.0 * h + 1.5 * s.expertWidth) * act, 2);
+  // Norm, router GEMM (BF16) and top-k over the tokens this GPU holds.
+  OpCost c = kernelCost(hw, math, 2.0 * held * s.routerParams,
+                        s.routerParams * Prepared::kPlainWeightBytes, 0,
+                        held * (2.0 * h + s.numExperts) * act,
+                        gemmMix(Prepared::kPlainWeightFormat, held, 1, 2));
+  // Routed experts: the step waits for the busiest EP rank, which computes
+  // its token-expert pairs and reads only the distinct local experts they
+  // activate (MoE.h; the mean rank with Prepared::balancedMoE).
+  RankLoad load = p.balancedMoE ? s.experts.balanced(tokens)
+                                : s.experts.busiest(tokens);
+  activeExperts = load.distinctExperts;
+  // One routed-expert block as engines run it and the grouped-GEMM curve
+  // measures it: token permute, gate-up GEMM, activation, down GEMM,
+  // finalize.
+  KernelMix grouped;
+  grouped.groupedGemms = 1;
+  grouped.format = p.ffnWeightFormat;
+  grouped.m = tokens;
+  c += kernelCost(hw, math, 2.0 * load.pairs * s.expertParams,
+                  activeExperts * s.expertParams * wb, 0,
+                  load.pairs * (2.0 * h + 1.5 * s.expertWidth) * act, grouped);
   if (s.sharedParams > 0)
-    c += roofline(hw, math, 2.0 * held * s.sharedParams, s.sharedParams * wb, 0,
-                  held * 3.0 * h * act, 2);
+    c += kernelCost(hw, math, 2.0 * held * s.sharedParams, s.sharedParams * wb,
+                    0, held * 3.0 * h * act,
+                    gemmMix(p.ffnWeightFormat, held, 2, 1));
   // Weighted sum of expert outputs.
   c += roofline(hw, math, 0, 0, 0, 2.0 * held * h * act, 1);
   return c;
@@ -224,8 +253,9 @@ StepCost costStep(const Prepared &p, int64_t batch) {
   // Final norm and a vocabulary-parallel LM head; sampling gathers each
   // rank's best (value, index) per request.
   double lmParams = p.vocab * h / g;
-  s.last = roofline(hw, math, 2.0 * b * lmParams, lmParams * wb, 0,
-                    b * (h + p.vocab / g) * act, 3);
+  s.last = kernelCost(hw, math, 2.0 * b * lmParams, lmParams * wb, 0,
+                      b * (h + p.vocab / g) * act,
+                      gemmMix(Prepared::kPlainWeightFormat, b, 1, 2));
   s.lastCommS =
       collectiveTime(hw, CollectiveKind::AllGather, g, double(g) * b * 8.0);
   s.p2pS = collectiveTime(hw, CollectiveKind::P2P, 2, b * h * act);

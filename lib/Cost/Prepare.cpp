@@ -37,8 +37,9 @@ static bool sameCostShape(const LayerSpec &a, const LayerSpec &b) {
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
-                          const Placement &pl, int64_t context,
-                          int64_t kvBlock) {
+                          const Placement &pl, const Workload &workload) {
+  const int64_t context = workload.context;
+  const int64_t kvBlock = workload.kvBlock;
   const AttentionSpec &a = layer.attention;
   LayerShape s;
   s.mla = a.kind == AttentionKind::MLA;
@@ -60,14 +61,24 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
     s.qkDim = double(a.kvLoraRank + a.qkRopeHeadDim);
     s.vDim = double(a.kvLoraRank);
     s.qkvOutWidth = s.qHeads * s.qkDim + s.qkDim;
-    s.qkvKernels = 5;  // norm, q_a+kv_a, latent norms, q_b, W_UK + RoPE
-    s.coreKernels = 3; // attention split + combine, W_UV
+    // norm, q_a+kv_a GEMM, latent norms, q_b GEMM, W_UK BMM + RoPE.
+    s.qkvGemms = 3;
+    s.qkvElementwise = 2;
+    // The attention kernel (split), the split combine, the W_UV BMM.
+    s.coreGemms = 1;
+    s.coreElementwise = 1;
+    s.attnRowsPerRequest = 1; // one latent "KV head"
   } else {
     s.qkDim = double(a.headDim);
     s.vDim = double(a.vHeadDim);
     s.qkvOutWidth = s.qHeads * a.headDim + localKV * (a.headDim + a.vHeadDim);
-    s.qkvKernels = 3;  // norm, QKV GEMM, RoPE + KV append
-    s.coreKernels = 2; // flash-decoding split + combine
+    // norm, QKV GEMM, RoPE + KV append.
+    s.qkvGemms = 1;
+    s.qkvElementwise = 2;
+    // Flash-decoding split kernel, then the split combine.
+    s.coreGemms = 0;
+    s.coreElementwise = 1;
+    s.attnRowsPerRequest = double(localKV);
   }
   // KV: a GPU holds ceil(K / TPA) of the K heads (all of MLA's latent).
   s.kvValuesPerToken =
@@ -101,6 +112,8 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
   s.routerParams = double(routerParameterCount(m, model.hiddenSize));
   s.residentFFNParams =
       s.localExperts * s.expertParams + s.sharedParams + s.routerParams;
+  s.experts = ExpertLoadModel(m.numExperts, pl.ep, m.topK,
+                              workload.routingSkew);
   return s;
 }
 
@@ -110,6 +123,7 @@ void prepare(const ModelSpec &model, const Hardware &hw,
   out.hw = &hw;
   out.precision = workload.precision;
   out.config = config;
+  out.balancedMoE = workload.balancedExperts;
   out.place = placementFor(config);
   out.pp = config.layout.pp;
   out.hidden = double(model.hiddenSize);
@@ -122,12 +136,15 @@ void prepare(const ModelSpec &model, const Hardware &hw,
         return true;
     return false;
   };
-  out.attnWeightBytes =
-      kept({"model.layers.0.self_attn"}) ? Prepared::kPlainWeightBytes : wb;
-  out.ffnWeightBytes = kept({"model.layers.0.mlp", "model.layers.0.mlp.experts",
-                             "model.layers.0.block_sparse_moe.experts"})
-                           ? Prepared::kPlainWeightBytes
-                           : wb;
+  const bool attnKept = kept({"model.layers.0.self_attn"});
+  const bool ffnKept = kept({"model.layers.0.mlp", "model.layers.0.mlp.experts",
+                             "model.layers.0.block_sparse_moe.experts"});
+  out.attnWeightBytes = attnKept ? Prepared::kPlainWeightBytes : wb;
+  out.ffnWeightBytes = ffnKept ? Prepared::kPlainWeightBytes : wb;
+  out.attnWeightFormat =
+      attnKept ? Prepared::kPlainWeightFormat : workload.precision.weights;
+  out.ffnWeightFormat =
+      ffnKept ? Prepared::kPlainWeightFormat : workload.precision.weights;
 
   std::vector<int64_t> representative;
   int64_t numLayers = model.numLayers();
@@ -144,7 +161,7 @@ void prepare(const ModelSpec &model, const Hardware &hw,
       cls = int64_t(representative.size());
       representative.push_back(i);
       out.classes.push_back(
-          shapeOf(layer, model, out.place, workload.context, workload.kvBlock));
+          shapeOf(layer, model, out.place, workload));
     }
     out.classOfLayer[i] = cls;
   }

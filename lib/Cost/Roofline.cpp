@@ -40,21 +40,63 @@ OpCost &OpCost::operator+=(const OpCost &o) {
   return *this;
 }
 
-OpCost roofline(const Hardware &hw, DType math, double flops,
-                double weightBytes, double kvBytes, double actBytes,
-                int kernels) {
+namespace {
+/// What one kernel kind costs at its dimension: fixed seconds, bandwidth
+/// and math efficiency; the flat figures where the file has no curve.
+struct KindCost {
+  double fixedS, bandwidthEff, mathEff;
+};
+
+/// `math`, when given and not empty, supplies the math efficiency.
+KindCost kindCost(const Hardware &hw, const KernelCurve &curve, double x,
+                  double flatBandwidthEff, const KernelCurve *math = nullptr) {
+  double mathEff = hw.gemmEfficiency;
+  if (math && !math->empty())
+    mathEff = math->at(x).mathEfficiency;
+  if (curve.empty())
+    return {hw.kernelOverheadS, flatBandwidthEff, mathEff};
+  KernelPoint p = curve.at(x);
+  return {p.fixedS, p.bandwidthEfficiency,
+          p.mathEfficiency > 0 ? p.mathEfficiency : mathEff};
+}
+} // namespace
+
+OpCost kernelCost(const Hardware &hw, DType math, double flops,
+                  double weightBytes, double kvBytes, double actBytes,
+                  const KernelMix &mix) {
+  const KernelCurves &k = hw.kernels;
+  const int f = static_cast<int>(mix.format);
+  KindCost gemm = kindCost(hw, k.gemmFor(mix.format, false), mix.m,
+                           hw.memoryEfficiency, &k.gemmMath[f]);
+  KindCost grouped = kindCost(hw, k.gemmFor(mix.format, true), mix.m,
+                              hw.memoryEfficiency, &k.gemmMath[f]);
+  KindCost attn =
+      kindCost(hw, k.attention(mix.mla, mix.localHeads, mix.kvFormat),
+               mix.rows, hw.attentionMemoryEfficiency);
+  double elementwiseS =
+      k.elementwiseS >= 0 ? k.elementwiseS : hw.kernelOverheadS;
+  // Weights and activations stream at the efficiency of the op's GEMMs
+  // (grouped expert GEMMs, else plain ones), else of elementwise kernels.
+  const KindCost *streaming =
+      mix.groupedGemms > 0 ? &grouped : (mix.gemms > 0 ? &gemm : nullptr);
+  double streamEff = streaming ? streaming->bandwidthEff : hw.memoryEfficiency;
+  // An attention op's FLOPs are the attention kernel's (its curve is fitted
+  // on memory-bound decode, so it carries no math figure): gemm_efficiency.
+  double mathEff = streaming && mix.attention == 0 ? streaming->mathEff
+                                                    : hw.gemmEfficiency;
+
   OpCost c;
   c.flops = flops;
   c.weightBytes = weightBytes;
   c.kvBytes = kvBytes;
   c.actBytes = actBytes;
-  double peak = hw.peak(math) * hw.gemmEfficiency;
+  double peak = hw.peak(math) * mathEff;
   c.computeS = peak > 0 ? flops / peak : 0.0;
-  double kvS = kvBytes / (hw.hbmBandwidth * hw.attentionMemoryEfficiency);
-  double otherS =
-      (weightBytes + actBytes) / (hw.hbmBandwidth * hw.memoryEfficiency);
+  double kvS = kvBytes / (hw.hbmBandwidth * attn.bandwidthEff);
+  double otherS = (weightBytes + actBytes) / (hw.hbmBandwidth * streamEff);
   c.memoryS = kvS + otherS;
-  c.overheadS = kernels * hw.kernelOverheadS;
+  c.overheadS = mix.gemms * gemm.fixedS + mix.groupedGemms * grouped.fixedS +
+                mix.attention * attn.fixedS + mix.elementwise * elementwiseS;
   c.timeS = std::max(c.computeS, c.memoryS) + c.overheadS;
   if (c.memoryS >= c.computeS) {
     c.where.kvRead = kvS;
@@ -64,6 +106,14 @@ OpCost roofline(const Hardware &hw, DType math, double flops,
   }
   c.where.overhead = c.overheadS;
   return c;
+}
+
+OpCost roofline(const Hardware &hw, DType math, double flops,
+                double weightBytes, double kvBytes, double actBytes,
+                int kernels) {
+  KernelMix mix;
+  mix.elementwise = kernels;
+  return kernelCost(hw, math, flops, weightBytes, kvBytes, actBytes, mix);
 }
 
 } // namespace helix

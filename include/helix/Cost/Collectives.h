@@ -8,6 +8,15 @@
 // the reduce-scatter input, the per-rank all-to-all send buffer. Groups that
 // fit in one NVLink domain run at NVLink speed, larger ones at scale-out speed.
 //
+// Where the hardware file gives measured times ("latency_us": by group size
+// and message bytes), they replace the alpha-beta line: the measured group
+// size nearest to n (same side of the NVLink domain boundary) is read at S,
+// log-log between measured sizes, held at the smallest size's time below
+// them and extended at the bus bandwidth beyond the largest; a different n
+// scales that time by the alpha-beta model's ratio between the two sizes.
+// Small decode messages are latency-bound and measured 3-4x slower than the
+// alpha-beta line built on large-message bus bandwidth (docs/cost-model.md).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HELIX_COST_COLLECTIVES_H

@@ -35,18 +35,78 @@ constexpr int kNumCollectiveKinds = 8;
 /// JSON key of a collective ("all_reduce", "moe_dispatch", ...).
 const char *stringifyCollectiveKind(CollectiveKind kind);
 
+/// One measured time of a collective: `gpus` GPUs, a message of `bytes`
+/// (nccl-tests size), `seconds`.
+struct CollectivePoint {
+  int64_t gpus = 0;
+  double bytes = 0;
+  double seconds = 0;
+};
+
 /// Latency and achieved bandwidth of one collective kind.
 struct CollectiveParams {
   /// Measured small-message latency (alpha) by group size, sorted by size.
   std::vector<std::pair<int64_t, double>> alphaS;
   /// Achieved bus bandwidth as a fraction of the per-direction link peak.
   double busEfficiency = 0.7;
+  /// Measured times by group size and message size ("latency_us"), sorted
+  /// by (gpus, bytes); empty when the file gives none (alpha-beta only).
+  /// Collectives.h says how they are used.
+  std::vector<CollectivePoint> measured;
 
   /// Alpha for a group of `n` GPUs: interpolated linearly in log2(n) between
   /// measured sizes, extended with the last measured slope beyond them (tree
   /// and NVLS algorithms grow with log n), held constant below the first
   /// point or when only one point is known.
   double alpha(int64_t n) const;
+};
+
+/// One measured point of a kernel curve. `x` is the kernel's parallel
+/// dimension: the token dimension M of a GEMM (tokens through a grouped
+/// expert GEMM), or the rows of a decode-attention kernel (requests x KV
+/// heads on the GPU; MLA: requests). At x the kernel costs `fixedS` plus
+/// the bytes it streams at `bandwidthEfficiency` of HBM peak (and its
+/// FLOPs at `mathEfficiency` of peak math; 0 = compute.gemm_efficiency).
+struct KernelPoint {
+  double x = 1;
+  double fixedS = 0;
+  double bandwidthEfficiency = 1;
+  double mathEfficiency = 0;
+};
+
+/// Points of one kernel kind, sorted by x. at() interpolates linearly in
+/// log2(x) and holds the end points beyond the measured range.
+struct KernelCurve {
+  std::vector<KernelPoint> points;
+  bool empty() const { return points.empty(); }
+  KernelPoint at(double x) const;
+};
+
+/// The kernel kinds with a curve in a hardware file ("kernels" section).
+/// Without a curve a kind costs compute.kernel_overhead_us per kernel and
+/// streams at the flat efficiencies of "memory".
+struct KernelCurves {
+  KernelCurve gemm[kNumDTypes];        // by weight format
+  KernelCurve gemmMath[kNumDTypes];    // math_efficiency only, by format
+  KernelCurve groupedGemm[kNumDTypes]; // MoE routed experts, by format
+  /// Decode attention by KV-cache format: GQA/MHA; MLA with many local
+  /// query heads (measured at 128) and with few (measured at 16).
+  KernelCurve attentionGQA[kNumDTypes];
+  KernelCurve attentionMLA[kNumDTypes];
+  KernelCurve attentionMLAFewHeads[kNumDTypes];
+  /// Norm, activation, RoPE, combine, sampling kernels: fixed seconds each;
+  /// < 0 takes compute.kernel_overhead_us.
+  double elementwiseS = -1;
+
+  /// The attention curve for a KV format: its own, else the nearest wider
+  /// measured format (fp4 -> fp8 -> bf16); MLA with <= 32 local query heads
+  /// prefers the few-heads curve.
+  const KernelCurve &attention(bool mla, double localHeads,
+                               DType kvFormat) const;
+  /// The GEMM (grouped: MoE block) curve for a weight format, with the same
+  /// fallback to the nearest wider measured format (FP4 weights on Hopper,
+  /// which has no FP4 tensor cores, run FP8 or BF16 kernels).
+  const KernelCurve &gemmFor(DType format, bool grouped) const;
 };
 
 struct Hardware {
@@ -64,6 +124,7 @@ struct Hardware {
   int64_t nvlinkDomain = 1;               // GPUs in one NVLink domain
   double scaleOutBandwidth = 0.0;         // bytes/s per GPU per direction
   CollectiveParams collectives[kNumCollectiveKinds];
+  KernelCurves kernels;
   /// (field path, source) for every figure read from JSON.
   std::vector<std::pair<std::string, std::string>> sources;
 

@@ -1,10 +1,11 @@
 //===- Roofline.h - Per-GPU time of one kernel ------------------*- C++ -*-===//
 //
-// time = max(flops / (peak * gemm_eff), bytes / (bw * mem_eff)) + kernels *
-// fixed overhead. The KV cache streams at the attention efficiency, weights
-// and activations at the memory-bound efficiency. Where the time goes is
-// attributed to the bound that wins (KV read, weight read or compute) plus
-// the fixed overhead.
+// time = max(flops / (peak * math_eff), bytes / (bw * mem_eff)) + the
+// kernels' fixed costs. The KV cache streams at the attention efficiency,
+// weights and activations at the GEMM's (or the memory-bound) efficiency;
+// with kernel curves in the hardware file these depend on the kernel kind
+// and its M or rows (kernelCost). Where the time goes is attributed to the
+// bound that wins (KV read, weight read or compute) plus the fixed costs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,8 +51,36 @@ struct OpCost {
   double variableS() const { return timeS - overheadS; }
 };
 
-/// Roofline cost of an op with `flops` in the `math` format reading the given
-/// bytes, launched as `kernels` kernels.
+/// The kernels one op launches, by kind, with the dimensions the hardware
+/// file's kernel curves are keyed by (Hardware.h, KernelCurves).
+struct KernelMix {
+  int gemms = 0;        // weight-streaming GEMMs of `format`, M = `m`
+  int groupedGemms = 0; // MoE expert GEMMs of `format`, `m` tokens routed
+  DType format = DType::BF16;
+  double m = 1;
+  int attention = 0; // decode attention kernels over `rows` rows
+  bool mla = false;
+  double rows = 1;
+  double localHeads = 1; // query heads on the GPU (picks the MLA curve)
+  DType kvFormat = DType::BF16;
+  int elementwise = 0; // norm, RoPE + KV append, activation, combine...
+
+  int kernels() const { return gemms + groupedGemms + attention + elementwise; }
+};
+
+/// Cost of an op with `flops` in the `math` format reading the given bytes,
+/// launched as the kernels of `mix`:
+///   time = max(flops / (peak * math_eff), kv / (bw * attention_eff) +
+///              (weights + activations) / (bw * gemm_eff)) + sum of the
+///          kernels' fixed costs,
+/// each efficiency and fixed cost read from the kind's curve at its M (or
+/// rows); a kind without a curve takes the flat figures (memory-bound
+/// efficiency, attention efficiency, gemm_efficiency, kernel_overhead_us).
+OpCost kernelCost(const Hardware &hw, DType math, double flops,
+                  double weightBytes, double kvBytes, double actBytes,
+                  const KernelMix &mix);
+
+/// kernelCost of `kernels` elementwise (flat-efficiency) kernels.
 OpCost roofline(const Hardware &hw, DType math, double flops,
                 double weightBytes, double kvBytes, double actBytes,
                 int kernels);

@@ -1,0 +1,179 @@
+//===- KernelCurvesTest.cpp - Kernel curves: parsing and pricing ----------===//
+
+#include "helix/Cost/Hardware.h"
+#include "helix/Cost/Roofline.h"
+
+#include "TestHardware.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace helix;
+
+namespace {
+
+/// A user file on the h100 preset whose bf16 GEMM curve has two points.
+const char *kTwoPointGemm = R"({"base": "h100", "kernels": {"gemm": {"bf16": [
+  {"m": 1, "fixed_us": 4, "bandwidth_efficiency": 0.5, "source": "s1"},
+  {"m": 16, "fixed_us": 8, "bandwidth_efficiency": 0.9, "source": "s2"}]}}})";
+
+TEST(KernelCurves, InterpolateInLog2AndHoldTheEnds) {
+  Hardware hw;
+  std::string error;
+  ASSERT_TRUE(parseHardwareJSON(kTwoPointGemm, "mine.json", hw, error))
+      << error;
+  const KernelCurve &c = hw.kernels.gemm[int(DType::BF16)];
+  ASSERT_EQ(c.points.size(), 2u);
+  // m = 4 is half way between 1 and 16 in log2.
+  KernelPoint p = c.at(4);
+  EXPECT_NEAR(p.fixedS, 6e-6, 1e-15);
+  EXPECT_NEAR(p.bandwidthEfficiency, 0.7, 1e-12);
+  EXPECT_NEAR(c.at(0.5).fixedS, 4e-6, 1e-15);
+  EXPECT_NEAR(c.at(1e6).bandwidthEfficiency, 0.9, 1e-12);
+  // The base preset's other curves are replaced only where given.
+  EXPECT_FALSE(hw.kernels.gemm[int(DType::FP8)].empty());
+}
+
+TEST(KernelCurves, GemmOpIsFixedCostPlusBytesAtTheCurvesEfficiency) {
+  Hardware hw = test::appendixAHardware();
+  hw.kernelOverheadS = 2e-6;
+  hw.memoryEfficiency = 0.8;
+  hw.kernels.gemm[int(DType::BF16)].points = {{1, 5e-6, 0.5, 0}};
+  KernelMix mix;
+  mix.gemms = 2;
+  mix.elementwise = 1;
+  mix.format = DType::BF16;
+  OpCost c = kernelCost(hw, DType::BF16, 0, 1e9, 0, 0, mix);
+  // Two GEMMs at 5 us, one elementwise kernel at the flat 2 us.
+  EXPECT_NEAR(c.overheadS, 12e-6, 1e-15);
+  EXPECT_NEAR(c.memoryS, 1e9 / (8000e9 * 0.5), 1e-15);
+  EXPECT_NEAR(c.timeS, c.memoryS + 12e-6, 1e-15);
+  // Without the curve: the flat figures (2 us per kernel, 0.8).
+  hw.kernels.gemm[int(DType::BF16)].points.clear();
+  OpCost flat = kernelCost(hw, DType::BF16, 0, 1e9, 0, 0, mix);
+  EXPECT_NEAR(flat.overheadS, 6e-6, 1e-15);
+  EXPECT_NEAR(flat.memoryS, 1e9 / (8000e9 * 0.8), 1e-15);
+  EXPECT_NEAR(flat.timeS, roofline(hw, DType::BF16, 0, 1e9, 0, 0, 3).timeS,
+              1e-15);
+}
+
+TEST(KernelCurves, MathEfficiencyFromGemmMath) {
+  Hardware hw = test::appendixAHardware();
+  for (double &p : hw.peakFlops)
+    p = 1e15;
+  hw.gemmEfficiency = 0.68;
+  hw.kernels.gemmMath[int(DType::FP8)].points = {{1024, 0, 1, 0.5}};
+  KernelMix mix;
+  mix.gemms = 1;
+  mix.format = DType::FP8;
+  mix.m = 4096;
+  OpCost c = kernelCost(hw, DType::FP8, 1e12, 1, 0, 0, mix);
+  EXPECT_NEAR(c.computeS, 1e12 / (1e15 * 0.5), 1e-12);
+  // An attention op keeps gemm_efficiency for its FLOPs.
+  mix.attention = 1;
+  OpCost a = kernelCost(hw, DType::FP8, 1e12, 1, 0, 0, mix);
+  EXPECT_NEAR(a.computeS, 1e12 / (1e15 * 0.68), 1e-12);
+}
+
+TEST(KernelCurves, AttentionCurveByRowsAndKVFormatWithFallback) {
+  Hardware hw = test::appendixAHardware();
+  hw.kernels.attentionGQA[int(DType::BF16)].points = {{1, 10e-6, 0.5, 0},
+                                                      {8, 10e-6, 1.0, 0}};
+  hw.kernels.attentionGQA[int(DType::FP8)].points = {{1, 20e-6, 0.25, 0}};
+  KernelMix mix;
+  mix.attention = 1;
+  mix.rows = 8;
+  mix.kvFormat = DType::BF16;
+  OpCost c = kernelCost(hw, DType::BF16, 0, 0, 8e9, 0, mix);
+  EXPECT_NEAR(c.timeS, 10e-6 + 8e9 / 8000e9, 1e-12);
+  // FP8 KV reads its own curve; FP4 KV has none and takes FP8's.
+  mix.kvFormat = DType::FP8;
+  EXPECT_NEAR(kernelCost(hw, DType::BF16, 0, 0, 8e9, 0, mix).timeS,
+              20e-6 + 8e9 / (8000e9 * 0.25), 1e-12);
+  mix.kvFormat = DType::FP4;
+  EXPECT_NEAR(kernelCost(hw, DType::BF16, 0, 0, 8e9, 0, mix).timeS,
+              20e-6 + 8e9 / (8000e9 * 0.25), 1e-12);
+  // A BF16 KV cache never borrows a narrower format's curve.
+  hw.kernels.attentionGQA[int(DType::BF16)].points.clear();
+  mix.kvFormat = DType::BF16;
+  EXPECT_TRUE(hw.kernels.attention(false, 8, DType::BF16).empty());
+}
+
+TEST(KernelCurves, PresetsCarryCurvesWithSources) {
+  for (const std::string &name : listHardwarePresets()) {
+    Hardware hw;
+    std::string error;
+    ASSERT_TRUE(loadHardware(name, hw, error)) << error;
+    EXPECT_FALSE(hw.kernels.gemm[int(DType::BF16)].empty()) << name;
+    EXPECT_FALSE(hw.kernels.attentionGQA[int(DType::BF16)].empty()) << name;
+    EXPECT_FALSE(hw.collective(CollectiveKind::AllReduce).measured.empty())
+        << name;
+    bool sourced = false;
+    for (const auto &s : hw.sources)
+      sourced = sourced || s.first.rfind("kernels.gemm.bf16[0]", 0) == 0;
+    EXPECT_TRUE(sourced) << name;
+  }
+}
+
+struct BadCurve {
+  const char *json;
+  const char *field;
+};
+
+class BadKernelCurve : public ::testing::TestWithParam<BadCurve> {};
+
+TEST_P(BadKernelCurve, NamesTheField) {
+  Hardware hw;
+  std::string error;
+  EXPECT_FALSE(parseHardwareJSON(GetParam().json, "mine.json", hw, error));
+  EXPECT_NE(error.find("mine.json"), std::string::npos) << error;
+  EXPECT_NE(error.find(GetParam().field), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Corpus, BadKernelCurve,
+    ::testing::Values(
+        BadCurve{R"({"base": "h100", "kernels": {"gemm": {"bf16": {}}}})",
+                 "'kernels.gemm.bf16'"},
+        BadCurve{R"({"base": "h100", "kernels": {"gemm": {"bf16": [
+          {"m": 1, "fixed_us": 4, "bandwidth_efficiency": 1.5,
+           "source": "s"}]}}})",
+                 "kernels.gemm.bf16[0].bandwidth_efficiency"},
+        BadCurve{R"({"base": "h100", "kernels": {"gemm": {"bf16": [
+          {"m": 0, "fixed_us": 4, "bandwidth_efficiency": 0.5,
+           "source": "s"}]}}})",
+                 "kernels.gemm.bf16[0].m"},
+        BadCurve{R"({"base": "h100", "kernels": {"gemm": {"bf16": [
+          {"m": 1, "fixed_us": -1, "bandwidth_efficiency": 0.5,
+           "source": "s"}]}}})",
+                 "kernels.gemm.bf16[0].fixed_us"},
+        BadCurve{R"({"base": "h100", "kernels": {"gemm": {"bf16": [
+          {"m": 1, "fixed_us": 1, "bandwidth_efficiency": 0.5}]}}})",
+                 "kernels.gemm.bf16[0]"},
+        BadCurve{R"({"base": "h100", "kernels": {"gemm": {"bf16": [
+          {"m": 2, "fixed_us": 1, "bandwidth_efficiency": 0.5, "source": "a"},
+          {"m": 2, "fixed_us": 1, "bandwidth_efficiency": 0.5,
+           "source": "b"}]}}})",
+                 "twice"},
+        BadCurve{R"({"base": "h100", "kernels": {"attention": {"gqa": {"fp8": [
+          {"m": 1, "fixed_us": 1, "bandwidth_efficiency": 0.5,
+           "source": "a"}]}}}})",
+                 "kernels.attention.gqa.fp8[0]"},
+        BadCurve{R"({"base": "h100", "kernels": {"gemm_math": {"bf16": [
+          {"m": 1024, "math_efficiency": 0, "source": "a"}]}}})",
+                 "kernels.gemm_math.bf16[0].math_efficiency"},
+        BadCurve{R"({"base": "h100", "collectives": {"all_reduce": {
+          "latency_us": [{"gpus": 1, "bytes": 1024, "value": 3,
+                          "source": "a"}]}}})",
+                 "collectives.all_reduce.latency_us[0].gpus"},
+        BadCurve{R"({"base": "h100", "collectives": {"all_reduce": {
+          "latency_us": [{"gpus": 8, "bytes": 1024, "value": 1e999,
+                          "source": "a"}]}}})",
+                 "mine.json"},
+        BadCurve{R"({"base": "h100", "collectives": {"all_to_all": {
+          "latency_us": [{"gpus": 8, "bytes": -5, "value": 3,
+                          "source": "a"}]}}})",
+                 "collectives.all_to_all.latency_us[0].bytes"}));
+
+} // namespace
