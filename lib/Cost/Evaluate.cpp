@@ -183,6 +183,16 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
   ev.step.exposedS = t.stepExposedS;
   for (const detail::LayerCost &c : perClass)
     ev.hopbSlices = std::max(ev.hopbSlices, c.slices);
+  // The same step with every EP rank at the mean expert load.
+  bool moe = false;
+  for (const detail::LayerShape &s : p.classes)
+    moe = moe || s.moe;
+  if (moe) {
+    p.balancedMoE = true;
+    ev.balancedTtlS = detail::computeTotals(p, config.batch).ttlS;
+  } else {
+    ev.balancedTtlS = t.ttlS;
+  }
 
   ev.layers.reserve(model.layers.size());
   for (size_t i = 0; i < model.layers.size(); ++i) {

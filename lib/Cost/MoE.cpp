@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <numeric>
 
 namespace helix {
 
@@ -19,6 +21,137 @@ double expectedDistinctRanks(double ep, double topK) {
   if (ep <= 1)
     return 1.0;
   return ep * (1.0 - std::pow(1.0 - 1.0 / ep, topK));
+}
+
+double expectedMaxOfNormals(int64_t n) {
+  if (n <= 1)
+    return 0.0;
+  // E[max] = integral of x * n * phi(x) * Phi(x)^(n-1) dx.
+  const double step = 0.01;
+  double sum = 0;
+  for (double x = -8.0; x <= 8.0; x += step) {
+    double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+    double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    sum += x * double(n) * phi * std::pow(cdf, double(n - 1)) * step;
+  }
+  return sum;
+}
+
+namespace {
+/// Inclusion probabilities pi_i = k p_i for Zipf(skew) popularity, capped
+/// at 1 with the excess spread over the uncapped experts.
+std::vector<double> inclusionProbabilities(int64_t e, int64_t k,
+                                           double skew) {
+  std::vector<double> pi(e);
+  double z = 0;
+  for (int64_t i = 0; i < e; ++i)
+    z += pi[i] = std::pow(double(i + 1), -skew);
+  for (double &v : pi)
+    v *= double(k) / z;
+  for (int iter = 0; iter < 64; ++iter) {
+    double excess = 0, free = 0;
+    for (double &v : pi)
+      if (v > 1.0) {
+        excess += v - 1.0;
+        v = 1.0;
+      }
+    if (excess <= 0)
+      break;
+    for (double v : pi)
+      if (v < 1.0)
+        free += v;
+    if (free <= 0)
+      break;
+    for (double &v : pi)
+      if (v < 1.0)
+        v += excess * v / free;
+  }
+  return pi;
+}
+
+/// Small deterministic generator (splitmix64): the same placements on
+/// every platform, unlike std::shuffle.
+struct SplitMix {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+};
+} // namespace
+
+ExpertLoadModel::ExpertLoadModel(int64_t numExperts, int64_t ep,
+                                 int64_t topK, double skew)
+    : numExperts_(double(numExperts)), ep_(double(std::max<int64_t>(ep, 1))),
+      topK_(double(topK)) {
+  if (numExperts <= 0 || topK <= 0)
+    return;
+  ep = std::max<int64_t>(1, std::min(ep, numExperts));
+  const int64_t local = numExperts / ep;
+  local_ = double(local);
+  zMax_ = expectedMaxOfNormals(ep);
+  std::vector<double> pi = inclusionProbabilities(numExperts, topK, skew);
+  hotInclusion_.assign(local, 0.0);
+  if (skew == 0.0 || ep == 1) {
+    // Every rank alike: no placement to average over.
+    std::copy(pi.begin(), pi.begin() + local, hotInclusion_.begin());
+  } else {
+    const int kPlacements = 64;
+    SplitMix rng{0x48454c4958ULL}; // "HELIX"
+    std::vector<int64_t> perm(numExperts);
+    std::vector<double> rankPi(local);
+    for (int t = 0; t < kPlacements; ++t) {
+      std::iota(perm.begin(), perm.end(), 0);
+      for (int64_t i = numExperts - 1; i > 0; --i)
+        std::swap(perm[i], perm[rng.next() % uint64_t(i + 1)]);
+      double best = -1;
+      std::vector<double> bestPi;
+      for (int64_t r = 0; r < ep; ++r) {
+        double share = 0;
+        for (int64_t j = 0; j < local; ++j)
+          share += rankPi[j] = pi[perm[r * local + j]];
+        if (share > best) {
+          best = share;
+          bestPi = rankPi;
+        }
+      }
+      std::sort(bestPi.begin(), bestPi.end());
+      for (int64_t j = 0; j < local; ++j)
+        hotInclusion_[j] += bestPi[j] / kPlacements;
+    }
+  }
+  for (double v : hotInclusion_) {
+    hotShare_ += v;
+    hotVariance_ += v * (1.0 - v);
+  }
+}
+
+RankLoad ExpertLoadModel::balanced(double tokens) const {
+  RankLoad l;
+  if (tokens <= 0 || numExperts_ <= 0)
+    return l;
+  l.pairs = tokens * topK_ / ep_;
+  l.distinctExperts =
+      expectedDistinctExperts(local_, numExperts_, topK_, tokens);
+  return l;
+}
+
+RankLoad ExpertLoadModel::busiest(double tokens) const {
+  RankLoad l;
+  if (tokens <= 0 || numExperts_ <= 0)
+    return l;
+  double mean = tokens * hotShare_;
+  double pairs = mean + zMax_ * std::sqrt(tokens * hotVariance_);
+  pairs = std::min(pairs, tokens * std::min(topK_, local_));
+  double expectedDistinct = 0;
+  for (double v : hotInclusion_)
+    expectedDistinct += 1.0 - std::pow(1.0 - v, tokens);
+  double distinct = mean > 0 ? expectedDistinct * pairs / mean : 0.0;
+  l.pairs = pairs;
+  l.distinctExperts = std::min({local_, pairs, distinct});
+  return l;
 }
 
 } // namespace helix

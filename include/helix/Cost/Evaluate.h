@@ -83,6 +83,9 @@ struct Evaluation {
   int64_t microBatches = 1;       // micro-batches in flight (tp-pp)
   int64_t hopbSlices = 1;         // batch slices of the attention overlap
   double ttlS = 0;                // token-to-token latency
+  /// TTL with every EP rank at the mean expert load (= ttlS without MoE
+  /// layers); ttlS waits for the busiest rank (Workload::routingSkew).
+  double balancedTtlS = 0;
   double tokensPerSecPerUser = 0; // 1 / TTL
   double tokensPerSecPerGPU = 0;  // batch / (TTL * GPUs)
   double memoryPerGPUBytes = 0;

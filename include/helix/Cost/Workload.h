@@ -3,6 +3,7 @@
 #ifndef HELIX_COST_WORKLOAD_H
 #define HELIX_COST_WORKLOAD_H
 
+#include "helix/Cost/MoE.h"
 #include "helix/Cost/Precision.h"
 
 #include <cstdint>
@@ -17,6 +18,13 @@ struct Workload {
   /// Tokens dealt to one KVP rank at a time (helix-kv-placement's block):
   /// a rank's KV shard holds whole blocks (helix/Common/KVCapacity.h).
   int64_t kvBlock = 16;
+  /// Zipf exponent of expert popularity (MoE.h, ExpertLoadModel); 0 is
+  /// uniform routing.
+  double routingSkew = kDefaultRoutingSkew;
+  /// Price every EP rank at the mean expert load (the paper's formula; a
+  /// deployment with a load balancer that replicates hot experts, EPLB,
+  /// comes close) instead of the busiest rank's.
+  bool balancedExperts = false;
 };
 
 } // namespace helix
