@@ -292,7 +292,11 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     runs (what `helix-hopb` takes when not told otherwise, and what the
     latency is priced with; 0: the cost model's best count, before a
     program fixes it) and `kv_block` the round-robin KV block
-    (`helix-kv-placement`'s default).
+    (`helix-kv-placement`'s default). For MoE models `routing_skew` is the
+    Zipf exponent of expert popularity the latency was priced with (the
+    step waits for the busiest EP rank; default 0.64, from measured
+    DeepSeek-R1 routing, docs/cost-model.md) and `balanced_experts` prices
+    every rank at the mean load instead.
 
     ```mlir
     #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 64,
@@ -314,7 +318,9 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     Helix_F64Parameter<"predicted token-to-token latency (s)", "0.0">:$ttl_s,
     Helix_BoolParameter<"attention-side collective overlapped batch-wise">:$overlap,
     Helix_I64Parameter<"HOP-B batch slices of the program (0: the best count)", "0">:$slices,
-    Helix_I64Parameter<"KV tokens appended to one KVP rank before the next", "16">:$kv_block
+    Helix_I64Parameter<"KV tokens appended to one KVP rank before the next", "16">:$kv_block,
+    Helix_F64Parameter<"MoE: Zipf exponent of expert popularity", "::helix::kDefaultRoutingSkew">:$routing_skew,
+    Helix_BoolParameter<"MoE: every EP rank priced at the mean load">:$balanced_experts
   );
   let extraClassDeclaration = [{
     /// "fp4 weights, fp8 KV, bf16 math", as the reports describe it.

@@ -77,7 +77,9 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
                               precision.nvfp4BlockScales,
                               plan.config.effectiveHopB(), APFloat(plan.ttlS),
                               placementFor(plan.config).overlap,
-                              plan.config.hopbSlices, plan.kvBlock));
+                              plan.config.hopbSlices, plan.kvBlock,
+                              APFloat(plan.workload.routingSkew),
+                              plan.workload.balancedExperts));
   return annotated;
 }
 
@@ -86,7 +88,8 @@ PlanAttr planWithProgram(PlanAttr p, int64_t slices, int64_t kvBlock) {
                        p.getGpus(), p.getBatch(), p.getContextLength(),
                        p.getWeights(), p.getKvCache(), p.getCompute(),
                        p.getNvfp4Scales(), p.getHopb(), p.getTtlS(),
-                       p.getOverlap(), slices, kvBlock);
+                       p.getOverlap(), slices, kvBlock, p.getRoutingSkew(),
+                       p.getBalancedExperts());
 }
 
 PlanRecord planRecordOf(PlanAttr attr) {
@@ -101,6 +104,8 @@ PlanRecord planRecordOf(PlanAttr attr) {
   r.hardware = attr.getHardware().str();
   r.workload.context = attr.getContextLength();
   r.workload.kvBlock = attr.getKvBlock();
+  r.workload.routingSkew = attr.getRoutingSkew().convertToDouble();
+  r.workload.balancedExperts = attr.getBalancedExperts();
   r.ttlS = attr.getTtlS().convertToDouble();
   c.batch = attr.getBatch();
   c.gpus = attr.getGpus();

@@ -341,7 +341,7 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                int64_t batch, int64_t context, ::helix::DType,
                                ::helix::DType, ::helix::DType, bool, bool,
                                APFloat ttl, bool, int64_t slices,
-                               int64_t kvBlock) {
+                               int64_t kvBlock, APFloat routingSkew, bool) {
   if (failed(requirePositive(emitError, "gpus", gpus)) ||
       failed(requirePositive(emitError, "batch", batch)) ||
       failed(requirePositive(emitError, "context_length", context)) ||
@@ -351,6 +351,10 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "plan 'slices' must not be negative";
   if (ttl.isNegative() || !ttl.isFinite())
     return emitError() << "plan 'ttl_s' must be finite and not negative";
+  // The range `helix --routing-skew` accepts.
+  double skew = routingSkew.convertToDouble();
+  if (!routingSkew.isFinite() || skew < 0 || skew > 4)
+    return emitError() << "plan 'routing_skew' must be in [0, 4]";
   return success();
 }
 

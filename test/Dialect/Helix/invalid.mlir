@@ -416,6 +416,11 @@ func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h1
 
 // -----
 
+// expected-error@+1 {{plan 'routing_skew' must be in [0, 4]}}
+func.func private @f() attributes {a = #helix.plan<strategy = ep, hardware = "h100", gpus = 8, batch = 1, context_length = 1024, routing_skew = -0.5>}
+
+// -----
+
 // A NaN budget is not "no budget".
 // expected-error@+1 {{plan 'ttl_s' must be finite and not negative}}
 func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h100", gpus = 8, batch = 1, context_length = 1024, ttl_s = 0x7FF8000000000000>}

@@ -115,6 +115,14 @@ func.func @mha_mqa_qknorm(%x: tensor<2x1024xf16>, %pos: tensor<2xi64>,
 // CHECK-SAME: layout = #helix.layout<gpus = 8, ep = 8, dp = 8>
 func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, weights = fp8, kv_cache = fp8, compute = fp4, nvfp4_scales = true, hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
 
+// The MoE routing the plan was priced with; the default skew is not printed.
+// CHECK-LABEL: func.func private @plan_routing
+// CHECK-SAME: helix.plan = #helix.plan<strategy = ep, hardware = "h200", gpus = 8, batch = 16, context_length = 4096, ttl_s = 1.000000e-02, routing_skew = 0.000000e+00, balanced_experts = true>
+func.func private @plan_routing() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "h200", gpus = 8, batch = 16, context_length = 4096, ttl_s = 0.01, routing_skew = 0.0, balanced_experts = true>}
+// CHECK-LABEL: func.func private @plan_default_routing
+// CHECK-SAME: ttl_s = 1.000000e-02>
+func.func private @plan_default_routing() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "h200", gpus = 8, batch = 16, context_length = 4096, ttl_s = 0.01, routing_skew = 0.64>}
+
 // Zero cost fields are not printed.
 // CHECK-LABEL: func.func private @cost
 // CHECK-SAME: helix.cost = #helix.cost<time_us = 12.5, kv_read_us = 8.0, overhead_us = 2.0, comm_us = 2.5, comm_total_us = 6.0, bytes = 1.0e+06, flops = 2.0e+09>
