@@ -54,6 +54,14 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
   os << "TTL " << fmt::duration(ev.ttlS) << ": "
      << fmt::number(ev.tokensPerSecPerUser) << " tokens/s/user, "
      << fmt::number(ev.tokensPerSecPerGPU) << " tokens/s/GPU\n";
+  if (ev.balancedTtlS != ev.ttlS)
+    os << "MoE: the step waits for the busiest EP rank (routing skew "
+       << fmt::number(w.routingSkew) << "); every rank at the mean expert "
+       << "load: TTL " << fmt::duration(ev.balancedTtlS) << " ("
+       << fmt::number(ev.ttlS / ev.balancedTtlS) << "x faster)\n";
+  else if (w.balancedExperts)
+    os << "MoE: every EP rank priced at the mean expert load "
+          "(--balanced-experts)\n";
   if (ev.microBatches > 1)
     os << "Pipeline: " << c.layout.pp << " stages, " << ev.microBatches
        << " micro-batches of " << ev.microBatch << "\n";

@@ -85,6 +85,9 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev) {
   j["gpus"] = ev.gpus;
   j["batch"] = ev.batch;
   j["ttl_s"] = ev.ttlS;
+  // The same step with every EP rank at the mean expert load (= ttl_s
+  // without MoE layers or with balanced experts).
+  j["balanced_ttl_s"] = ev.balancedTtlS;
   j["tokens_per_sec_per_user"] = ev.tokensPerSecPerUser;
   j["tokens_per_sec_per_gpu"] = ev.tokensPerSecPerGPU;
   j["memory_per_gpu_bytes"] = ev.memoryPerGPUBytes;

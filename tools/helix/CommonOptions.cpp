@@ -19,6 +19,13 @@
 
 namespace helix::driver {
 
+/// "0.64": a default as the help text shows it.
+static std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
   cmd->add_option("--model", args.model,
                   "the model: a Hugging Face config.json, or helix model IR "
@@ -42,7 +49,21 @@ void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
   cmd->add_option("--compute-dtype", args.computeDType,
                   "precision of the arithmetic (overrides --dtype)");
   cmd->add_flag("--nvfp4-scales", args.nvfp4Scales,
-                "count NVFP4 block scales: FP4 values take 0.5625 bytes");
+                "count NVFP4 block scales: FP4 values take 0.5625 bytes (the "
+                "default whenever a stored format is fp4)");
+  cmd->add_option("--routing-skew", args.routingSkew,
+                  "MoE: Zipf exponent of expert popularity, 0 = uniform "
+                  "routing (default " +
+                      fmt(kDefaultRoutingSkew) +
+                      ", from measured DeepSeek-R1 routing; "
+                      "docs/cost-model.md)");
+  cmd->add_flag("--balanced-experts", args.balancedExperts,
+                "MoE: price every EP rank at the mean expert load (a load "
+                "balancer that replicates hot experts) instead of the "
+                "busiest rank's");
+  cmd->add_flag("--no-nvfp4-scales", args.noNvfp4Scales,
+                "FP4 values take 0.5 bytes, scales not counted (the Helix "
+                "paper's convention; helix compile always counts them)");
 }
 
 bool readInteger(const std::string &command, const std::string &flag,
@@ -139,7 +160,21 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
           {args.dtype, args.weightsDType, args.kvDType, args.computeDType},
           "--", p, error))
     return fail();
-  p.nvfp4BlockScales = args.nvfp4Scales;
+  if (!args.routingSkew.empty() &&
+      !parseReal("--routing-skew", args.routingSkew, 0.0, 4.0,
+                 out.workload.routingSkew, error))
+    return fail();
+  out.workload.balancedExperts = args.balancedExperts;
+  if (args.nvfp4Scales && args.noNvfp4Scales) {
+    error = "--nvfp4-scales and --no-nvfp4-scales exclude each other";
+    return fail();
+  }
+  // The program keeps FP4 as NVFP4 (an E4M3 scale per 16 values), so the
+  // plan counts the scales unless told to follow the paper's 0.5 bytes.
+  p.nvfp4BlockScales =
+      args.nvfp4Scales ||
+      (!args.noNvfp4Scales &&
+       (p.weights == DType::FP4 || p.kvCache == DType::FP4));
   if (!out.hardware.supports(p.compute)) {
     error = "--compute-dtype: " + out.hardware.name + " has no " +
             stringifyDType(p.compute).str() +

@@ -22,6 +22,9 @@ struct WorkloadArgs {
   std::string dtype = "fp4";
   std::string weightsDType, kvDType, computeDType;
   bool nvfp4Scales = false;
+  bool noNvfp4Scales = false;
+  std::string routingSkew; // as typed; empty = kDefaultRoutingSkew
+  bool balancedExperts = false;
 };
 
 /// Number flags are taken as text (CLI11 would clamp integers past int64
