@@ -39,21 +39,34 @@ std::string describe(const PlanPoint &p) {
   return buf;
 }
 
-/// Hardware without fixed latencies: no kernel overhead, no collective alpha.
+/// Hardware without fixed latencies: no kernel overhead or fixed kernel
+/// cost (the curves keep their bandwidth efficiencies), no collective alpha
+/// and no measured collective times (alpha-beta at alpha 0).
 Hardware withoutLatencies(Hardware hw) {
   hw.name += " without fixed latencies";
   hw.kernelOverheadS = 0;
-  for (CollectiveParams &c : hw.collectives)
+  KernelCurves &k = hw.kernels;
+  k.elementwiseS = 0;
+  for (int i = 0; i < kNumDTypes; ++i)
+    for (KernelCurve *c : {&k.gemm[i], &k.groupedGemm[i], &k.attentionGQA[i],
+                           &k.attentionMLA[i], &k.attentionMLAFewHeads[i]})
+      for (KernelPoint &p : c->points)
+        p.fixedS = 0;
+  for (CollectiveParams &c : hw.collectives) {
     for (auto &point : c.alphaS)
       point.second = 0;
+    c.measured.clear();
+  }
   return hw;
 }
 
-/// The paper's Appendix A machine: 8000 GB/s, full efficiency, no overhead.
+/// The paper's Appendix A machine: 8000 GB/s, full efficiency, no overhead
+/// (no kernel curves).
 Hardware appendixA(Hardware hw) {
   hw.hbmBandwidth = 8000e9;
   hw.memoryEfficiency = hw.attentionMemoryEfficiency = 1.0;
   hw.kernelOverheadS = 0;
+  hw.kernels = KernelCurves();
   return hw;
 }
 
