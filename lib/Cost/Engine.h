@@ -170,6 +170,9 @@ struct Totals {
   double stepCommS = 0;
   double stepExposedS = 0;
   double stepComputeS = 0;
+  /// Batch slices of the attention-side overlap (the most of any layer
+  /// class); 1 = nothing overlapped.
+  int64_t slices = 1;
 };
 
 /// Prices a whole step. `perClass`, when given, receives each class's

@@ -147,6 +147,7 @@ private:
     out.tokensPerSecPerUser = 1.0 / t.ttlS;
     out.tokensPerSecPerGPU = double(batch) / (t.ttlS * out.gpus);
     out.memoryPerGPUBytes = t.memory.total();
+    out.hopbSlices = t.slices;
     return true;
   }
 

@@ -99,8 +99,10 @@ Totals computeTotals(const Prepared &p, int64_t batch,
   std::vector<LayerCost> &costs = perClass ? *perClass : local;
   costs.clear();
   costs.reserve(p.classes.size());
-  for (const LayerShape &s : p.classes)
+  for (const LayerShape &s : p.classes) {
     costs.push_back(costLayer(p, s, t.microBatch));
+    t.slices = std::max(t.slices, costs.back().slices);
+  }
   StepCost step = costStep(p, t.microBatch);
 
   std::vector<double> stages(p.pp, 0.0);

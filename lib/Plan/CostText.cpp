@@ -48,7 +48,11 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
   os << model.name << " on " << hw.name << ": "
      << stringifyStrategy(c.strategy).str() << " " << c.layout.str() << " ("
      << ev.gpus << " GPUs), batch " << ev.batch << ", HOP-B "
-     << (c.effectiveHopB() ? "on" : "off") << "\n";
+     << (ev.hopbUsed() ? "on (" + std::to_string(ev.hopbSlices) + " slices)"
+         : c.overlapsCommunication() && c.hopb
+             ? std::string("off (one batch slice: splitting does not pay here)")
+             : std::string("off"))
+     << "\n";
   os << "Context " << fmt::count(w.context) << " tokens, "
      << w.precision.describe() << "\n\n";
   os << "TTL " << fmt::duration(ev.ttlS) << ": "
@@ -65,9 +69,13 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
   if (ev.microBatches > 1)
     os << "Pipeline: " << c.layout.pp << " stages, " << ev.microBatches
        << " micro-batches of " << ev.microBatch << "\n";
-  if (ev.hopbSlices > 1)
-    os << "HOP-B overlaps the attention exchange in " << ev.hopbSlices
-       << " batch slices\n";
+  if (ev.hopbUsed())
+    os << "HOP-B overlaps the "
+       << (c.effectiveHopB() ? "attention exchange"
+                             : "output-projection all-reduce")
+       << " in " << ev.hopbSlices
+       << " batch slices, each paying its own kernel launches and "
+          "collective latency\n";
   os << "Memory per GPU: " << fmt::bytes(ev.memoryPerGPUBytes) << " of "
      << fmt::bytes(ev.hbmCapacityBytes) << " (weights "
      << fmt::bytes(ev.memory.weights) << ", KV cache "

@@ -7,7 +7,8 @@
 namespace helix {
 
 void writePlanCSV(std::ostream &os, const PlanResult &r) {
-  os << "frontier,strategy,gpus,batch,kvp,tpa,tpf,ep,pp,dp,hopb,ttl_s,"
+  os << "frontier,strategy,gpus,batch,kvp,tpa,tpf,ep,pp,dp,hopb,hopb_slices,"
+        "ttl_s,"
         "tokens_per_sec_per_user,tokens_per_sec_per_gpu,"
         "memory_per_gpu_bytes\n";
   char buf[160];
@@ -17,7 +18,7 @@ void writePlanCSV(std::ostream &os, const PlanResult &r) {
       os << name << ',' << stringifyStrategy(p.strategy).str() << ',' << p.gpus
          << ',' << p.config.batch << ',' << l.kvp << ',' << l.tpa << ','
          << l.tpf << ',' << l.ep << ',' << l.pp << ',' << l.dp << ','
-         << (p.config.effectiveHopB() ? 1 : 0);
+         << (p.hopbUsed() ? 1 : 0) << ',' << p.hopbSlices;
       std::snprintf(buf, sizeof(buf), ",%.9g,%.9g,%.9g,%.0f\n", p.ttlS,
                     p.tokensPerSecPerUser, p.tokensPerSecPerGPU,
                     p.memoryPerGPUBytes);

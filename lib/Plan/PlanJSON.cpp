@@ -19,7 +19,8 @@ static ojson pointJSON(const PlanPoint &p) {
   return ojson{{"gpus", p.gpus},
                {"batch", p.config.batch},
                {"layout", layoutJSON(p.config.layout)},
-               {"hopb", p.config.effectiveHopB()},
+               {"hopb", p.hopbUsed()},
+               {"hopb_slices", p.hopbSlices},
                {"ttl_s", p.ttlS},
                {"tokens_per_sec_per_user", p.tokensPerSecPerUser},
                {"tokens_per_sec_per_gpu", p.tokensPerSecPerGPU},
@@ -110,7 +111,7 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev) {
   j["layers"] = std::move(layers);
   j["strategy"] = stringifyStrategy(ev.config.strategy).str();
   j["layout"] = layoutJSON(ev.config.layout);
-  j["hopb"] = ev.config.effectiveHopB();
+  j["hopb"] = ev.hopbUsed();
   j["hopb_slices"] = ev.hopbSlices;
   j["micro_batch"] = ev.microBatch;
   j["micro_batches"] = ev.microBatches;

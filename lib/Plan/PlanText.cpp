@@ -10,8 +10,10 @@ namespace helix {
 
 namespace {
 
+/// "off", or "on (N)" with the batch slices the overlap runs: HOP-B is on
+/// exactly where more than one slice is used.
 std::string hopb(const PlanPoint &p) {
-  return p.config.effectiveHopB() ? "on" : "off";
+  return p.hopbUsed() ? "on (" + std::to_string(p.hopbSlices) + ")" : "off";
 }
 
 void pointHeader(std::ostream &os) {

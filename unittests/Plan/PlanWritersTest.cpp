@@ -65,8 +65,15 @@ TEST_F(PlanWriters, PlanJSONSchema) {
       EXPECT_LE(p["memory_per_gpu_bytes"].get<double>(), hw.hbmCapacityBytes);
     }
   }
-  EXPECT_EQ(j["frontiers"]["helix"][0]["hopb"], true);
-  EXPECT_EQ(j["frontiers"]["helix-no-hopb"][0]["hopb"], false);
+  // HOP-B is reported on exactly where more than one batch slice is used.
+  for (const auto &[name, list] : j["frontiers"].items())
+    for (const json &p : list) {
+      ASSERT_TRUE(p["hopb_slices"].is_number_integer()) << name;
+      EXPECT_EQ(p["hopb"].get<bool>(), p["hopb_slices"].get<int64_t>() > 1)
+          << name;
+    }
+  for (const json &p : j["frontiers"]["helix-no-hopb"])
+    EXPECT_EQ(p["hopb"], false);
   EXPECT_TRUE(j["budget"]["helix"].contains("largest_batch"));
   EXPECT_GT(j["gains"]["interactivity"].get<double>(), 0.0);
 }
@@ -113,13 +120,13 @@ TEST_F(PlanWriters, CSVHasOneRowPerPoint) {
   std::istringstream in(os.str());
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "frontier,strategy,gpus,batch,kvp,tpa,tpf,ep,pp,dp,hopb,"
+  EXPECT_EQ(line, "frontier,strategy,gpus,batch,kvp,tpa,tpf,ep,pp,dp,hopb,hopb_slices,"
                   "ttl_s,tokens_per_sec_per_user,tokens_per_sec_per_gpu,"
                   "memory_per_gpu_bytes");
   size_t rows = 0, points = 0;
   while (std::getline(in, line)) {
     ++rows;
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 14) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 15) << line;
   }
   for (const auto &entry : result.frontiers)
     points += entry.second.points.size();
@@ -209,6 +216,46 @@ TEST_F(PlanWriters, CostText) {
   c.layout.kvp = 2;
   writeCostText(bad, evaluate(model, hw, Workload(), c), model, hw, Workload());
   EXPECT_EQ(bad.str().rfind("invalid configuration: ", 0), 0u);
+}
+
+TEST_F(PlanWriters, HopBIsOnExactlyWhereSlicesAreUsed) {
+  // Without fixed latencies slicing is free, so HOP-B splits the batch and
+  // says so; on the preset one slice is cheapest at batch 1 and the text
+  // says HOP-B is off although the configuration asked for it.
+  Hardware free = hw;
+  free.kernelOverheadS = 0;
+  free.kernels = KernelCurves();
+  for (CollectiveParams &cp : free.collectives) {
+    cp.measured.clear();
+    for (auto &a : cp.alphaS)
+      a.second = 0;
+  }
+  Config c;
+  c.strategy = Strategy::Helix;
+  c.layout.kvp = 8;
+  c.layout.tpf = 8;
+  c.batch = 64;
+  Evaluation on = evaluate(model, free, Workload(), c);
+  ASSERT_TRUE(on.valid()) << on.error;
+  EXPECT_GT(on.hopbSlices, 1);
+  std::ostringstream os;
+  writeCostText(os, on, model, free, Workload());
+  std::string want = "HOP-B on (" + std::to_string(on.hopbSlices) + " slices)";
+  EXPECT_NE(os.str().find(want), std::string::npos) << os.str();
+  std::ostringstream js;
+  writeCostJSON(js, on);
+  EXPECT_EQ(json::parse(js.str())["hopb"], true);
+
+  c.batch = 1;
+  Evaluation one = evaluate(model, hw, Workload(), c);
+  ASSERT_TRUE(one.valid()) << one.error;
+  EXPECT_EQ(one.hopbSlices, 1);
+  std::ostringstream os1, js1;
+  writeCostText(os1, one, model, hw, Workload());
+  EXPECT_NE(os1.str().find("HOP-B off (one batch slice"), std::string::npos)
+      << os1.str();
+  writeCostJSON(js1, one);
+  EXPECT_EQ(json::parse(js1.str())["hopb"], false);
 }
 
 } // namespace

@@ -82,6 +82,9 @@ struct Evaluation {
   int64_t microBatch = 0;         // requests per pipeline micro-batch
   int64_t microBatches = 1;       // micro-batches in flight (tp-pp)
   int64_t hopbSlices = 1;         // batch slices of the attention overlap
+  /// HOP-B (or the TP baselines' batch-wise all-reduce overlap) is reported
+  /// on exactly when more than one slice is used.
+  bool hopbUsed() const { return hopbSlices > 1; }
   double ttlS = 0;                // token-to-token latency
   /// TTL with every EP rank at the mean expert load (= ttlS without MoE
   /// layers); ttlS waits for the busiest rank (Workload::routingSkew).

@@ -18,6 +18,11 @@ struct PlanPoint {
   double tokensPerSecPerUser = 0; // interactivity, 1 / TTL
   double tokensPerSecPerGPU = 0;  // throughput, batch / (TTL * GPUs)
   double memoryPerGPUBytes = 0;
+  /// Batch slices the attention-side overlap runs (HOP-B for helix, the
+  /// output-projection all-reduce for the TP baselines); HOP-B is reported
+  /// on exactly when more than one slice is used.
+  int64_t hopbSlices = 1;
+  bool hopbUsed() const { return hopbSlices > 1; }
 };
 
 /// The points no other point beats on both interactivity and throughput,
