@@ -74,7 +74,7 @@ KernelPoint KernelCurve::at(double x) const {
     ++hi;
   const KernelPoint &a = points[hi - 1];
   const KernelPoint &b = points[hi];
-  double t = (std::log2(x) - std::log2(a.x)) / (std::log2(b.x) - std::log2(a.x));
+  double t = std::log2(x / a.x) / std::log2(b.x / a.x);
   auto mix = [t](double u, double v) { return u + t * (v - u); };
   KernelPoint p;
   p.x = x;

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <numeric>
+#include <tuple>
 
 namespace helix {
 
@@ -82,6 +85,66 @@ struct SplitMix {
 };
 } // namespace
 
+namespace {
+/// What a model computes once for (experts, EP, k, skew).
+struct HotRank {
+  std::vector<double> inclusion; // pi of the busiest rank's experts
+  double zMax = 0;
+};
+
+HotRank computeHotRank(int64_t numExperts, int64_t ep, int64_t topK,
+                       double skew) {
+  HotRank h;
+  const int64_t local = numExperts / ep;
+  h.zMax = expectedMaxOfNormals(ep);
+  std::vector<double> pi = inclusionProbabilities(numExperts, topK, skew);
+  h.inclusion.assign(local, 0.0);
+  if (skew == 0.0 || ep == 1) {
+    // Every rank alike: no placement to average over.
+    std::copy(pi.begin(), pi.begin() + local, h.inclusion.begin());
+    return h;
+  }
+  const int kPlacements = 64;
+  SplitMix rng{0x48454c4958ULL}; // "HELIX"
+  std::vector<int64_t> perm(numExperts);
+  std::vector<double> rankPi(local), bestPi(local);
+  for (int t = 0; t < kPlacements; ++t) {
+    std::iota(perm.begin(), perm.end(), 0);
+    for (int64_t i = numExperts - 1; i > 0; --i)
+      std::swap(perm[i], perm[rng.next() % uint64_t(i + 1)]);
+    double best = -1;
+    for (int64_t r = 0; r < ep; ++r) {
+      double share = 0;
+      for (int64_t j = 0; j < local; ++j)
+        share += rankPi[j] = pi[perm[r * local + j]];
+      if (share > best) {
+        best = share;
+        bestPi = rankPi;
+      }
+    }
+    std::sort(bestPi.begin(), bestPi.end());
+    for (int64_t j = 0; j < local; ++j)
+      h.inclusion[j] += bestPi[j] / kPlacements;
+  }
+  return h;
+}
+
+/// The search builds a model per layout, many with the same shape: the
+/// placements are averaged once per (experts, EP, k, skew).
+const HotRank &cachedHotRank(int64_t numExperts, int64_t ep, int64_t topK,
+                             double skew) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, double>, HotRank>
+      cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_tuple(numExperts, ep, topK, skew);
+  auto it = cache.find(key);
+  if (it == cache.end())
+    it = cache.emplace(key, computeHotRank(numExperts, ep, topK, skew)).first;
+  return it->second;
+}
+} // namespace
+
 ExpertLoadModel::ExpertLoadModel(int64_t numExperts, int64_t ep,
                                  int64_t topK, double skew)
     : numExperts_(double(numExperts)), ep_(double(std::max<int64_t>(ep, 1))),
@@ -89,42 +152,15 @@ ExpertLoadModel::ExpertLoadModel(int64_t numExperts, int64_t ep,
   if (numExperts <= 0 || topK <= 0)
     return;
   ep = std::max<int64_t>(1, std::min(ep, numExperts));
-  const int64_t local = numExperts / ep;
-  local_ = double(local);
-  zMax_ = expectedMaxOfNormals(ep);
-  std::vector<double> pi = inclusionProbabilities(numExperts, topK, skew);
-  hotInclusion_.assign(local, 0.0);
-  if (skew == 0.0 || ep == 1) {
-    // Every rank alike: no placement to average over.
-    std::copy(pi.begin(), pi.begin() + local, hotInclusion_.begin());
-  } else {
-    const int kPlacements = 64;
-    SplitMix rng{0x48454c4958ULL}; // "HELIX"
-    std::vector<int64_t> perm(numExperts);
-    std::vector<double> rankPi(local);
-    for (int t = 0; t < kPlacements; ++t) {
-      std::iota(perm.begin(), perm.end(), 0);
-      for (int64_t i = numExperts - 1; i > 0; --i)
-        std::swap(perm[i], perm[rng.next() % uint64_t(i + 1)]);
-      double best = -1;
-      std::vector<double> bestPi;
-      for (int64_t r = 0; r < ep; ++r) {
-        double share = 0;
-        for (int64_t j = 0; j < local; ++j)
-          share += rankPi[j] = pi[perm[r * local + j]];
-        if (share > best) {
-          best = share;
-          bestPi = rankPi;
-        }
-      }
-      std::sort(bestPi.begin(), bestPi.end());
-      for (int64_t j = 0; j < local; ++j)
-        hotInclusion_[j] += bestPi[j] / kPlacements;
-    }
-  }
+  local_ = double(numExperts / ep);
+  const HotRank &h = cachedHotRank(numExperts, ep, topK, skew);
+  hotInclusion_ = h.inclusion;
+  zMax_ = h.zMax;
   for (double v : hotInclusion_) {
     hotShare_ += v;
     hotVariance_ += v * (1.0 - v);
+    // log(1 - pi), so that (1 - pi)^T is one exp per expert and batch.
+    logMiss_.push_back(std::log1p(-std::min(v, 1.0)));
   }
 }
 
@@ -146,8 +182,8 @@ RankLoad ExpertLoadModel::busiest(double tokens) const {
   double pairs = mean + zMax_ * std::sqrt(tokens * hotVariance_);
   pairs = std::min(pairs, tokens * std::min(topK_, local_));
   double expectedDistinct = 0;
-  for (double v : hotInclusion_)
-    expectedDistinct += 1.0 - std::pow(1.0 - v, tokens);
+  for (double lm : logMiss_)
+    expectedDistinct += 1.0 - std::exp(tokens * lm);
   double distinct = mean > 0 ? expectedDistinct * pairs / mean : 0.0;
   l.pairs = pairs;
   l.distinctExperts = std::min({local_, pairs, distinct});

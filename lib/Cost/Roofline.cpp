@@ -66,13 +66,22 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
                   const KernelMix &mix) {
   const KernelCurves &k = hw.kernels;
   const int f = static_cast<int>(mix.format);
-  KindCost gemm = kindCost(hw, k.gemmFor(mix.format, false), mix.m,
-                           hw.memoryEfficiency, &k.gemmMath[f]);
-  KindCost grouped = kindCost(hw, k.gemmFor(mix.format, true), mix.m,
-                              hw.memoryEfficiency, &k.gemmMath[f]);
+  // Only the kinds the op launches are looked up (the search prices
+  // hundreds of thousands of ops).
+  const KindCost none{0, 1, hw.gemmEfficiency};
+  KindCost gemm = mix.gemms > 0
+                      ? kindCost(hw, k.gemmFor(mix.format, false), mix.m,
+                                 hw.memoryEfficiency, &k.gemmMath[f])
+                      : none;
+  KindCost grouped = mix.groupedGemms > 0
+                         ? kindCost(hw, k.gemmFor(mix.format, true), mix.m,
+                                    hw.memoryEfficiency, &k.gemmMath[f])
+                         : none;
   KindCost attn =
-      kindCost(hw, k.attention(mix.mla, mix.localHeads, mix.kvFormat),
-               mix.rows, hw.attentionMemoryEfficiency);
+      mix.attention > 0 || kvBytes > 0
+          ? kindCost(hw, k.attention(mix.mla, mix.localHeads, mix.kvFormat),
+                     mix.rows, hw.attentionMemoryEfficiency)
+          : KindCost{0, hw.attentionMemoryEfficiency, hw.gemmEfficiency};
   double elementwiseS =
       k.elementwiseS >= 0 ? k.elementwiseS : hw.kernelOverheadS;
   // Weights and activations stream at the efficiency of the op's GEMMs

@@ -62,6 +62,7 @@ public:
 private:
   double numExperts_ = 0, ep_ = 1, topK_ = 0, local_ = 0;
   std::vector<double> hotInclusion_; // pi of the busiest rank's experts
+  std::vector<double> logMiss_;      // log(1 - pi) of the same
   double hotShare_ = 0, hotVariance_ = 0, zMax_ = 0;
 };
 
