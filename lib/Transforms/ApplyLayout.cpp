@@ -48,8 +48,8 @@ struct ApplyLayout
     else if (::helix::parseLayout(layout, parsed, error))
       request.layout = parsed;
     if (!request.layout ||
-        !::helix::loadPassWorkload(hardware, dtype, context, hw, workload,
-                                   error) ||
+        !::helix::loadPassWorkload(hardware, dtype, context, routingSkew, hw,
+                                   workload, error) ||
         !::helix::parseStrategy(strategy, request.strategy, error) ||
         !::helix::choosePlan(*model, hw, workload, request, record, error)) {
       func.emitError() << "helix-apply-layout: " << error;

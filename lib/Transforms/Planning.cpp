@@ -120,12 +120,14 @@ static bool searchPlan(const ModelSpec &model, const Hardware &hw,
 }
 
 bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
-                      int64_t context, Hardware &hw, Workload &workload,
-                      std::string &error) {
+                      int64_t context, double routingSkew, Hardware &hw,
+                      Workload &workload, std::string &error) {
   DType dt;
-  if (!loadHardware(hardware, hw, error) || !parseDType(dtype, dt, error))
+  if (!loadHardware(hardware, hw, error) || !parseDType(dtype, dt, error) ||
+      !checkReal("routing-skew", routingSkew, 0, 4, error))
     return false;
   workload.context = context;
+  workload.routingSkew = routingSkew;
   workload.precision.weights = workload.precision.kvCache =
       workload.precision.compute = dt;
   return true;

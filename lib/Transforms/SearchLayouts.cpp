@@ -43,8 +43,8 @@ struct SearchLayouts
     request.maxGpus = maxGpus;
     request.batch = batch;
     request.ttlMs = ttlMs;
-    if (!::helix::loadPassWorkload(hardware, dtype, context, hw, workload,
-                                   error) ||
+    if (!::helix::loadPassWorkload(hardware, dtype, context, routingSkew, hw,
+                                   workload, error) ||
         !::helix::parseStrategy(strategy, request.strategy, error) ||
         !::helix::choosePlan(*model, hw, workload, request, record, error)) {
       func.emitError() << "helix-search-layouts: " << error;

@@ -3,6 +3,8 @@
 #ifndef HELIX_TRANSFORMS_PASSES_H
 #define HELIX_TRANSFORMS_PASSES_H
 
+#include "helix/Common/Routing.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::helix {

@@ -35,10 +35,11 @@ struct PlanRequest {
 };
 
 /// The hardware (a preset name or a JSON file) and the workload of a pass's
-/// options: one precision for weights, KV cache and math.
+/// options: one precision for weights, KV cache and math; the MoE routing
+/// skew (`routing-skew`, in [0, 4]).
 bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
-                      int64_t context, Hardware &hw, Workload &workload,
-                      std::string &error);
+                      int64_t context, double routingSkew, Hardware &hw,
+                      Workload &workload, std::string &error);
 
 /// Chooses the configuration: with a layout, checks it against the model
 /// and hardware (validateConfig) and that the batch fits in memory; without,
