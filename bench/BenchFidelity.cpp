@@ -20,6 +20,7 @@
 
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/Hardware.h"
+#include "helix/Cost/Prefill.h"
 #include "helix/Import/HFConfig.h"
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,8 @@ struct Result {
   bool moe = false;
   int64_t context = 0;
   double measuredMs = 0;
+  double decodeMs = 0;  // helix's TTL for the decode step
+  double prefillMs = 0; // prefill a served step absorbs (Prefill.h)
   double predictedMs = 0;
   bool fits = true;
 
@@ -151,7 +154,16 @@ bool price(const Measurement &m, const std::string &modelsDir, Result &r,
     r.reason = ev.error;
     return true;
   }
-  r.predictedMs = ev.ttlS * 1e3;
+  r.decodeMs = ev.ttlS * 1e3;
+  // A time per output token measured under concurrency also carries the
+  // prefills of arriving requests; an engine's step time does not.
+  if (m.metric != Metric::StepMs)
+    r.prefillMs = prefillPerStepSeconds(model, hw, m.precision,
+                                        m.config.layout.gpus(),
+                                        m.config.batch, m.inputLen,
+                                        m.outputLen) *
+                  1e3;
+  r.predictedMs = r.decodeMs + r.prefillMs;
   r.fits = ev.fits;
   return true;
 }
@@ -167,16 +179,19 @@ void printText(const std::string &table, const std::vector<Result> &results,
               "evaluated\n",
               kTool, results.size(), table.c_str(), scored, excluded, errors);
   std::printf("priced at context = input + output/2 tokens per request, "
-              "batch = concurrency; predicted = helix TTL\n\n");
+              "batch = concurrency; predicted = helix TTL (decode) + the "
+              "prefill of arriving requests per step, (batch - 1) / output "
+              "x one prompt's prefill (not for step_ms rows)\n\n");
   int idW = 2, modelW = 5, layoutW = 6;
   for (const Result &r : results) {
     idW = std::max(idW, (int)r.row->id.size());
     modelW = std::max(modelW, (int)r.row->model.size());
     layoutW = std::max(layoutW, (int)r.layout().size());
   }
-  std::printf("%-*s %-12s %-11s %-*s %-14s %-*s %6s %9s %9s %6s\n", idW, "id",
-              "engine", "gpu", modelW, "model", "w/kv/math", layoutW, "layout",
-              "batch", "meas_ms", "pred_ms", "ratio");
+  std::printf("%-*s %-12s %-11s %-*s %-14s %-*s %6s %9s %9s %9s %9s %6s\n",
+              idW, "id", "engine", "gpu", modelW, "model", "w/kv/math",
+              layoutW, "layout", "batch", "meas_ms", "decode_ms", "prefill",
+              "pred_ms", "ratio");
   for (const Result &r : results) {
     const Measurement &m = *r.row;
     std::printf("%-*s %-12s %-11s %-*s %-14s %-*s %6lld %9.3f ", idW,
@@ -184,12 +199,15 @@ void printText(const std::string &table, const std::vector<Result> &results,
                 m.model.c_str(), r.dtypes().c_str(), layoutW,
                 r.layout().c_str(), (long long)m.config.batch, r.measuredMs);
     if (r.status == Result::Scored)
-      std::printf("%9.3f %6.2f%s\n", r.predictedMs, r.ratio(),
+      std::printf("%9.3f %9.3f %9.3f %6.2f%s\n", r.decodeMs, r.prefillMs,
+                  r.predictedMs, r.ratio(),
                   r.fits ? "" : "  (does not fit in HBM)");
     else if (r.status == Result::Excluded)
-      std::printf("%9s %6s  excluded: %s\n", "-", "-", r.reason.c_str());
+      std::printf("%9s %9s %9s %6s  excluded: %s\n", "-", "-", "-", "-",
+                  r.reason.c_str());
     else
-      std::printf("%9s %6s  error: %s\n", "-", "-", r.reason.c_str());
+      std::printf("%9s %9s %9s %6s  error: %s\n", "-", "-", "-", "-",
+                  r.reason.c_str());
   }
   std::printf("\nsummary (scored rows; MAPE = mean |pred/meas - 1|):\n");
   std::printf("%-28s %4s %9s %12s\n", "group", "n", "MAPE", "mean ratio");
@@ -222,6 +240,8 @@ void printJSON(const std::string &table, const std::vector<Result> &results,
                         {"measured_ms", r.measuredMs}};
     if (r.status == Result::Scored) {
       j["status"] = "scored";
+      j["decode_ms"] = r.decodeMs;
+      j["prefill_ms"] = r.prefillMs;
       j["predicted_ms"] = r.predictedMs;
       j["ratio"] = r.ratio();
       j["fits"] = r.fits;
