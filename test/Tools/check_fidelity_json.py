@@ -14,4 +14,9 @@ print("errors: %d" % sum(r["status"] == "error" for r in out["rows"]))
 scored = [r for r in out["rows"] if r["status"] == "scored"]
 print("scored rows priced: %s" % ("yes" if scored and all(
     r["predicted_ms"] > 0 and r["measured_ms"] > 0 for r in scored) else "no"))
+# The prediction is the decode step plus the prefill it absorbs; a batch
+# of one absorbs none.
+print("predicted = decode + prefill: %s" % ("yes" if all(
+    abs(r["predicted_ms"] - r["decode_ms"] - r["prefill_ms"]) < 1e-9 and
+    (r["batch"] > 1 or r["prefill_ms"] == 0) for r in scored) else "no"))
 print("groups: " + ", ".join(g["group"] for g in out["groups"][:4]))
