@@ -148,6 +148,10 @@ bool price(const Measurement &m, const std::string &modelsDir, Result &r,
   Workload w;
   w.context = std::max<int64_t>(1, r.context);
   w.precision = m.precision;
+  // FP4 as engines store it, NVFP4 with its block scales (helix's CLI
+  // default too).
+  w.precision.nvfp4BlockScales = w.precision.weights == DType::FP4 ||
+                                 w.precision.kvCache == DType::FP4;
   Evaluation ev = evaluate(model, hw, w, m.config);
   if (!ev.valid()) {
     r.status = Result::Error;
