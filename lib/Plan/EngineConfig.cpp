@@ -1,0 +1,389 @@
+//===- EngineConfig.cpp - Deployment configs for serving engines ----------===//
+//
+// What the engines share: names, the nearest-configuration search and the
+// file header. The per-engine rules are in EngineConfig{TRTLLM,VLLM,SGLang}.
+//
+//===----------------------------------------------------------------------===//
+
+#include "helix/Plan/EngineConfig.h"
+
+#include "EngineConfigRules.h"
+#include "Format.h"
+#include "helix/Cost/Search.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+namespace helix {
+
+namespace engine {
+
+ModelFacts modelFacts(const ModelSpec &model) {
+  ModelFacts f;
+  f.name = model.name;
+  f.mla = !model.layers.empty();
+  for (const LayerSpec &l : model.layers) {
+    if (l.attention.kind != AttentionKind::MLA)
+      f.mla = false;
+    if (l.isMoE) {
+      if (!f.moe)
+        f.experts = l.moe.numExperts;
+      f.moe = true;
+    } else {
+      ++f.denseLayers;
+    }
+  }
+  if (!model.layers.empty())
+    f.kvHeads = std::max<int64_t>(1, model.layers.front().attention.numKVHeads);
+  return f;
+}
+
+std::string attentionDesc(const Config &c) {
+  const Layout &l = c.layout;
+  auto s = [](int64_t v) { return std::to_string(v); };
+  switch (c.strategy) {
+  case Strategy::Helix:
+  case Strategy::HelixNoHopB:
+  case Strategy::KVP:
+    return l.kvp > 1 ? "KVP x TPA = " + s(l.kvp) + " x " + s(l.tpa)
+                     : "TP = " + s(l.tpa);
+  case Strategy::TP:
+    return "TP = " + s(l.tpa);
+  case Strategy::TPPP:
+    return "TP = " + s(l.tpa) + " in " + s(l.pp) + " pipeline stages";
+  case Strategy::EP:
+    return "DP x TPA = " + s(l.dp) + " x " + s(l.tpa);
+  }
+  return "";
+}
+
+std::string ffnDesc(const Config &c, const ModelFacts &m) {
+  const Layout &l = c.layout;
+  auto s = [](int64_t v) { return std::to_string(v); };
+  std::string grid;
+  if (!m.moe || l.ep == 1)
+    grid = "TP = " + s(l.tpf);
+  else if (l.tpf == 1)
+    grid = "EP = " + s(l.ep);
+  else
+    grid = "TPF x EP = " + s(l.tpf) + " x " + s(l.ep);
+  if (c.strategy == Strategy::KVP && l.kvp > 1)
+    grid += " in each of " + s(l.kvp) + " KVP groups";
+  return grid;
+}
+
+void writeShellCommand(std::ostream &os, const ModelFacts &m,
+                       const std::string &command,
+                       const std::vector<std::string> &flags) {
+  // Only plain characters go into the shell word.
+  bool plain = std::all_of(m.name.begin(), m.name.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' ||
+           ch == '-' || ch == '_';
+  });
+  std::string name = plain && !m.name.empty() ? m.name : "model";
+  os << "MODEL=${MODEL:?set MODEL to the " << name
+     << " checkpoint, a path or a Hugging Face id}\n";
+  os << "exec " << command << " \\\n";
+  for (const std::string &f : flags)
+    os << "  " << f << " \\\n";
+  os << "  \"$@\"\n";
+}
+
+const Rules &rulesFor(Engine engine) {
+  switch (engine) {
+  case Engine::TRTLLM:
+    return trtllmRules();
+  case Engine::VLLM:
+    return vllmRules();
+  case Engine::SGLang:
+    return sglangRules();
+  }
+  return trtllmRules();
+}
+
+} // namespace engine
+
+using namespace engine;
+
+const char *engineName(Engine engine) {
+  switch (engine) {
+  case Engine::TRTLLM:
+    return "trtllm";
+  case Engine::VLLM:
+    return "vllm";
+  case Engine::SGLang:
+    return "sglang";
+  }
+  return "";
+}
+
+const char *engineDisplayName(Engine engine) {
+  switch (engine) {
+  case Engine::TRTLLM:
+    return "TensorRT-LLM";
+  case Engine::VLLM:
+    return "vLLM";
+  case Engine::SGLang:
+    return "SGLang";
+  }
+  return "";
+}
+
+bool parseEngine(const std::string &text, Engine &engine, std::string &error) {
+  for (Engine e : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang})
+    if (text == engineName(e)) {
+      engine = e;
+      return true;
+    }
+  error = "unknown engine '" + text + "' (expected trtllm, vllm or sglang)";
+  return false;
+}
+
+std::string engineCannotRun(Engine engine, const ModelSpec &model,
+                            const Hardware &hw, const Config &config) {
+  return rulesFor(engine).cannotRun(modelFacts(model), hw, config);
+}
+
+namespace {
+
+/// Helix with HOP-B off is helix-no-hopb.
+Strategy withoutHopB(Strategy s) {
+  return s == Strategy::Helix ? Strategy::HelixNoHopB : s;
+}
+
+/// 0: KVP x TPA attention, 1: TP attention, 2: data-parallel attention.
+int family(Strategy s) {
+  if (kvSharded(s))
+    return 0;
+  return s == Strategy::EP ? 2 : 1;
+}
+
+/// How far `b` is from `a`: a different strategy in the same family counts
+/// 1, another family 4, and each width |log2(b / a)|.
+double distance(const Config &a, const Config &b) {
+  double d = 0;
+  Strategy sa = withoutHopB(a.strategy), sb = withoutHopB(b.strategy);
+  if (sa != sb)
+    d += family(sa) == family(sb) ? 1 : 4;
+  auto lg = [](int64_t x, int64_t y) {
+    return std::fabs(std::log2(double(y) / double(x)));
+  };
+  const Layout &x = a.layout, &y = b.layout;
+  return d + lg(x.kvp, y.kvp) + lg(x.tpa, y.tpa) + lg(x.tpf, y.tpf) +
+         lg(x.ep, y.ep) + lg(x.pp, y.pp) + lg(x.dp, y.dp);
+}
+
+std::string describe(const Config &c, const Evaluation &ev) {
+  return stringifyStrategy(c.strategy).str() + " " + c.layout.str() + " (" +
+         std::to_string(c.layout.gpus()) + " GPUs), batch " +
+         std::to_string(c.batch) + ", HOP-B " +
+         (ev.hopbUsed() ? "on (" + std::to_string(ev.hopbSlices) + " slices)"
+                        : std::string("off"));
+}
+
+std::string predictionLine(const EnginePrediction &p) {
+  return "TTL " + fmt::duration(p.ttlS) + ", " +
+         fmt::number(p.tokensPerSecPerUser) + " tokens/s/user, " +
+         fmt::number(p.tokensPerSecPerGPU) + " tokens/s/GPU, " +
+         fmt::bytes(p.memoryPerGPUBytes) + "/GPU" +
+         (p.fits ? "" : " (DOES NOT FIT)");
+}
+
+EnginePrediction predict(const Evaluation &ev) {
+  EnginePrediction p;
+  p.ttlS = ev.ttlS;
+  p.tokensPerSecPerUser = ev.tokensPerSecPerUser;
+  p.tokensPerSecPerGPU = ev.tokensPerSecPerGPU;
+  p.memoryPerGPUBytes = ev.memoryPerGPUBytes;
+  p.fits = ev.fits;
+  p.hopbSlices = ev.hopbSlices;
+  return p;
+}
+
+/// "an NVFP4", "an FP8", "a BF16".
+std::string checkpointKind(DType d) {
+  switch (d) {
+  case DType::FP4:
+    return "an NVFP4";
+  case DType::FP8:
+    return "an FP8";
+  case DType::BF16:
+    return "a BF16";
+  }
+  return "a";
+}
+
+} // namespace
+
+bool nearestEngineConfig(Engine engine, const ModelSpec &model,
+                         const Hardware &hw, const Workload &workload,
+                         const Config &config, Config &nearest,
+                         std::vector<std::string> &changes,
+                         std::string &error) {
+  const Rules &rules = rulesFor(engine);
+  const ModelFacts m = modelFacts(model);
+  const std::string engineText = engineDisplayName(engine);
+  changes.clear();
+  std::string invalid = validateConfig(model, hw, workload, config);
+  if (!invalid.empty()) {
+    error = invalid;
+    return false;
+  }
+
+  // No engine slices the batch to overlap the attention-side collective:
+  // where the plan did (more than one slice), the engine runs it exposed.
+  Evaluation planned = evaluate(model, hw, workload, config);
+  Config base = config;
+  if (planned.hopbUsed()) {
+    base.hopb = false;
+    base.hopbSlices = 0;
+    base.strategy = withoutHopB(base.strategy);
+    changes.push_back("HOP-B off: " + engineText + " " +
+                      rules.noOverlap(config));
+  }
+  std::string why = rules.cannotRun(m, hw, base);
+  if (why.empty()) {
+    nearest = base;
+    return true;
+  }
+
+  // The closest layout the engine runs on the same GPUs, fitting first.
+  struct Candidate {
+    Config config;
+    bool fits = false;
+    double distance = 0;
+    double ttlS = 0;
+  };
+  auto better = [](const Candidate &a, const Candidate &b) {
+    if (a.fits != b.fits)
+      return a.fits;
+    if (std::fabs(a.distance - b.distance) > 1e-9)
+      return a.distance < b.distance;
+    return a.ttlS < b.ttlS;
+  };
+  const int64_t gpus = config.layout.gpus();
+  bool found = false;
+  Candidate best;
+  for (Strategy s :
+       {Strategy::HelixNoHopB, Strategy::TP, Strategy::TPPP, Strategy::EP})
+    for (const Layout &l : enumerateLayouts(model, hw, workload, s, gpus)) {
+      Candidate c;
+      c.config.strategy = s;
+      c.config.layout = l;
+      c.config.batch = config.batch;
+      c.config.hopb = false;
+      if (!rules.cannotRun(m, hw, c.config).empty())
+        continue;
+      Evaluation ev = evaluate(model, hw, workload, c.config);
+      if (!ev.valid())
+        continue;
+      c.fits = ev.fits;
+      c.distance = distance(base, c.config);
+      c.ttlS = ev.ttlS;
+      if (!found || better(c, best)) {
+        best = c;
+        found = true;
+      }
+    }
+  if (!found) {
+    error = engineText + " cannot run " +
+            stringifyStrategy(base.strategy).str() + " " + base.layout.str() +
+            " (" + why + ") and runs no layout of " + model.name + " on " +
+            std::to_string(gpus) + " GPUs";
+    return false;
+  }
+  nearest = best.config;
+
+  std::vector<std::string> diffs;
+  if (withoutHopB(base.strategy) != nearest.strategy)
+    diffs.push_back("strategy " + stringifyStrategy(base.strategy).str() +
+                    " -> " + stringifyStrategy(nearest.strategy).str());
+  std::string a0 = attentionDesc(base), a1 = attentionDesc(nearest);
+  if (a0 != a1)
+    diffs.push_back("attention " + a0 + " -> " + a1);
+  std::string f0 = ffnDesc(base, m), f1 = ffnDesc(nearest, m);
+  if (f0 != f1)
+    diffs.push_back("FFN " + f0 + " -> " + f1);
+  std::string line;
+  for (const std::string &d : diffs)
+    line += (line.empty() ? "" : ", ") + d;
+  changes.push_back(line + " (" + why + ")");
+  return true;
+}
+
+bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
+                      const Workload &workload, const Config &config,
+                      EngineConfig &out, std::string &error,
+                      const EngineConfigOptions &options) {
+  const Rules &rules = rulesFor(engine);
+  const ModelFacts m = modelFacts(model);
+  const std::string engineText = engineDisplayName(engine);
+  out = EngineConfig();
+  out.engine = engine;
+  out.planned = config;
+  if (!nearestEngineConfig(engine, model, hw, workload, config, out.emitted,
+                           out.changes, error))
+    return false;
+  Evaluation pe = evaluate(model, hw, workload, out.planned);
+  Evaluation ee = evaluate(model, hw, workload, out.emitted);
+  out.plannedPrediction = predict(pe);
+  out.emittedPrediction = predict(ee);
+
+  const Precision &p = workload.precision;
+  out.notes.push_back(
+      "weights: helix priced " + stringifyDType(p.weights).str() +
+      " weights; " + engineText +
+      " takes the weight format from the checkpoint: serve " +
+      checkpointKind(p.weights) + " checkpoint of " + model.name);
+  rules.addNotes(m, workload, out.emitted, out.notes);
+  if (!ee.fits)
+    out.notes.push_back("the emitted configuration does not fit in HBM at "
+                        "batch " +
+                        std::to_string(out.emitted.batch) +
+                        " by helix's memory model");
+
+  std::ostringstream os;
+  if (const char *first = rules.firstLine())
+    os << first << "\n";
+  os << "# " << engineText << " configuration for " << model.name
+     << ", written by " << options.command << " --emit-config "
+     << engineName(engine) << "\n";
+  os << "# " << model.name << " on " << hw.name << ", "
+     << fmt::count(workload.context) << "-token context, " << p.describe()
+     << "\n#\n";
+  if (out.exact()) {
+    os << "# Planned by helix and configured here: "
+       << describe(out.planned, pe) << "\n";
+    os << "#   helix predicts: " << predictionLine(out.plannedPrediction)
+       << "\n";
+  } else {
+    os << "# Planned by helix: " << describe(out.planned, pe) << "\n";
+    os << "#   helix predicts: " << predictionLine(out.plannedPrediction)
+       << "\n";
+    os << "# " << engineText
+       << " cannot run it as planned; this file configures the nearest "
+          "configuration it can run:\n";
+    for (const std::string &c : out.changes)
+      os << "#   - " << c << "\n";
+    os << "# Configured here: " << describe(out.emitted, ee) << "\n";
+    os << "#   helix predicts: " << predictionLine(out.emittedPrediction)
+       << "\n";
+  }
+  os << "#\n# Use:\n";
+  for (const std::string &u : rules.usage(m))
+    os << "#   " << u << "\n";
+  os << "# Notes:\n";
+  for (const std::string &n : out.notes)
+    os << "#   - " << n << "\n";
+  os << "# Follows (docs/engine-configs.md):\n";
+  for (const std::string &s : rules.sources())
+    os << "#   - " << s << "\n";
+  os << "\n";
+  rules.writeBody(os, m, workload, out.emitted);
+  out.text = os.str();
+  return true;
+}
+
+} // namespace helix

@@ -1,0 +1,87 @@
+//===- EngineConfigRules.h - Per-engine mapping rules -----------*- C++ -*-===//
+//
+// Private to lib/Plan: what each engine can run and how its configuration
+// is written (EngineConfigTRTLLM.cpp, EngineConfigVLLM.cpp,
+// EngineConfigSGLang.cpp); EngineConfig.cpp holds what they share (the
+// nearest-configuration search and the file header).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_LIB_PLAN_ENGINECONFIGRULES_H
+#define HELIX_LIB_PLAN_ENGINECONFIGRULES_H
+
+#include "helix/Plan/EngineConfig.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace helix {
+namespace engine {
+
+/// What the rules need to know about the model.
+struct ModelFacts {
+  std::string name;
+  bool mla = false;    // every attention layer is MLA
+  int64_t kvHeads = 1; // KV heads of the first layer (1 for MLA)
+  bool moe = false;    // has MoE layers
+  int64_t experts = 0; // routed experts of the first MoE layer
+  int64_t denseLayers = 0;
+};
+ModelFacts modelFacts(const ModelSpec &model);
+
+/// Helix, helix-no-hopb and kvp share the KVP x TPA attention layout.
+inline bool kvSharded(Strategy s) {
+  return s == Strategy::Helix || s == Strategy::HelixNoHopB ||
+         s == Strategy::KVP;
+}
+
+/// "KVP x TPA = 4 x 8", "TP = 32", "TP = 16 in 2 pipeline stages",
+/// "DP x TPA = 8 x 1".
+std::string attentionDesc(const Config &c);
+/// "TP = 64", "EP = 64", "TPF x EP = 8 x 8" (per KVP group for kvp).
+std::string ffnDesc(const Config &c, const ModelFacts &m);
+/// Shell scripts (vllm, sglang): `MODEL=${MODEL:?...}` naming the model,
+/// then `exec COMMAND \` with one flag per line and `"$@"` last (extra
+/// flags pass through).
+void writeShellCommand(std::ostream &os, const ModelFacts &m,
+                       const std::string &command,
+                       const std::vector<std::string> &flags);
+/// ceil(a / b).
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// One engine's rules.
+class Rules {
+public:
+  virtual ~Rules() = default;
+  virtual Engine engine() const = 0;
+  /// Why the engine cannot run `c` ("" when it can); HOP-B is not judged.
+  virtual std::string cannotRun(const ModelFacts &m, const Hardware &hw,
+                                const Config &c) const = 0;
+  /// What the engine does not overlap when helix's plan used HOP-B, for the
+  /// "HOP-B off" line ("does not overlap ...").
+  virtual std::string noOverlap(const Config &c) const = 0;
+  /// How the file is used (header lines, without the comment marker).
+  virtual std::vector<std::string> usage(const ModelFacts &m) const = 0;
+  /// Caveats for `c` (which the engine runs): how it differs from what
+  /// helix prices.
+  virtual void addNotes(const ModelFacts &m, const Workload &w, const Config &c,
+                        std::vector<std::string> &notes) const = 0;
+  /// The documentation the mapping follows ("URL (what, version)").
+  virtual std::vector<std::string> sources() const = 0;
+  /// The configuration itself, for `c` (which the engine runs).
+  virtual void writeBody(std::ostream &os, const ModelFacts &m,
+                         const Workload &w, const Config &c) const = 0;
+  /// First line of the file, if any ("#!/bin/sh").
+  virtual const char *firstLine() const { return nullptr; }
+};
+
+const Rules &trtllmRules();
+const Rules &vllmRules();
+const Rules &sglangRules();
+const Rules &rulesFor(Engine engine);
+
+} // namespace engine
+} // namespace helix
+
+#endif // HELIX_LIB_PLAN_ENGINECONFIGRULES_H

@@ -1,0 +1,153 @@
+//===- EngineConfigSGLang.cpp - sglang.launch_server command line ---------===//
+//
+// Follows SGLang's documentation at docs.sglang.io (docs/engine-configs.md):
+//   - advanced_features/dcp: decode context parallelism (--dcp-size)
+//     stripes an MLA KV cache over ranks of the TP group (MLA only) and
+//     merges partial outputs with one all-to-all.
+//   - advanced_features/server_arguments: --tp-size, --pp-size, --dp-size,
+//     --enable-dp-attention (attention TP = tp / dp), --ep-size (MoE TP =
+//     tp / ep), --kv-cache-dtype (auto, fp8_e4m3, fp8_e5m2, bf16, fp4_e2m1),
+//     --max-running-requests (total over DP ranks).
+//   - advanced_features/expert_parallelism: EP < TP needs
+//     --moe-a2a-backend none (the default).
+//
+//===----------------------------------------------------------------------===//
+
+#include "EngineConfigRules.h"
+
+namespace helix {
+namespace engine {
+
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+class SGLangRules final : public Rules {
+public:
+  Engine engine() const override { return Engine::SGLang; }
+
+  std::string cannotRun(const ModelFacts &m, const Hardware &,
+                        const Config &c) const override {
+    const Layout &l = c.layout;
+    switch (c.strategy) {
+    case Strategy::KVP:
+      return "SGLang has no Medha-style KVP (output projection and FFN tied "
+             "to the TPA group, replicated over KVP)";
+    case Strategy::Helix:
+    case Strategy::HelixNoHopB:
+      if (l.kvp > 1 && !m.mla)
+        return "SGLang's decode context parallelism (--dcp-size) is for MLA "
+               "models only; " +
+               m.name + " does not use MLA";
+      return "";
+    case Strategy::EP:
+      if (!m.moe)
+        return "SGLang's DP attention (--enable-dp-attention) is for MoE "
+               "models only";
+      return "";
+    case Strategy::TP:
+    case Strategy::TPPP:
+      return "";
+    }
+    return "";
+  }
+
+  std::string noOverlap(const Config &c) const override {
+    return kvSharded(c.strategy)
+               ? "does not overlap the decode-context-parallel attention "
+                 "all-to-all with attention compute batch-wise"
+               : "does not overlap the attention output all-reduce with "
+                 "attention compute batch-wise";
+  }
+
+  std::vector<std::string> usage(const ModelFacts &m) const override {
+    return {"MODEL=<" + m.name +
+            " checkpoint> sh THIS_FILE [more sglang.launch_server flags]"};
+  }
+
+  void addNotes(const ModelFacts &m, const Workload &w, const Config &c,
+                std::vector<std::string> &notes) const override {
+    const Layout &l = c.layout;
+    if (kvSharded(c.strategy) && l.kvp > 1)
+      notes.push_back("SGLang stripes the KV cache over the DCP ranks token "
+                      "by token (position mod " +
+                      s(l.kvp) + "); helix prices blocks of " + s(w.kvBlock) +
+                      " tokens per rank");
+    int64_t width = c.strategy == Strategy::TPPP ? l.tpa : l.gpus();
+    if (m.moe && l.ep > 1 && l.ep < width)
+      notes.push_back("SGLang runs EP < TP (TPF x EP = " + s(l.tpf) + " x " +
+                      s(l.ep) +
+                      ") only with --moe-a2a-backend none (the default)");
+    if (c.strategy == Strategy::EP)
+      notes.push_back("--max-running-requests is the total over the " +
+                      s(l.dp) + " DP ranks (a multiple of " + s(l.dp) + ")");
+    if (w.precision.kvCache == DType::FP4)
+      notes.push_back("--kv-cache-dtype fp4_e2m1 is SGLang's FP4 KV cache "
+                      "(MXFP4 scales); helix priced NVFP4");
+    if (w.precision.kvCache == DType::BF16)
+      notes.push_back("--kv-cache-dtype auto keeps the checkpoint's KV "
+                      "dtype: bf16 for a BF16 checkpoint");
+  }
+
+  std::vector<std::string> sources() const override {
+    return {"https://docs.sglang.io/docs/advanced_features/dcp.md "
+            "(--dcp-size, MLA only)",
+            "https://docs.sglang.io/advanced_features/server_arguments.html "
+            "(--tp-size, --dp-size, --enable-dp-attention, --ep-size, "
+            "--kv-cache-dtype, --max-running-requests)",
+            "https://docs.sglang.io/advanced_features/"
+            "expert_parallelism.html (EP < TP)"};
+  }
+
+  const char *firstLine() const override { return "#!/bin/sh"; }
+
+  void writeBody(std::ostream &os, const ModelFacts &m, const Workload &w,
+                 const Config &c) const override {
+    const Layout &l = c.layout;
+    std::vector<std::string> flags;
+    int64_t maxRunning = c.batch;
+    switch (c.strategy) {
+    case Strategy::Helix:
+    case Strategy::HelixNoHopB:
+    case Strategy::KVP:
+      flags.push_back("--tp-size " + s(l.gpus()));
+      if (l.kvp > 1)
+        flags.push_back("--dcp-size " + s(l.kvp));
+      break;
+    case Strategy::TP:
+      flags.push_back("--tp-size " + s(l.tpa));
+      break;
+    case Strategy::TPPP:
+      flags.push_back("--tp-size " + s(l.tpa));
+      flags.push_back("--pp-size " + s(l.pp));
+      break;
+    case Strategy::EP:
+      flags.push_back("--tp-size " + s(l.gpus()));
+      flags.push_back("--dp-size " + s(l.dp));
+      flags.push_back("--enable-dp-attention");
+      maxRunning = ceilDiv(c.batch, l.dp) * l.dp;
+      break;
+    }
+    if (m.moe && l.ep > 1)
+      flags.push_back("--ep-size " + s(l.ep));
+    const char *dtype = w.precision.kvCache == DType::FP4   ? "fp4_e2m1"
+                        : w.precision.kvCache == DType::FP8 ? "fp8_e4m3"
+                                                            : "auto";
+    flags.push_back(std::string("--kv-cache-dtype ") + dtype);
+    flags.push_back("--max-running-requests " + s(maxRunning));
+    writeShellCommand(os, m,
+                      "python -m sglang.launch_server --model-path "
+                      "\"$MODEL\"",
+                      flags);
+  }
+};
+
+} // namespace
+
+const Rules &sglangRules() {
+  static const SGLangRules rules;
+  return rules;
+}
+
+} // namespace engine
+} // namespace helix

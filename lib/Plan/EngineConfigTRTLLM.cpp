@@ -1,0 +1,158 @@
+//===- EngineConfigTRTLLM.cpp - TensorRT-LLM LLM-API options --------------===//
+//
+// Follows TensorRT-LLM 1.3.0rc26/rc27 (docs/engine-configs.md):
+//   - features/helix.html: context_parallel_size >= 2 with
+//     cp_config {cp_type: HELIX, tokens_per_block} equal to
+//     kv_cache_config.tokens_per_block; MLA models on Blackwell; generation
+//     servers of a disaggregated deployment.
+//   - tensorrt_llm/mapping.py: world = tp x pp x cp; under HELIX attention
+//     is cp x tp (attn_cp x attn_tp) and MoE runs moe_tp x moe_ep = tp x cp;
+//     otherwise moe_tp x moe_ep = tp.
+//   - enable_attention_dp: one attention replica per rank (attention TP 1).
+//   - KvCacheConfig.dtype: auto | fp8 | nvfp4.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EngineConfigRules.h"
+
+namespace helix {
+namespace engine {
+
+namespace {
+
+class TRTLLMRules final : public Rules {
+public:
+  Engine engine() const override { return Engine::TRTLLM; }
+
+  std::string cannotRun(const ModelFacts &m, const Hardware &hw,
+                        const Config &c) const override {
+    const Layout &l = c.layout;
+    switch (c.strategy) {
+    case Strategy::KVP:
+      return "TensorRT-LLM has no Medha-style KVP (output projection and FFN "
+             "tied to the TPA group, replicated over KVP)";
+    case Strategy::Helix:
+    case Strategy::HelixNoHopB:
+      if (l.kvp == 1)
+        return ""; // plain attention TP
+      if (!m.mla)
+        return "TensorRT-LLM's Helix (cp_type HELIX) supports MLA models "
+               "only; " +
+               m.name + " does not use MLA";
+      if (!hw.supports(DType::FP4))
+        return "TensorRT-LLM documents Helix (cp_type HELIX) on Blackwell "
+               "GPUs only; " +
+               hw.name + " has no FP4 arithmetic";
+      return "";
+    case Strategy::EP:
+      if (l.tpa != 1)
+        return "TensorRT-LLM's attention DP (enable_attention_dp) runs one "
+               "attention replica per GPU, not DP x TPA = " +
+               std::to_string(l.dp) + " x " + std::to_string(l.tpa);
+      return "";
+    case Strategy::TP:
+    case Strategy::TPPP:
+      return "";
+    }
+    return "";
+  }
+
+  std::string noOverlap(const Config &c) const override {
+    return kvSharded(c.strategy)
+               ? "does not overlap Helix's attention all-to-all with "
+                 "attention compute batch-wise"
+               : "does not overlap the attention output all-reduce with "
+                 "attention compute batch-wise";
+  }
+
+  std::vector<std::string> usage(const ModelFacts &m) const override {
+    return {"trtllm-serve <" + m.name +
+            " checkpoint> --extra_llm_api_options THIS_FILE"};
+  }
+
+  void addNotes(const ModelFacts &m, const Workload &w, const Config &c,
+                std::vector<std::string> &notes) const override {
+    const Layout &l = c.layout;
+    if (kvSharded(c.strategy) && l.kvp > 1) {
+      notes.push_back("TensorRT-LLM runs Helix on the generation (decode) "
+                      "servers of a disaggregated prefill/decode deployment: "
+                      "this file is for those servers");
+      notes.push_back(
+          "cp_config.tokens_per_block = kv_cache_config.tokens_per_block = " +
+          std::to_string(w.kvBlock) +
+          ": helix's KV block (tokens dealt to one KVP rank at a time); "
+          "TensorRT-LLM requires the two to match");
+    }
+    if (c.strategy == Strategy::EP)
+      notes.push_back("max_batch_size is per attention-DP rank: " +
+                      std::to_string(c.batch) + " requests over " +
+                      std::to_string(l.dp) + " ranks");
+    if (w.precision.kvCache == DType::FP4)
+      notes.push_back("kv_cache_config.dtype nvfp4 needs a checkpoint with an "
+                      "NVFP4 KV cache from ModelOpt");
+    if (w.precision.kvCache == DType::BF16)
+      notes.push_back("kv_cache_config.dtype auto keeps the checkpoint's KV "
+                      "dtype: bf16 for a BF16 checkpoint");
+    (void)m;
+  }
+
+  std::vector<std::string> sources() const override {
+    return {"https://nvidia.github.io/TensorRT-LLM/1.3.0rc26/features/"
+            "helix.html (Helix: context_parallel_size, cp_config)",
+            "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/"
+            "mapping.py (tp, cp, moe_tp x moe_ep)",
+            "https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/llm-api/"
+            "reference/KvCacheConfig.html (kv_cache_config)"};
+  }
+
+  void writeBody(std::ostream &os, const ModelFacts &m, const Workload &w,
+                 const Config &c) const override {
+    const Layout &l = c.layout;
+    int64_t tp = l.tpa, cp = 1, pp = 1, batch = c.batch;
+    bool attentionDP = false;
+    switch (c.strategy) {
+    case Strategy::Helix:
+    case Strategy::HelixNoHopB:
+    case Strategy::KVP:
+      cp = l.kvp;
+      break;
+    case Strategy::TP:
+      break;
+    case Strategy::TPPP:
+      pp = l.pp;
+      break;
+    case Strategy::EP:
+      tp = l.gpus();
+      attentionDP = true;
+      batch = ceilDiv(c.batch, l.dp);
+      break;
+    }
+    os << "tensor_parallel_size: " << tp << "\n";
+    os << "pipeline_parallel_size: " << pp << "\n";
+    os << "context_parallel_size: " << cp << "\n";
+    if (m.moe) {
+      os << "moe_tensor_parallel_size: " << l.tpf << "\n";
+      os << "moe_expert_parallel_size: " << l.ep << "\n";
+    }
+    os << "enable_attention_dp: " << (attentionDP ? "true" : "false") << "\n";
+    if (cp > 1)
+      os << "cp_config:\n  cp_type: HELIX\n  tokens_per_block: " << w.kvBlock
+         << "\n";
+    const char *dtype = w.precision.kvCache == DType::FP4   ? "nvfp4"
+                        : w.precision.kvCache == DType::FP8 ? "fp8"
+                                                            : "auto";
+    os << "kv_cache_config:\n  dtype: " << dtype
+       << "\n  tokens_per_block: " << w.kvBlock << "\n";
+    os << "max_batch_size: " << batch << "\n";
+  }
+};
+
+} // namespace
+
+const Rules &trtllmRules() {
+  static const TRTLLMRules rules;
+  return rules;
+}
+
+} // namespace engine
+} // namespace helix

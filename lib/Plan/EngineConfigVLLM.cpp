@@ -1,0 +1,177 @@
+//===- EngineConfigVLLM.cpp - vllm serve command line ---------------------===//
+//
+// Follows vLLM's documentation at docs.vllm.ai/en/latest and its config
+// classes on main (docs/engine-configs.md):
+//   - serving/context_parallel_deployment: decode context parallelism
+//     (-dcp) reuses the TP ranks and lies in [1, tp / KV heads]; MLA and GQA.
+//     So helix's KVP x TPA = k x t is -tp k*t -dcp k with t >= KV heads,
+//     and the output projection and FFN run TP over all k*t GPUs, as in
+//     Helix.
+//   - vllm/config/parallel.py: tp % dcp == 0; cp_kv_cache_interleave_size
+//     (tokens per DCP rank at a time, a divisor of the KV block size).
+//   - serving/data_parallel_deployment, expert_parallel_deployment: MoE
+//     layers run TP over DP x TP ranks, or EP with --enable-expert-parallel
+//     (no TPF x EP grid); data-parallel attention replicas of a dense model
+//     are independent engines.
+//   - vllm/config/cache.py: --kv-cache-dtype auto | fp8 | nvfp4 | ...
+//
+//===----------------------------------------------------------------------===//
+
+#include "EngineConfigRules.h"
+
+namespace helix {
+namespace engine {
+
+namespace {
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+class VLLMRules final : public Rules {
+public:
+  Engine engine() const override { return Engine::VLLM; }
+
+  /// MoE layers over `width` GPUs: all TP or all EP.
+  static std::string moeGrid(const ModelFacts &m, const Layout &l,
+                             int64_t width) {
+    if (!m.moe || (l.tpf == width && l.ep == 1) ||
+        (l.tpf == 1 && l.ep == width))
+      return "";
+    return "vLLM runs MoE layers with TP or EP (--enable-expert-parallel) "
+           "over all " +
+           s(width) + " GPUs, not a TPF x EP = " + s(l.tpf) + " x " + s(l.ep) +
+           " grid";
+  }
+
+  std::string cannotRun(const ModelFacts &m, const Hardware &,
+                        const Config &c) const override {
+    const Layout &l = c.layout;
+    switch (c.strategy) {
+    case Strategy::KVP:
+      return "vLLM has no Medha-style KVP (output projection and FFN tied to "
+             "the TPA group, replicated over KVP)";
+    case Strategy::Helix:
+    case Strategy::HelixNoHopB:
+      if (l.kvp > 1 && l.tpa < m.kvHeads)
+        return "vLLM bounds decode context parallelism by TP / KV heads "
+               "(-dcp <= " +
+               s(l.gpus()) + " / " + s(m.kvHeads) +
+               "), so KVP x TPA = " + s(l.kvp) + " x " + s(l.tpa) +
+               " needs TPA >= " + s(m.kvHeads);
+      return moeGrid(m, l, l.gpus());
+    case Strategy::TP:
+      return moeGrid(m, l, l.gpus());
+    case Strategy::TPPP:
+      return moeGrid(m, l, l.tpa);
+    case Strategy::EP:
+      if (!m.moe)
+        return "vLLM's data-parallel replicas of a dense model are "
+               "independent engines (helix's ep runs the FFN TP over all "
+               "GPUs)";
+      return moeGrid(m, l, l.gpus());
+    }
+    return "";
+  }
+
+  std::string noOverlap(const Config &c) const override {
+    return kvSharded(c.strategy)
+               ? "does not overlap the decode-context-parallel attention "
+                 "exchange with attention compute batch-wise"
+               : "does not overlap the attention output all-reduce with "
+                 "attention compute batch-wise";
+  }
+
+  std::vector<std::string> usage(const ModelFacts &m) const override {
+    return {"MODEL=<" + m.name +
+            " checkpoint> sh THIS_FILE [more vllm serve flags]"};
+  }
+
+  void addNotes(const ModelFacts &m, const Workload &w, const Config &c,
+                std::vector<std::string> &notes) const override {
+    const Layout &l = c.layout;
+    if (kvSharded(c.strategy) && l.kvp > 1) {
+      notes.push_back(
+          "vLLM's DCP combines partial attention outputs with all-gather + "
+          "reduce-scatter by default (--dcp-comm-backend ag_rs; a2a is the "
+          "all-to-all helix prices)");
+      notes.push_back(
+          "--cp-kv-cache-interleave-size " + s(w.kvBlock) +
+          " deals KV to the DCP ranks in helix's blocks of " + s(w.kvBlock) +
+          " tokens; the KV block size must be a multiple of it (releases "
+          "before the rename: --dcp-kv-cache-interleave-size)");
+    }
+    if (c.strategy == Strategy::EP) {
+      notes.push_back("--max-num-seqs is per data-parallel engine: " +
+                      s(c.batch) + " requests over " + s(l.dp) + " engines");
+      if (m.denseLayers > 0)
+        notes.push_back("vLLM runs the " + s(m.denseLayers) +
+                        " dense FFN layers TP = " + s(l.tpa) +
+                        " inside each data-parallel replica; helix prices "
+                        "them TP = " +
+                        s(l.gpus()));
+    }
+    if (w.precision.kvCache == DType::FP4)
+      notes.push_back("--kv-cache-dtype nvfp4 needs vLLM 0.21 or later");
+    if (w.precision.kvCache == DType::BF16)
+      notes.push_back("--kv-cache-dtype auto keeps the checkpoint's KV "
+                      "dtype: bf16 for a BF16 checkpoint");
+  }
+
+  std::vector<std::string> sources() const override {
+    return {"https://docs.vllm.ai/en/latest/serving/"
+            "context_parallel_deployment.html (-dcp in [1, tp / KV heads])",
+            "https://docs.vllm.ai/en/latest/serving/"
+            "data_parallel_deployment.html (DP attention, MoE TP or EP)",
+            "https://docs.vllm.ai/en/latest/cli/serve/ (flags, "
+            "--kv-cache-dtype)"};
+  }
+
+  const char *firstLine() const override { return "#!/bin/sh"; }
+
+  void writeBody(std::ostream &os, const ModelFacts &m, const Workload &w,
+                 const Config &c) const override {
+    const Layout &l = c.layout;
+    std::vector<std::string> flags;
+    int64_t maxSeqs = c.batch;
+    switch (c.strategy) {
+    case Strategy::Helix:
+    case Strategy::HelixNoHopB:
+    case Strategy::KVP:
+      flags.push_back("--tensor-parallel-size " + s(l.gpus()));
+      if (l.kvp > 1) {
+        flags.push_back("--decode-context-parallel-size " + s(l.kvp));
+        flags.push_back("--cp-kv-cache-interleave-size " + s(w.kvBlock));
+      }
+      break;
+    case Strategy::TP:
+      flags.push_back("--tensor-parallel-size " + s(l.tpa));
+      break;
+    case Strategy::TPPP:
+      flags.push_back("--tensor-parallel-size " + s(l.tpa));
+      flags.push_back("--pipeline-parallel-size " + s(l.pp));
+      break;
+    case Strategy::EP:
+      flags.push_back("--tensor-parallel-size " + s(l.tpa));
+      flags.push_back("--data-parallel-size " + s(l.dp));
+      maxSeqs = ceilDiv(c.batch, l.dp);
+      break;
+    }
+    if (m.moe && l.ep > 1)
+      flags.push_back("--enable-expert-parallel");
+    const char *dtype = w.precision.kvCache == DType::FP4   ? "nvfp4"
+                        : w.precision.kvCache == DType::FP8 ? "fp8"
+                                                            : "auto";
+    flags.push_back(std::string("--kv-cache-dtype ") + dtype);
+    flags.push_back("--max-num-seqs " + s(maxSeqs));
+    writeShellCommand(os, m, "vllm serve \"$MODEL\"", flags);
+  }
+};
+
+} // namespace
+
+const Rules &vllmRules() {
+  static const VLLMRules rules;
+  return rules;
+}
+
+} // namespace engine
+} // namespace helix

@@ -1,0 +1,302 @@
+//===- EngineConfigTest.cpp - Engine deployment configs -------------------===//
+//
+// The mapping rules of helix/Plan/EngineConfig.h: what each engine runs as
+// planned, the nearest configuration where it cannot, and the fields of the
+// files it writes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "helix/Plan/EngineConfig.h"
+
+#include "PaperModels.h"
+
+#include "gtest/gtest.h"
+
+using namespace helix;
+
+namespace {
+
+class EngineConfigs : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    std::string error;
+    ASSERT_TRUE(loadHardware("gb200-nvl72", gb200, error)) << error;
+    ASSERT_TRUE(loadHardware("h200", h200, error)) << error;
+    deepSeek = paper::deepSeekR1();
+    llama = paper::llama405B();
+  }
+
+  static Config config(Strategy s, const std::string &layout, int64_t batch) {
+    Config c;
+    c.strategy = s;
+    std::string error;
+    EXPECT_TRUE(parseLayout(layout, c.layout, error)) << error;
+    c.batch = batch;
+    return c;
+  }
+
+  /// Maps and checks that it succeeded.
+  static EngineConfig make(Engine e, const ModelSpec &m, const Hardware &hw,
+                           const Config &c, const Workload &w = Workload()) {
+    EngineConfig out;
+    std::string error;
+    EXPECT_TRUE(makeEngineConfig(e, m, hw, w, c, out, error)) << error;
+    return out;
+  }
+
+  static bool contains(const std::string &text, const std::string &what) {
+    return text.find(what) != std::string::npos;
+  }
+  /// The configuration after the comment header.
+  static std::string body(const EngineConfig &ec) {
+    return ec.text.substr(ec.text.find("\n\n") + 2);
+  }
+
+  static Hardware gb200, h200;
+  static ModelSpec deepSeek, llama;
+};
+Hardware EngineConfigs::gb200;
+Hardware EngineConfigs::h200;
+ModelSpec EngineConfigs::deepSeek;
+ModelSpec EngineConfigs::llama;
+
+TEST_F(EngineConfigs, EngineNames) {
+  Engine e = Engine::TRTLLM;
+  std::string error;
+  for (Engine want : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang}) {
+    ASSERT_TRUE(parseEngine(engineName(want), e, error));
+    EXPECT_EQ(e, want);
+  }
+  EXPECT_FALSE(parseEngine("tgi", e, error));
+  EXPECT_EQ(error, "unknown engine 'tgi' (expected trtllm, vllm or sglang)");
+  EXPECT_FALSE(parseEngine("TRTLLM", e, error)); // names are lower case
+  EXPECT_STREQ(engineDisplayName(Engine::TRTLLM), "TensorRT-LLM");
+}
+
+// TensorRT-LLM runs Helix for MLA models on Blackwell: cp = KVP, tp = TPA,
+// moe_tp x moe_ep = TPF x EP, both tokens_per_block = the KV block.
+TEST_F(EngineConfigs, TRTLLMHelixForMLA) {
+  Workload w;
+  w.kvBlock = 32;
+  Config c = config(Strategy::Helix, "kvp=32,tpa=1,tpf=8,ep=4", 16);
+  EngineConfig ec = make(Engine::TRTLLM, deepSeek, gb200, c, w);
+  EXPECT_TRUE(ec.exact());
+  EXPECT_EQ(ec.emitted.layout, c.layout);
+  const std::string &t = ec.text;
+  EXPECT_TRUE(contains(t, "tensor_parallel_size: 1\n"));
+  EXPECT_TRUE(contains(t, "context_parallel_size: 32\n"));
+  EXPECT_TRUE(contains(t, "moe_tensor_parallel_size: 8\n"));
+  EXPECT_TRUE(contains(t, "moe_expert_parallel_size: 4\n"));
+  EXPECT_TRUE(contains(t, "enable_attention_dp: false\n"));
+  EXPECT_TRUE(
+      contains(t, "cp_config:\n  cp_type: HELIX\n  tokens_per_block: 32\n"));
+  EXPECT_TRUE(contains(
+      t, "kv_cache_config:\n  dtype: nvfp4\n  tokens_per_block: 32\n"));
+  EXPECT_TRUE(contains(t, "max_batch_size: 16\n"));
+  // The prediction is evaluate()'s.
+  Evaluation ev = evaluate(deepSeek, gb200, w, c);
+  EXPECT_DOUBLE_EQ(ec.emittedPrediction.ttlS, ev.ttlS);
+  EXPECT_DOUBLE_EQ(ec.plannedPrediction.tokensPerSecPerGPU,
+                   ev.tokensPerSecPerGPU);
+  // Every header line is a YAML comment.
+  std::string header = t.substr(0, t.find("\n\n"));
+  for (size_t i = 0; i < header.size();) {
+    EXPECT_EQ(header[i], '#') << header.substr(i, 40);
+    i = header.find('\n', i);
+    i = i == std::string::npos ? header.size() : i + 1;
+  }
+}
+
+// Helix's GQA plan: TensorRT-LLM documents Helix for MLA only, so the
+// nearest configuration is attention TP over the same GPUs.
+TEST_F(EngineConfigs, TRTLLMHelixForGQAFallsBackToTP) {
+  Config c = config(Strategy::Helix, "kvp=4,tpa=8,tpf=32,ep=1", 8);
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, llama, gb200, c).find("MLA"),
+            std::string::npos);
+  EngineConfig ec = make(Engine::TRTLLM, llama, gb200, c);
+  ASSERT_FALSE(ec.exact());
+  EXPECT_EQ(ec.emitted.strategy, Strategy::TP);
+  EXPECT_EQ(ec.emitted.layout.tpa, 32);
+  EXPECT_EQ(ec.emitted.layout.tpf, 32);
+  EXPECT_EQ(ec.emitted.batch, 8);
+  ASSERT_EQ(ec.changes.size(), 1u);
+  EXPECT_TRUE(contains(ec.changes[0], "attention KVP x TPA = 4 x 8 -> TP = 32"))
+      << ec.changes[0];
+  EXPECT_TRUE(contains(ec.text, "cannot run it as planned"));
+  EXPECT_TRUE(contains(ec.text, "tensor_parallel_size: 32\n"));
+  EXPECT_FALSE(contains(body(ec), "cp_config"));
+  EXPECT_FALSE(contains(body(ec), "moe_")); // dense model
+  EXPECT_GT(ec.emittedPrediction.ttlS, ec.plannedPrediction.ttlS);
+}
+
+// Hopper: TensorRT-LLM documents Helix on Blackwell only.
+TEST_F(EngineConfigs, TRTLLMHelixNeedsBlackwell) {
+  Config c = config(Strategy::Helix, "kvp=8,tpa=1,tpf=1,ep=8", 8);
+  std::string why = engineCannotRun(Engine::TRTLLM, deepSeek, h200, c);
+  EXPECT_NE(why.find("Blackwell"), std::string::npos) << why;
+  EXPECT_EQ(engineCannotRun(Engine::TRTLLM, deepSeek, gb200, c), "");
+}
+
+// Attention DP: one replica per GPU, max_batch_size per rank.
+TEST_F(EngineConfigs, TRTLLMAttentionDP) {
+  Config c = config(Strategy::EP, "tpa=1,dp=8,tpf=1,ep=8", 100);
+  EngineConfig ec = make(Engine::TRTLLM, deepSeek, gb200, c);
+  EXPECT_TRUE(ec.exact());
+  EXPECT_TRUE(contains(ec.text, "tensor_parallel_size: 8\n"));
+  EXPECT_TRUE(contains(ec.text, "enable_attention_dp: true\n"));
+  EXPECT_TRUE(contains(ec.text, "moe_expert_parallel_size: 8\n"));
+  EXPECT_TRUE(contains(ec.text, "max_batch_size: 13\n")); // ceil(100 / 8)
+  Config wide = config(Strategy::EP, "tpa=2,dp=4,tpf=1,ep=8", 100);
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, deepSeek, gb200, wide), "");
+}
+
+// vLLM: -tp N -dcp KVP, which needs TPA >= KV heads (dcp <= tp / H).
+TEST_F(EngineConfigs, VLLMDecodeContextParallel) {
+  Config c = config(Strategy::Helix, "kvp=4,tpa=8,tpf=32,ep=1", 8);
+  EngineConfig ec = make(Engine::VLLM, llama, gb200, c);
+  EXPECT_TRUE(ec.exact());
+  EXPECT_TRUE(contains(ec.text, "--tensor-parallel-size 32 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--decode-context-parallel-size 4 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--cp-kv-cache-interleave-size 16 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--max-num-seqs 8 \\\n"));
+  EXPECT_FALSE(contains(body(ec), "--enable-expert-parallel"));
+  EXPECT_EQ(ec.text.rfind("#!/bin/sh\n", 0), 0u);
+  EXPECT_TRUE(contains(ec.text, "  \"$@\"\n"));
+
+  // TPA 4 < 8 KV heads: the nearest runnable layout keeps KVP x TPA with
+  // TPA = 8.
+  Config narrow = config(Strategy::Helix, "kvp=8,tpa=4,tpf=32,ep=1", 8);
+  EngineConfig near = make(Engine::VLLM, llama, gb200, narrow);
+  ASSERT_FALSE(near.exact());
+  EXPECT_EQ(near.emitted.strategy, Strategy::HelixNoHopB);
+  EXPECT_EQ(near.emitted.layout.kvp, 4);
+  EXPECT_EQ(near.emitted.layout.tpa, 8);
+  EXPECT_TRUE(contains(near.changes[0], "TP / KV heads")) << near.changes[0];
+}
+
+// vLLM's MoE layers are all TP or all EP: a TPF x EP grid is not runnable.
+TEST_F(EngineConfigs, VLLMMoEGrid) {
+  Config c = config(Strategy::Helix, "kvp=64,tpa=1,tpf=8,ep=8", 4);
+  EngineConfig ec = make(Engine::VLLM, deepSeek, gb200, c);
+  ASSERT_FALSE(ec.exact());
+  const Layout &l = ec.emitted.layout;
+  EXPECT_EQ(l.kvp, 64);
+  EXPECT_EQ(l.tpa, 1);
+  EXPECT_TRUE((l.tpf == 64 && l.ep == 1) || (l.tpf == 1 && l.ep == 64))
+      << l.str();
+  EXPECT_TRUE(contains(ec.changes[0], "FFN TPF x EP = 8 x 8 -> "))
+      << ec.changes[0];
+  EXPECT_EQ(contains(body(ec), "--enable-expert-parallel"), l.ep == 64);
+
+  Config allEP = config(Strategy::Helix, "kvp=64,tpa=1,tpf=1,ep=64", 4);
+  EngineConfig ep = make(Engine::VLLM, deepSeek, gb200, allEP);
+  EXPECT_TRUE(ep.exact());
+  EXPECT_TRUE(contains(ep.text, "--enable-expert-parallel \\\n"));
+}
+
+// vLLM's data-parallel attention: --max-num-seqs per DP engine; a dense
+// model's DP replicas share no FFN.
+TEST_F(EngineConfigs, VLLMDataParallel) {
+  Config c = config(Strategy::EP, "tpa=1,dp=8,tpf=1,ep=8", 20);
+  EngineConfig ec = make(Engine::VLLM, deepSeek, gb200, c);
+  EXPECT_TRUE(ec.exact());
+  EXPECT_TRUE(contains(ec.text, "--tensor-parallel-size 1 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--data-parallel-size 8 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--enable-expert-parallel \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--max-num-seqs 3 \\\n")); // ceil(20 / 8)
+  Config dense = config(Strategy::EP, "tpa=8,dp=8,tpf=64,ep=1", 8);
+  EXPECT_NE(engineCannotRun(Engine::VLLM, llama, gb200, dense), "");
+}
+
+// SGLang: --dcp-size for MLA only; any TPF x EP grid via --ep-size.
+TEST_F(EngineConfigs, SGLang) {
+  Config c = config(Strategy::Helix, "kvp=64,tpa=1,tpf=8,ep=8", 4);
+  EngineConfig ec = make(Engine::SGLang, deepSeek, gb200, c);
+  EXPECT_TRUE(ec.exact());
+  EXPECT_TRUE(contains(ec.text, "--tp-size 64 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--dcp-size 64 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--ep-size 8 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--kv-cache-dtype fp4_e2m1 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--moe-a2a-backend none"));
+
+  Config gqa = config(Strategy::Helix, "kvp=4,tpa=8,tpf=32,ep=1", 8);
+  EngineConfig near = make(Engine::SGLang, llama, gb200, gqa);
+  ASSERT_FALSE(near.exact());
+  EXPECT_EQ(near.emitted.strategy, Strategy::TP);
+  EXPECT_TRUE(contains(near.changes[0], "MLA")) << near.changes[0];
+
+  Config dp = config(Strategy::EP, "tpa=2,dp=4,tpf=1,ep=8", 10);
+  EngineConfig dpa = make(Engine::SGLang, deepSeek, gb200, dp);
+  EXPECT_TRUE(dpa.exact());
+  EXPECT_TRUE(contains(dpa.text, "--tp-size 8 \\\n"));
+  EXPECT_TRUE(contains(dpa.text, "--dp-size 4 \\\n"));
+  EXPECT_TRUE(contains(dpa.text, "--enable-dp-attention \\\n"));
+  EXPECT_TRUE(contains(dpa.text, "--max-running-requests 12 \\\n"));
+}
+
+// No engine has Medha-style KVP: the nearest keeps KVP x TPA attention and
+// runs the FFN over all GPUs (helix-no-hopb).
+TEST_F(EngineConfigs, MedhaKVPIsNotRunnable) {
+  Config c = config(Strategy::KVP, "kvp=16,tpa=1,tpf=1,ep=1", 2);
+  for (Engine e : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang}) {
+    EXPECT_NE(engineCannotRun(e, deepSeek, gb200, c), "") << engineName(e);
+    EngineConfig ec = make(e, deepSeek, gb200, c);
+    ASSERT_FALSE(ec.exact()) << engineName(e);
+    EXPECT_EQ(ec.emitted.strategy, Strategy::HelixNoHopB) << engineName(e);
+    EXPECT_EQ(ec.emitted.layout.kvp, 16) << engineName(e);
+    EXPECT_EQ(ec.emitted.layout.gpus(), 16) << engineName(e);
+    EXPECT_TRUE(contains(ec.changes.back(), "Medha")) << ec.changes.back();
+  }
+}
+
+// HOP-B: no engine overlaps batch-wise. Where the plan used it (more than
+// one slice), the emitted configuration turns it off and is re-priced.
+TEST_F(EngineConfigs, HopBOff) {
+  Workload w;
+  w.context = 4096;
+  w.precision.weights = w.precision.kvCache = w.precision.compute = DType::FP8;
+  Config c = config(Strategy::Helix, "kvp=8,tpa=1,tpf=1,ep=8", 4096);
+  ASSERT_TRUE(evaluate(deepSeek, h200, w, c).hopbUsed());
+  EngineConfig ec = make(Engine::SGLang, deepSeek, h200, c, w);
+  ASSERT_EQ(ec.changes.size(), 1u);
+  EXPECT_EQ(ec.changes[0].rfind("HOP-B off: SGLang does not overlap", 0), 0u)
+      << ec.changes[0];
+  EXPECT_EQ(ec.emitted.strategy, Strategy::HelixNoHopB);
+  EXPECT_EQ(ec.emitted.layout, c.layout);
+  EXPECT_FALSE(ec.emitted.hopb);
+  EXPECT_EQ(ec.emittedPrediction.hopbSlices, 1);
+  EXPECT_GT(ec.plannedPrediction.hopbSlices, 1);
+  EXPECT_GE(ec.emittedPrediction.ttlS, ec.plannedPrediction.ttlS);
+  EXPECT_TRUE(contains(ec.text, "--kv-cache-dtype fp8_e4m3"));
+
+  // One slice: HOP-B was not in effect, nothing changes.
+  Config small = config(Strategy::Helix, "kvp=64,tpa=1,tpf=64,ep=1", 2);
+  ASSERT_FALSE(evaluate(deepSeek, gb200, Workload(), small).hopbUsed());
+  EngineConfig same = make(Engine::TRTLLM, deepSeek, gb200, small);
+  EXPECT_TRUE(same.exact());
+  EXPECT_EQ(same.emitted.strategy, Strategy::Helix);
+}
+
+// Pipeline stages and the TP baselines map one to one.
+TEST_F(EngineConfigs, TPAndPipeline) {
+  Config c = config(Strategy::TPPP, "tpa=8,pp=2,tpf=8,ep=1", 4);
+  for (Engine e : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang})
+    EXPECT_TRUE(make(e, llama, gb200, c).exact()) << engineName(e);
+  EXPECT_TRUE(contains(make(Engine::TRTLLM, llama, gb200, c).text,
+                       "pipeline_parallel_size: 2\n"));
+  EXPECT_TRUE(contains(make(Engine::VLLM, llama, gb200, c).text,
+                       "--pipeline-parallel-size 2 \\\n"));
+  EXPECT_TRUE(
+      contains(make(Engine::SGLang, llama, gb200, c).text, "--pp-size 2 \\\n"));
+}
+
+TEST_F(EngineConfigs, InvalidConfigIsAnError) {
+  Config c = config(Strategy::Helix, "kvp=2,tpa=16,tpf=32,ep=1", 1);
+  EngineConfig out;
+  std::string error;
+  EXPECT_FALSE(
+      makeEngineConfig(Engine::VLLM, llama, gb200, Workload(), c, out, error));
+  EXPECT_NE(error.find("tpa"), std::string::npos) << error;
+}
+
+} // namespace
