@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "EmitConfig.h"
 #include "OutputFile.h"
 
 #include "helix/Cost/Evaluate.h"
@@ -22,12 +23,16 @@ struct CostArgs {
   std::string strategy = "helix";
   std::string hopb = "on";
   std::string json;
+  EmitConfigArgs emit;
 };
 } // namespace
 
 static int runCost(const CostArgs &args) {
   const char *cmd = "helix cost";
   LoadedWorkload in;
+  EmitConfigArgs emit = args.emit;
+  if (!checkEmitConfigArgs(cmd, emit))
+    return 1;
   if (!loadWorkload(args.workload, cmd, in))
     return 1;
   Config config;
@@ -58,6 +63,8 @@ static int runCost(const CostArgs &args) {
       !writeOutputFile(cmd, args.json,
                        [&](std::ostream &os) { writeCostJSON(os, ev); }))
     return 1;
+  if (emit.wanted && !emitEngineConfig(cmd, emit, in, config))
+    return 1;
   return 0;
 }
 
@@ -80,6 +87,7 @@ Action addCostCommand(CLI::App &app) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   cmd->add_option("--json", args->json, "write the evaluation as JSON");
+  addEmitConfigOptions(cmd, args->emit, "this configuration");
   return [args] { return runCost(*args); };
 }
 

@@ -2,9 +2,11 @@
 
 #include "Commands.h"
 #include "CommonOptions.h"
+#include "EmitConfig.h"
 #include "OutputFile.h"
 
 #include "helix/Cost/Search.h"
+#include "helix/Plan/Gains.h"
 #include "helix/Plan/PlanCSV.h"
 #include "helix/Plan/PlanJSON.h"
 #include "helix/Plan/PlanSVG.h"
@@ -30,11 +32,30 @@ struct PlanArgs {
   std::string strategies = "helix,tp,tp-pp,ep,kvp";
   std::string json, csv, svg;
   std::string rows = "12";
+  EmitConfigArgs emit;
+  std::string emitFor; // --emit-config-for, as typed (default helix)
 };
 } // namespace
 
 static int runPlan(const PlanArgs &args) {
   const char *cmd = "helix plan";
+  EmitConfigArgs emit = args.emit;
+  if (!checkEmitConfigArgs(cmd, emit))
+    return 1;
+  if (!args.emitFor.empty() && !emit.wanted) {
+    std::cerr << cmd
+              << ": error: --emit-config-for needs --emit-config "
+                 "ENGINE\n";
+    return 1;
+  }
+  const std::string emitFor = args.emitFor.empty() ? "helix" : args.emitFor;
+  if (emitFor != "helix" && emitFor != "baseline") {
+    std::cerr << cmd
+              << ": error: --emit-config-for: expected helix or "
+                 "baseline, got '"
+              << emitFor << "'\n";
+    return 1;
+  }
   LoadedWorkload in;
   if (!loadWorkload(args.workload, cmd, in))
     return 1;
@@ -75,6 +96,23 @@ static int runPlan(const PlanArgs &args) {
   if (!args.svg.empty())
     ok &= writeOutputFile(cmd, args.svg,
                           [&](std::ostream &os) { writePlanSVG(os, result); });
+  if (emit.wanted) {
+    // The configuration the summary shows as "Helix" (or "Baseline").
+    const Frontier *f = result.frontier(emitFor);
+    const PlanPoint *pt = f ? chosenPoint(result, *f) : nullptr;
+    if (!pt) {
+      std::string why = f && f->empty() ? "none fits in memory"
+                        : f             ? "none meets the --ttl-ms budget"
+                        : emitFor == "helix"
+                            ? "--strategies has no helix"
+                            : "--strategies has no baseline (tp, tp-pp, ep, "
+                              "kvp)";
+      std::cerr << cmd << ": error: --emit-config: no " << emitFor
+                << " configuration to write: " << why << "\n";
+      return 1;
+    }
+    ok &= emitEngineConfig(cmd, emit, in, pt->config);
+  }
   return ok ? 0 : 1;
 }
 
@@ -101,6 +139,12 @@ Action addPlanCommand(CLI::App &app) {
   cmd->add_option("--json", args->json, "write the fronts as JSON");
   cmd->add_option("--csv", args->csv, "write the fronts as CSV");
   cmd->add_option("--svg", args->svg, "draw the fronts as SVG");
+  addEmitConfigOptions(cmd, args->emit,
+                       "the configuration the summary shows as Helix (the "
+                       "best under --ttl-ms, else the fastest)");
+  cmd->add_option("--emit-config-for", args->emitFor,
+                  "helix (default) or baseline: which chosen configuration "
+                  "--emit-config writes");
   cmd->add_option("--rows", args->rows,
                   "rows shown per front in the summary (0: all; at most " +
                       std::to_string(kMaxRows) + ")")

@@ -1,0 +1,27 @@
+#!/bin/sh
+# SGLang configuration for DeepSeek-R1, written by helix cost --emit-config sglang
+# DeepSeek-R1 on gb200-nvl72, 1,048,576-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
+#
+# Planned by helix and configured here: helix kvp=32,tpa=1,tpf=16,ep=2 (32 GPUs), batch 16, HOP-B off
+#   helix predicts: N
+#
+# Use:
+#   MODEL=<DeepSeek-R1 checkpoint> sh THIS_FILE [more sglang.launch_server flags]
+# Notes:
+#   - weights: helix priced fp4 weights; SGLang takes the weight format from the checkpoint: serve an NVFP4 checkpoint of DeepSeek-R1
+#   - SGLang stripes the KV cache over the DCP ranks token by token (position mod 32); helix prices blocks of 16 tokens per rank
+#   - SGLang runs EP < TP (TPF x EP = 16 x 2) only with --moe-a2a-backend none (the default)
+#   - --kv-cache-dtype fp4_e2m1 is SGLang's FP4 KV cache (MXFP4 scales); helix priced NVFP4
+# Follows (docs/engine-configs.md):
+#   - https://docs.sglang.io/docs/advanced_features/dcp.md (--dcp-size, MLA only)
+#   - https://docs.sglang.io/advanced_features/server_arguments.html (--tp-size, --dp-size, --enable-dp-attention, --ep-size, --kv-cache-dtype, --max-running-requests)
+#   - https://docs.sglang.io/advanced_features/expert_parallelism.html (EP < TP)
+
+MODEL=${MODEL:?set MODEL to the DeepSeek-R1 checkpoint, a path or a Hugging Face id}
+exec python -m sglang.launch_server --model-path "$MODEL" \
+  --tp-size 32 \
+  --dcp-size 32 \
+  --ep-size 2 \
+  --kv-cache-dtype fp4_e2m1 \
+  --max-running-requests 16 \
+  "$@"

@@ -1,0 +1,24 @@
+#!/bin/sh
+# vLLM configuration for DeepSeek-R1, written by helix cost --emit-config vllm
+# DeepSeek-R1 on gb200-nvl72, 131,072-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
+#
+# Planned by helix and configured here: tp kvp=1,tpa=8,tpf=1,ep=8 (8 GPUs), batch 32, HOP-B off
+#   helix predicts: N
+#
+# Use:
+#   MODEL=<DeepSeek-R1 checkpoint> sh THIS_FILE [more vllm serve flags]
+# Notes:
+#   - weights: helix priced fp4 weights; vLLM takes the weight format from the checkpoint: serve an NVFP4 checkpoint of DeepSeek-R1
+#   - --kv-cache-dtype nvfp4 needs vLLM 0.21 or later
+# Follows (docs/engine-configs.md):
+#   - https://docs.vllm.ai/en/latest/serving/context_parallel_deployment.html (-dcp in [1, tp / KV heads])
+#   - https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html (DP attention, MoE TP or EP)
+#   - https://docs.vllm.ai/en/latest/cli/serve/ (flags, --kv-cache-dtype)
+
+MODEL=${MODEL:?set MODEL to the DeepSeek-R1 checkpoint, a path or a Hugging Face id}
+exec vllm serve "$MODEL" \
+  --tensor-parallel-size 8 \
+  --enable-expert-parallel \
+  --kv-cache-dtype nvfp4 \
+  --max-num-seqs 32 \
+  "$@"
