@@ -34,7 +34,8 @@ void pointRow(std::ostream &os, const std::string &label, const PlanPoint &p) {
      << fmt::pad(fmt::bytes(p.memoryPerGPUBytes), 10, true) << "\n";
 }
 
-/// Indices of at most `max` rows, evenly spread, first and last kept.
+/// Indices of at most `max` rows, evenly spread, first and last kept (only
+/// the first when max is 1).
 std::vector<size_t> thin(size_t n, size_t max) {
   std::vector<size_t> idx;
   if (max == 0 || n <= max) {
@@ -42,6 +43,8 @@ std::vector<size_t> thin(size_t n, size_t max) {
       idx.push_back(i);
     return idx;
   }
+  if (max == 1)
+    return {0}; // room for one row: the highest interactivity
   for (size_t k = 0; k < max; ++k) {
     size_t i = (k * (n - 1) + (max - 1) / 2) / (max - 1);
     if (idx.empty() || i != idx.back())
