@@ -1,0 +1,138 @@
+//===- MeasurementsJSONTest.cpp - Measurement files and preset names -----===//
+
+#include "helix/Calibrate/MeasurementsJSON.h"
+#include "helix/Calibrate/Timing.h"
+
+#include "Synthetic.h"
+
+#include "gtest/gtest.h"
+
+using namespace helix;
+using namespace helix::calibrate;
+
+namespace {
+
+MeasurementSet sample() {
+  MeasurementSet set = test::namedSet();
+  set.notMeasured = {"grouped_gemm (not timed)"};
+  set.methods["gemm"] = "dequantize + SGEMM";
+  set.gemm.push_back({DType::FP8, 4, 4096, 14336, 3.25e-5, 9});
+  set.attention.push_back(
+      {AttentionKind::MLA, DType::BF16, 8, 1, 16, 576, 8192, 1.5e-3, 5});
+  set.elementwise.push_back({"rope 64x128 b=8", 2.5e-6, 9});
+  set.collectives.push_back({CollectiveKind::AllToAll, 4, 65536, 1.9e-5, 5});
+  return set;
+}
+
+TEST(CalibrateMeasurementsJSON, RoundTrip) {
+  MeasurementSet in = sample();
+  MeasurementSet out;
+  std::string error;
+  ASSERT_TRUE(
+      parseMeasurementsJSON(writeMeasurementsJSON(in), "m.json", out, error))
+      << error;
+  EXPECT_EQ(out.gpu, in.gpu);
+  EXPECT_EQ(out.driver, in.driver);
+  EXPECT_EQ(out.date, in.date);
+  EXPECT_EQ(out.environment, in.environment);
+  EXPECT_EQ(out.subject, in.subject);
+  EXPECT_EQ(out.methods, in.methods);
+  EXPECT_EQ(out.notMeasured, in.notMeasured);
+  ASSERT_EQ(out.gemm.size(), 1u);
+  EXPECT_EQ(out.gemm[0].format, DType::FP8);
+  EXPECT_EQ(out.gemm[0].k, 14336);
+  EXPECT_EQ(out.gemm[0].seconds, 3.25e-5);
+  EXPECT_EQ(out.gemm[0].runs, 9);
+  ASSERT_EQ(out.attention.size(), 1u);
+  EXPECT_EQ(out.attention[0].kind, AttentionKind::MLA);
+  EXPECT_EQ(out.attention[0].qHeads, 16);
+  EXPECT_EQ(out.attention[0].kvLength, 8192);
+  EXPECT_EQ(attentionCurveName(out.attention[0]), std::string("mla_few_heads"));
+  ASSERT_EQ(out.elementwise.size(), 1u);
+  EXPECT_EQ(out.elementwise[0].kernel, "rope 64x128 b=8");
+  ASSERT_EQ(out.collectives.size(), 1u);
+  EXPECT_EQ(out.collectives[0].op, CollectiveKind::AllToAll);
+  EXPECT_EQ(out.collectives[0].bytes, 65536);
+}
+
+TEST(CalibrateMeasurementsJSON, BadFilesAreOneLineErrors) {
+  MeasurementSet out;
+  std::string error;
+  EXPECT_FALSE(parseMeasurementsJSON("{", "m.json", out, error));
+  EXPECT_EQ(error, "m.json: not valid JSON (byte 2)");
+  EXPECT_FALSE(parseMeasurementsJSON("{}", "m.json", out, error));
+  EXPECT_EQ(error, "m.json: field 'format' must be "
+                   "\"helix-calibrate-measurements\" (a file written by "
+                   "helix calibrate --save-measurements)");
+  const std::string head =
+      R"({"format": "helix-calibrate-measurements", "version": 1, )";
+  EXPECT_FALSE(parseMeasurementsJSON(
+      head + R"("gemm": [{"format": "bf16", "m": 1, "n": 8, "k": 8}]})",
+      "m.json", out, error));
+  EXPECT_EQ(error, "m.json: field 'gemm[0].seconds' is missing");
+  EXPECT_FALSE(parseMeasurementsJSON(
+      head + R"("gemm": [{"format": "fp6", "m": 1, "n": 8, "k": 8,
+                          "seconds": 1}]})",
+      "m.json", out, error));
+  EXPECT_EQ(error, "m.json: field 'gemm[0].format' must be fp4, fp8 or bf16, "
+                   "got 'fp6'");
+  EXPECT_FALSE(parseMeasurementsJSON(
+      head + R"("gemm": [{"format": "bf16", "m": 1.5, "n": 8, "k": 8,
+                          "seconds": 1}]})",
+      "m.json", out, error));
+  EXPECT_EQ(error, "m.json: field 'gemm[0].m' must be an integer, got 1.5");
+  EXPECT_FALSE(parseMeasurementsJSON(
+      head + R"("gemm": [{"format": "bf16", "m": 1, "n": 8, "k": 8,
+                          "seconds": -2e-6}]})",
+      "m.json", out, error));
+  EXPECT_EQ(error, "m.json: gemm[0] (bf16 m=1 n=8 k=8): seconds must be a "
+                   "positive finite number (below 1e6), got -2e-06");
+  EXPECT_FALSE(parseMeasurementsJSON(
+      head + R"("attention": [{"kind": "mha", "kv_format": "bf16"}]})",
+      "m.json", out, error));
+  EXPECT_EQ(error, "m.json: field 'attention[0].kind' must be gqa or mla, "
+                   "got 'mha'");
+  EXPECT_FALSE(parseMeasurementsJSON(
+      head + R"("collectives": [{"op": "all_sum", "gpus": 2, "bytes": 8,
+                                 "seconds": 1e-5}]})",
+      "m.json", out, error));
+  EXPECT_EQ(error, "m.json: field 'collectives[0].op' must be a collective "
+                   "kind (all_reduce, all_gather, reduce_scatter, "
+                   "all_to_all, ...), got 'all_sum'");
+  EXPECT_FALSE(
+      parseMeasurementsJSON(head + R"("gemm": {}})", "m.json", out, error));
+  EXPECT_EQ(error, "m.json: field 'gemm' must be an array");
+  // Nothing measured parses (the fit refuses it).
+  EXPECT_TRUE(
+      parseMeasurementsJSON(head + R"("gpu": "X"})", "m.json", out, error))
+      << error;
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(CalibrateTiming, PresetForGPUName) {
+  EXPECT_EQ(presetForGPU("NVIDIA H100 80GB HBM3"), "h100");
+  EXPECT_EQ(presetForGPU("NVIDIA H100 NVL"), "h100");
+  EXPECT_EQ(presetForGPU("NVIDIA H200"), "h200");
+  EXPECT_EQ(presetForGPU("NVIDIA B200"), "b200");
+  EXPECT_EQ(presetForGPU("NVIDIA GB200"), "gb200-nvl72");
+  EXPECT_EQ(presetForGPU("NVIDIA GB300"), "gb300-nvl72");
+  EXPECT_EQ(presetForGPU("NVIDIA A100-SXM4-80GB"), "");
+}
+
+TEST(CalibrateTiming, MissingPluginIsNoGPU) {
+  MeasurementSet set;
+  std::string reason;
+  EXPECT_EQ(timeOnGPU({"/nonexistent/libHelixCalibrateCUDA.so"},
+                      TimingOptions(), set, reason),
+            TimingStatus::NoGPU);
+  EXPECT_EQ(reason, "the CUDA timing plugin is not installed (looked for "
+                    "/nonexistent/libHelixCalibrateCUDA.so)");
+  // A file that is not a library: the loader's reason.
+  EXPECT_EQ(
+      timeOnGPU({HELIX_SOURCE_DIR "/README.md"}, TimingOptions(), set, reason),
+      TimingStatus::NoGPU);
+  EXPECT_EQ(reason.rfind("cannot load " HELIX_SOURCE_DIR "/README.md: ", 0), 0u)
+      << reason;
+}
+
+} // namespace
