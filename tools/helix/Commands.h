@@ -17,6 +17,7 @@ Action addImportCommand(CLI::App &app);
 Action addPlanCommand(CLI::App &app);
 Action addCostCommand(CLI::App &app);
 Action addCompileCommand(CLI::App &app);
+Action addCalibrateCommand(CLI::App &app);
 
 } // namespace helix::driver
 

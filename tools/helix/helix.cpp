@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
   add(helix::driver::addPlanCommand);
   add(helix::driver::addCostCommand);
   add(helix::driver::addCompileCommand);
+  add(helix::driver::addCalibrateCommand);
 
   CLI11_PARSE(app, argc, argv);
   for (auto &[sub, action] : commands)
