@@ -196,6 +196,7 @@ public:
     if (!node->is_array() || node->empty())
       return fail(path, "must be a non-empty array of {\"gpus\", \"value\", "
                         "\"source\"}");
+    clearSources(path);
     std::vector<std::pair<int64_t, double>> points;
     for (size_t i = 0; i < node->size(); ++i) {
       std::string at = path + "[" + std::to_string(i) + "]";
@@ -234,6 +235,7 @@ public:
     if (!node->is_array() || node->empty())
       return fail(path, "must be a non-empty array of {\"gpus\", \"bytes\", "
                         "\"value\", \"source\"}");
+    clearSources(path);
     std::vector<CollectivePoint> points;
     for (size_t i = 0; i < node->size(); ++i) {
       std::string at = path + "[" + std::to_string(i) + "]";
@@ -288,6 +290,7 @@ public:
                     "\"source\"}");
     if (!node->is_array() || node->empty())
       return fail(path, "must be a non-empty array of " + shape);
+    clearSources(path);
     std::vector<KernelPoint> points;
     for (size_t i = 0; i < node->size(); ++i) {
       std::string at = path + "[" + std::to_string(i) + "]";
@@ -371,6 +374,17 @@ private:
       start = dot + 1;
     }
     return node;
+  }
+
+  /// Drops the sources of a list's points ("path[i]...") before a file
+  /// replaces the list, so a shorter list leaves no stale entries.
+  void clearSources(const std::string &path) {
+    const std::string prefix = path + "[";
+    hw.sources.erase(std::remove_if(hw.sources.begin(), hw.sources.end(),
+                                    [&](const auto &e) {
+                                      return e.first.rfind(prefix, 0) == 0;
+                                    }),
+                     hw.sources.end());
   }
 
   void setSource(const std::string &path, const std::string &source) {

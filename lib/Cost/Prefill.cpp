@@ -33,7 +33,7 @@ double prefillSeconds(const ModelSpec &model, const Hardware &hw,
   if (gpus <= 0 || tokens <= 0 || peak <= 0)
     return 0.0;
   const KernelCurve &math =
-      hw.kernels.gemmMath[static_cast<int>(precision.weights)];
+      hw.kernels.gemmMath[static_cast<int>(precision.compute)];
   double eff = math.empty() ? hw.gemmEfficiency
                             : math.at(double(tokens)).mathEfficiency;
   if (eff <= 0)

@@ -65,17 +65,18 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
                   double weightBytes, double kvBytes, double actBytes,
                   const KernelMix &mix) {
   const KernelCurves &k = hw.kernels;
-  const int f = static_cast<int>(mix.format);
   // Only the kinds the op launches are looked up (the search prices
   // hundreds of thousands of ops).
   const KindCost none{0, 1, hw.gemmEfficiency};
+  // Math runs at the arithmetic format's rate: its gemm_math curve.
+  const KernelCurve *mathCurve = &k.gemmMath[static_cast<int>(math)];
   KindCost gemm = mix.gemms > 0
                       ? kindCost(hw, k.gemmFor(mix.format, false), mix.m,
-                                 hw.memoryEfficiency, &k.gemmMath[f])
+                                 hw.memoryEfficiency, mathCurve)
                       : none;
   KindCost grouped = mix.groupedGemms > 0
                          ? kindCost(hw, k.gemmFor(mix.format, true), mix.m,
-                                    hw.memoryEfficiency, &k.gemmMath[f])
+                                    hw.memoryEfficiency, mathCurve)
                          : none;
   KindCost attn =
       mix.attention > 0 || kvBytes > 0

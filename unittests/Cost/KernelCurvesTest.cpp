@@ -115,6 +115,26 @@ TEST(KernelCurves, PresetsCarryCurvesWithSources) {
   }
 }
 
+TEST(KernelCurves, AShorterUserListLeavesNoStaleSources) {
+  // h100's all-reduce has 30 measured points; a file giving one keeps one
+  // source for the list.
+  Hardware hw;
+  std::string error;
+  ASSERT_TRUE(parseHardwareJSON(R"({"base": "h100", "collectives": {
+    "all_reduce": {"latency_us": [{"gpus": 8, "bytes": 1024, "value": 5,
+                                   "source": "mine"}]}}})",
+                                "mine.json", hw, error))
+      << error;
+  int listed = 0;
+  for (const auto &s : hw.sources)
+    if (s.first.rfind("collectives.all_reduce.latency_us[", 0) == 0) {
+      ++listed;
+      EXPECT_EQ(s.second, "mine");
+    }
+  EXPECT_EQ(listed, 1);
+  EXPECT_EQ(hw.collective(CollectiveKind::AllReduce).measured.size(), 1u);
+}
+
 struct BadCurve {
   const char *json;
   const char *field;

@@ -13,7 +13,7 @@
 //   time  = FLOPs / (GPUs x peak[compute format] x math efficiency at M = T)
 //
 // with the math efficiency from the hardware file's gemm_math curve of the
-// weights' format (compute.gemm_efficiency without one), split evenly over
+// arithmetic format (compute.gemm_efficiency without one), split evenly over
 // the configuration's GPUs. Memory traffic, collectives and fixed kernel
 // costs are left out (small next to the math at prompt lengths of
 // thousands of tokens).
