@@ -51,6 +51,8 @@ void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
   cmd->add_flag("--nvfp4-scales", args.nvfp4Scales,
                 "count NVFP4 block scales: FP4 values take 0.5625 bytes (the "
                 "default whenever a stored format is fp4)");
+  // Always read (an empty value typed is an error, not the default).
+  args.routingSkew = fmt(kDefaultRoutingSkew);
   cmd->add_option("--routing-skew", args.routingSkew,
                   "MoE: Zipf exponent of expert popularity, 0 = uniform "
                   "routing (default " +
@@ -160,8 +162,7 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
           {args.dtype, args.weightsDType, args.kvDType, args.computeDType},
           "--", p, error))
     return fail();
-  if (!args.routingSkew.empty() &&
-      !parseReal("--routing-skew", args.routingSkew, 0.0, 4.0,
+  if (!parseReal("--routing-skew", args.routingSkew, 0.0, 4.0,
                  out.workload.routingSkew, error))
     return fail();
   out.workload.balancedExperts = args.balancedExperts;

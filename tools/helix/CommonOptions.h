@@ -23,7 +23,7 @@ struct WorkloadArgs {
   std::string weightsDType, kvDType, computeDType;
   bool nvfp4Scales = false;
   bool noNvfp4Scales = false;
-  std::string routingSkew; // as typed; empty = kDefaultRoutingSkew
+  std::string routingSkew; // as typed (addWorkloadOptions sets the default)
   bool balancedExperts = false;
 };
 
