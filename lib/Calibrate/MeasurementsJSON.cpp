@@ -163,19 +163,8 @@ bool parseMeasurementsJSON(const std::string &text, const std::string &origin,
                            MeasurementSet &set, std::string &error) {
   error.clear();
   json root;
-  try {
-    if (!parseJSONChecked(text, root, error)) {
-      error = origin + ": " + error;
-      return false;
-    }
-  } catch (const json::parse_error &e) {
-    error = origin + ": not valid JSON (byte " + std::to_string(e.byte) + ")";
+  if (!parseJSONObject(text, origin, root, error))
     return false;
-  }
-  if (!root.is_object()) {
-    error = origin + ": the top level must be a JSON object";
-    return false;
-  }
   if (!root.contains("format") || root["format"] != kFormat) {
     error = origin + ": field 'format' must be \"" + kFormat +
             "\" (a file written by helix calibrate --save-measurements)";

@@ -86,4 +86,22 @@ bool parseJSONChecked(const std::string &text, nlohmann::json &root,
   return true;
 }
 
+bool parseJSONObject(const std::string &text, const std::string &origin,
+                     nlohmann::json &root, std::string &error) {
+  try {
+    if (!parseJSONChecked(text, root, error)) {
+      error = origin + ": " + error;
+      return false;
+    }
+  } catch (const nlohmann::json::parse_error &e) {
+    error = origin + ": not valid JSON (byte " + std::to_string(e.byte) + ")";
+    return false;
+  }
+  if (!root.is_object()) {
+    error = origin + ": the top level must be a JSON object";
+    return false;
+  }
+  return true;
+}
+
 } // namespace helix

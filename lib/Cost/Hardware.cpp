@@ -485,19 +485,8 @@ bool readAll(const json &root, const std::string &origin, bool partial,
 bool parseHardwareJSON(const std::string &text, const std::string &origin,
                        Hardware &hw, std::string &error) {
   json root;
-  try {
-    if (!parseJSONChecked(text, root, error)) {
-      error = origin + ": " + error;
-      return false;
-    }
-  } catch (const json::parse_error &e) {
-    error = origin + ": not valid JSON (byte " + std::to_string(e.byte) + ")";
+  if (!parseJSONObject(text, origin, root, error))
     return false;
-  }
-  if (!root.is_object()) {
-    error = origin + ": the top level must be a JSON object";
-    return false;
-  }
   bool partial = false;
   if (root.contains("base")) {
     if (!root["base"].is_string()) {

@@ -22,6 +22,12 @@ namespace helix {
 bool parseJSONChecked(const std::string &text, nlohmann::json &root,
                       std::string &error);
 
+/// parseJSONChecked for a file whose top level must be an object, every
+/// error one line starting with `origin`: "ORIGIN: not valid JSON (byte N)",
+/// "ORIGIN: the top level must be a JSON object", or the range error.
+bool parseJSONObject(const std::string &text, const std::string &origin,
+                     nlohmann::json &root, std::string &error);
+
 /// A string read from JSON (a key, a name) as JSON escapes it, without the
 /// quotes: control characters, '"' and '\\' escaped, so that an error
 /// quoting it stays one line ("a\nb" stays a\nb).
