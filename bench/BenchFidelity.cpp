@@ -150,8 +150,8 @@ bool price(const Measurement &m, const std::string &modelsDir, Result &r,
   w.precision = m.precision;
   // FP4 as engines store it, NVFP4 with its block scales (helix's CLI
   // default too).
-  w.precision.nvfp4BlockScales = w.precision.weights == DType::FP4 ||
-                                 w.precision.kvCache == DType::FP4;
+  w.precision.nvfp4BlockScales =
+      w.precision.weights == DType::FP4 || w.precision.kvCache == DType::FP4;
   Evaluation ev = evaluate(model, hw, w, m.config);
   if (!ev.valid()) {
     r.status = Result::Error;
@@ -162,11 +162,10 @@ bool price(const Measurement &m, const std::string &modelsDir, Result &r,
   // A time per output token measured under concurrency also carries the
   // prefills of arriving requests; an engine's step time does not.
   if (m.metric != Metric::StepMs)
-    r.prefillMs = prefillPerStepSeconds(model, hw, m.precision,
-                                        m.config.layout.gpus(),
-                                        m.config.batch, m.inputLen,
-                                        m.outputLen) *
-                  1e3;
+    r.prefillMs =
+        prefillPerStepSeconds(model, hw, m.precision, m.config.layout.gpus(),
+                              m.config.batch, m.inputLen, m.outputLen) *
+        1e3;
   r.predictedMs = r.decodeMs + r.prefillMs;
   r.fits = ev.fits;
   return true;
@@ -192,10 +191,10 @@ void printText(const std::string &table, const std::vector<Result> &results,
     modelW = std::max(modelW, (int)r.row->model.size());
     layoutW = std::max(layoutW, (int)r.layout().size());
   }
-  std::printf("%-*s %-12s %-11s %-*s %-14s %-*s %6s %9s %9s %9s %9s %6s\n",
-              idW, "id", "engine", "gpu", modelW, "model", "w/kv/math",
-              layoutW, "layout", "batch", "meas_ms", "decode_ms", "prefill",
-              "pred_ms", "ratio");
+  std::printf("%-*s %-12s %-11s %-*s %-14s %-*s %6s %9s %9s %9s %9s %6s\n", idW,
+              "id", "engine", "gpu", modelW, "model", "w/kv/math", layoutW,
+              "layout", "batch", "meas_ms", "decode_ms", "prefill", "pred_ms",
+              "ratio");
   for (const Result &r : results) {
     const Measurement &m = *r.row;
     std::printf("%-*s %-12s %-11s %-*s %-14s %-*s %6lld %9.3f ", idW,

@@ -62,11 +62,10 @@ static void checkFigures(const Hardware &hw) {
     // Measured times: a finite, positive time at every size and group.
     for (int64_t n : {int64_t(2), int64_t(8), int64_t(72), kMaxGPUs})
       for (double bytes : {1.0, 4096.0, 1e6, 1e9, 1e13})
-        FUZZ_CHECK(std::isfinite(collectiveTime(hw, CollectiveKind(k), n,
-                                                bytes)) &&
-                       collectiveTime(hw, CollectiveKind(k), n, bytes) > 0,
-                   std::string(stringifyCollectiveKind(CollectiveKind(k))) +
-                       " time");
+        FUZZ_CHECK(
+            std::isfinite(collectiveTime(hw, CollectiveKind(k), n, bytes)) &&
+                collectiveTime(hw, CollectiveKind(k), n, bytes) > 0,
+            std::string(stringifyCollectiveKind(CollectiveKind(k))) + " time");
   }
   // Kernel curves interpolate to finite figures, efficiencies in (0, 1].
   const KernelCurves &kc = hw.kernels;
@@ -80,8 +79,7 @@ static void checkFigures(const Hardware &hw) {
         KernelPoint p = c->at(x);
         FUZZ_CHECK(finiteNonNegative(p.fixedS) &&
                        std::isfinite(p.bandwidthEfficiency) &&
-                       p.bandwidthEfficiency > 0 &&
-                       p.bandwidthEfficiency <= 1,
+                       p.bandwidthEfficiency > 0 && p.bandwidthEfficiency <= 1,
                    hw.name + " kernel curve");
       }
 }

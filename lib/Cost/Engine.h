@@ -41,8 +41,8 @@ struct LayerShape {
   double tokensRead = 0;       // min(window, S) / KVP
   double tokensStored = 0;     // ceil of that
   double coreFlopsPerRequest = 0;
-  double attnRowsPerRequest = 1; // attention kernel rows: local KV heads
-  int qkvGemms = 0, qkvElementwise = 0;   // QKV (or MLA) projections op
+  double attnRowsPerRequest = 1;        // attention kernel rows: local KV heads
+  int qkvGemms = 0, qkvElementwise = 0; // QKV (or MLA) projections op
   int coreGemms = 0, coreElementwise = 0; // besides the attention kernel
   // FFN.
   double ffnParams = 0; // dense shard

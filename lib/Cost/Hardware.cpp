@@ -107,9 +107,8 @@ const KernelCurve &KernelCurves::attention(bool mla, double localHeads,
                                            DType kvFormat) const {
   const KernelCurve *byFormat = attentionGQA;
   if (mla)
-    byFormat = localHeads <= 32 && !attentionMLAFewHeads[static_cast<int>(
-                                        kvFormat)]
-                                         .empty()
+    byFormat = localHeads <= 32 &&
+                       !attentionMLAFewHeads[static_cast<int>(kvFormat)].empty()
                    ? attentionMLAFewHeads
                    : attentionMLA;
   return widerFallback(byFormat, kvFormat);
@@ -252,10 +251,12 @@ public:
                                       p["gpus"].dump());
       if (!positive(p["bytes"], 1e15, c.bytes))
         return fail(at + ".bytes", "must be a positive number of bytes (at "
-                                   "most 1e15), got " + p["bytes"].dump());
+                                   "most 1e15), got " +
+                                       p["bytes"].dump());
       if (!positive(p["value"], 1e9, c.seconds))
         return fail(at + ".value", "must be a positive time in microseconds "
-                                   "(at most 1e9), got " + p["value"].dump());
+                                   "(at most 1e9), got " +
+                                       p["value"].dump());
       c.seconds *= 1e-6;
       if (!checkSource(at, p["source"]))
         return false;
@@ -303,15 +304,17 @@ public:
       KernelPoint k;
       if (!positive(p[xKey], 1e9, k.x))
         return fail(at + "." + xKey, "must be a positive number (at most "
-                                     "1e9), got " + p[xKey].dump());
+                                     "1e9), got " +
+                                         p[xKey].dump());
       if (mathOnly) {
         // Only the math figure is read; the others keep their defaults.
       } else if (!p["fixed_us"].is_number() ||
-          !std::isfinite(p["fixed_us"].get<double>()) ||
-          p["fixed_us"].get<double>() < 0 ||
-          p["fixed_us"].get<double>() > 1e6)
+                 !std::isfinite(p["fixed_us"].get<double>()) ||
+                 p["fixed_us"].get<double>() < 0 ||
+                 p["fixed_us"].get<double>() > 1e6)
         return fail(at + ".fixed_us", "must be a time in microseconds in "
-                                      "[0, 1e6], got " + p["fixed_us"].dump());
+                                      "[0, 1e6], got " +
+                                          p["fixed_us"].dump());
       if (!mathOnly)
         k.fixedS = p["fixed_us"].get<double>() * 1e-6;
       if (!mathOnly &&
@@ -329,10 +332,9 @@ public:
       setSource(at, p["source"].get<std::string>());
       points.push_back(k);
     }
-    std::sort(points.begin(), points.end(),
-              [](const KernelPoint &a, const KernelPoint &b) {
-                return a.x < b.x;
-              });
+    std::sort(
+        points.begin(), points.end(),
+        [](const KernelPoint &a, const KernelPoint &b) { return a.x < b.x; });
     for (size_t i = 1; i < points.size(); ++i)
       if (points[i].x == points[i - 1].x)
         return fail(path, std::string("lists ") + xKey + "=" +

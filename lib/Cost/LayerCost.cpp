@@ -179,8 +179,8 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   // Routed experts: the step waits for the busiest EP rank, which computes
   // its token-expert pairs and reads only the distinct local experts they
   // activate (MoE.h; the mean rank with Prepared::balancedMoE).
-  RankLoad load = p.balancedMoE ? s.experts.balanced(tokens)
-                                : s.experts.busiest(tokens);
+  RankLoad load =
+      p.balancedMoE ? s.experts.balanced(tokens) : s.experts.busiest(tokens);
   activeExperts = load.distinctExperts;
   // One routed-expert block as engines run it and the grouped-GEMM curve
   // measures it: token permute, gate-up GEMM, activation, down GEMM,

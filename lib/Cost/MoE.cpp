@@ -43,8 +43,7 @@ double expectedMaxOfNormals(int64_t n) {
 namespace {
 /// Inclusion probabilities pi_i = k p_i for Zipf(skew) popularity, capped
 /// at 1 with the excess spread over the uncapped experts.
-std::vector<double> inclusionProbabilities(int64_t e, int64_t k,
-                                           double skew) {
+std::vector<double> inclusionProbabilities(int64_t e, int64_t k, double skew) {
   std::vector<double> pi(e);
   double z = 0;
   for (int64_t i = 0; i < e; ++i)
@@ -134,8 +133,7 @@ HotRank computeHotRank(int64_t numExperts, int64_t ep, int64_t topK,
 const HotRank &cachedHotRank(int64_t numExperts, int64_t ep, int64_t topK,
                              double skew) {
   static std::mutex mutex;
-  static std::map<std::tuple<int64_t, int64_t, int64_t, double>, HotRank>
-      cache;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, double>, HotRank> cache;
   std::lock_guard<std::mutex> lock(mutex);
   auto key = std::make_tuple(numExperts, ep, topK, skew);
   auto it = cache.find(key);
@@ -145,8 +143,8 @@ const HotRank &cachedHotRank(int64_t numExperts, int64_t ep, int64_t topK,
 }
 } // namespace
 
-ExpertLoadModel::ExpertLoadModel(int64_t numExperts, int64_t ep,
-                                 int64_t topK, double skew)
+ExpertLoadModel::ExpertLoadModel(int64_t numExperts, int64_t ep, int64_t topK,
+                                 double skew)
     : numExperts_(double(numExperts)), ep_(double(std::max<int64_t>(ep, 1))),
       topK_(double(topK)) {
   if (numExperts <= 0 || topK <= 0)

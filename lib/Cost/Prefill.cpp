@@ -16,8 +16,8 @@ double prefillFlops(const ModelSpec &model, int64_t tokens) {
   double flops = 2.0 * t * std::max(0.0, params);
   for (const LayerSpec &layer : model.layers) {
     const AttentionSpec &a = layer.attention;
-    double span = a.slidingWindow > 0 ? std::min<double>(t, a.slidingWindow)
-                                      : t;
+    double span =
+        a.slidingWindow > 0 ? std::min<double>(t, a.slidingWindow) : t;
     // Causal: query i sees min(i, window) keys, about T * span / 2 pairs.
     double pairs = t * span / 2.0;
     double qk = double(a.headDim), v = double(a.vHeadDim);
@@ -34,8 +34,8 @@ double prefillSeconds(const ModelSpec &model, const Hardware &hw,
     return 0.0;
   const KernelCurve &math =
       hw.kernels.gemmMath[static_cast<int>(precision.compute)];
-  double eff = math.empty() ? hw.gemmEfficiency
-                            : math.at(double(tokens)).mathEfficiency;
+  double eff =
+      math.empty() ? hw.gemmEfficiency : math.at(double(tokens)).mathEfficiency;
   if (eff <= 0)
     eff = hw.gemmEfficiency;
   return prefillFlops(model, tokens) / (double(gpus) * peak * eff);

@@ -112,8 +112,8 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
   s.routerParams = double(routerParameterCount(m, model.hiddenSize));
   s.residentFFNParams =
       s.localExperts * s.expertParams + s.sharedParams + s.routerParams;
-  s.experts = ExpertLoadModel(m.numExperts, pl.ep, m.topK,
-                              workload.routingSkew);
+  s.experts =
+      ExpertLoadModel(m.numExperts, pl.ep, m.topK, workload.routingSkew);
   return s;
 }
 
@@ -160,8 +160,7 @@ void prepare(const ModelSpec &model, const Hardware &hw,
     if (cls < 0) {
       cls = int64_t(representative.size());
       representative.push_back(i);
-      out.classes.push_back(
-          shapeOf(layer, model, out.place, workload));
+      out.classes.push_back(shapeOf(layer, model, out.place, workload));
     }
     out.classOfLayer[i] = cls;
   }

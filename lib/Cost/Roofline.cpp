@@ -92,8 +92,8 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
   double streamEff = streaming ? streaming->bandwidthEff : hw.memoryEfficiency;
   // An attention op's FLOPs are the attention kernel's (its curve is fitted
   // on memory-bound decode, so it carries no math figure): gemm_efficiency.
-  double mathEff = streaming && mix.attention == 0 ? streaming->mathEff
-                                                    : hw.gemmEfficiency;
+  double mathEff =
+      streaming && mix.attention == 0 ? streaming->mathEff : hw.gemmEfficiency;
 
   OpCost c;
   c.flops = flops;

@@ -69,17 +69,16 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
     }
   });
   const Precision &precision = plan.workload.precision;
-  func->setAttr("helix.plan",
-                PlanAttr::get(ctx, plan.config.strategy, plan.hardware,
-                              plan.config.layout.gpus(), plan.config.batch,
-                              plan.workload.context, precision.weights,
-                              precision.kvCache, precision.compute,
-                              precision.nvfp4BlockScales,
-                              plan.config.effectiveHopB(), APFloat(plan.ttlS),
-                              placementFor(plan.config).overlap,
-                              plan.config.hopbSlices, plan.kvBlock,
-                              APFloat(plan.workload.routingSkew),
-                              plan.workload.balancedExperts));
+  func->setAttr(
+      "helix.plan",
+      PlanAttr::get(ctx, plan.config.strategy, plan.hardware,
+                    plan.config.layout.gpus(), plan.config.batch,
+                    plan.workload.context, precision.weights, precision.kvCache,
+                    precision.compute, precision.nvfp4BlockScales,
+                    plan.config.effectiveHopB(), APFloat(plan.ttlS),
+                    placementFor(plan.config).overlap, plan.config.hopbSlices,
+                    plan.kvBlock, APFloat(plan.workload.routingSkew),
+                    plan.workload.balancedExperts));
   return annotated;
 }
 

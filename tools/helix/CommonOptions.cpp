@@ -172,10 +172,9 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
   }
   // The program keeps FP4 as NVFP4 (an E4M3 scale per 16 values), so the
   // plan counts the scales unless told to follow the paper's 0.5 bytes.
-  p.nvfp4BlockScales =
-      args.nvfp4Scales ||
-      (!args.noNvfp4Scales &&
-       (p.weights == DType::FP4 || p.kvCache == DType::FP4));
+  p.nvfp4BlockScales = args.nvfp4Scales ||
+                       (!args.noNvfp4Scales &&
+                        (p.weights == DType::FP4 || p.kvCache == DType::FP4));
   if (!out.hardware.supports(p.compute)) {
     error = "--compute-dtype: " + out.hardware.name + " has no " +
             stringifyDType(p.compute).str() +

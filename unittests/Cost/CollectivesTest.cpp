@@ -34,8 +34,11 @@ Hardware measured() {
   CollectiveParams &ar = hw.collectives[int(CollectiveKind::AllReduce)];
   ar.alphaS = {{2, 3e-6}, {8, 4e-6}};
   ar.busEfficiency = 0.5;
-  ar.measured = {{2, 1024, 3e-6},  {2, 1048576, 6e-6}, {8, 1024, 4e-6},
-                 {8, 16384, 4e-6}, {8, 1048576, 26e-6}};
+  ar.measured = {{2, 1024, 3e-6},
+                 {2, 1048576, 6e-6},
+                 {8, 1024, 4e-6},
+                 {8, 16384, 4e-6},
+                 {8, 1048576, 26e-6}};
   return hw;
 }
 
@@ -96,8 +99,8 @@ TEST(Collectives, ScaleOutBeyondTheNVLinkDomain) {
 
 TEST(Collectives, MeasuredPointsAreReadExactly) {
   Hardware hw = measured();
-  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 8, 1048576),
-              26e-6, 1e-15);
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 8, 1048576), 26e-6,
+              1e-15);
   EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 2, 1024), 3e-6,
               1e-15);
 }
@@ -131,8 +134,8 @@ TEST(Collectives, UnmeasuredGroupScalesByTheAlphaBetaRatio) {
               6e-6 * ab(4, s) / ab(2, s), 1e-12);
   // Beyond the domain the measured NVLink curves do not apply: alpha-beta
   // on the scale-out network.
-  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 16, s),
-              ab(16, s), 1e-12);
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 16, s), ab(16, s),
+              1e-12);
   EXPECT_GT(collectiveTime(hw, CollectiveKind::AllReduce, 16, s),
             collectiveTime(hw, CollectiveKind::AllReduce, 8, s));
 }

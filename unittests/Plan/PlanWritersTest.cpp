@@ -120,9 +120,11 @@ TEST_F(PlanWriters, CSVHasOneRowPerPoint) {
   std::istringstream in(os.str());
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "frontier,strategy,gpus,batch,kvp,tpa,tpf,ep,pp,dp,hopb,hopb_slices,"
-                  "ttl_s,tokens_per_sec_per_user,tokens_per_sec_per_gpu,"
-                  "memory_per_gpu_bytes");
+  EXPECT_EQ(
+      line,
+      "frontier,strategy,gpus,batch,kvp,tpa,tpf,ep,pp,dp,hopb,hopb_slices,"
+      "ttl_s,tokens_per_sec_per_user,tokens_per_sec_per_gpu,"
+      "memory_per_gpu_bytes");
   size_t rows = 0, points = 0;
   while (std::getline(in, line)) {
     ++rows;

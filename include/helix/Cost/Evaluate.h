@@ -79,13 +79,13 @@ struct Evaluation {
   Config config;
   int64_t gpus = 0;
   int64_t batch = 0;
-  int64_t microBatch = 0;         // requests per pipeline micro-batch
-  int64_t microBatches = 1;       // micro-batches in flight (tp-pp)
-  int64_t hopbSlices = 1;         // batch slices of the attention overlap
+  int64_t microBatch = 0;   // requests per pipeline micro-batch
+  int64_t microBatches = 1; // micro-batches in flight (tp-pp)
+  int64_t hopbSlices = 1;   // batch slices of the attention overlap
   /// HOP-B (or the TP baselines' batch-wise all-reduce overlap) is reported
   /// on exactly when more than one slice is used.
   bool hopbUsed() const { return hopbSlices > 1; }
-  double ttlS = 0;                // token-to-token latency
+  double ttlS = 0; // token-to-token latency
   /// TTL with every EP rank at the mean expert load (= ttlS without MoE
   /// layers); ttlS waits for the busiest rank (Workload::routingSkew).
   double balancedTtlS = 0;

@@ -86,8 +86,9 @@ struct KernelCurve {
 /// Without a curve a kind costs compute.kernel_overhead_us per kernel and
 /// streams at the flat efficiencies of "memory".
 struct KernelCurves {
-  KernelCurve gemm[kNumDTypes];        // by weight format
-  KernelCurve gemmMath[kNumDTypes];    // math_efficiency only, by arithmetic format
+  KernelCurve gemm[kNumDTypes]; // by weight format
+  KernelCurve
+      gemmMath[kNumDTypes]; // math_efficiency only, by arithmetic format
   KernelCurve groupedGemm[kNumDTypes]; // MoE routed experts, by format
   /// Decode attention by KV-cache format: GQA/MHA; MLA with many local
   /// query heads (measured at 128) and with few (measured at 16).

@@ -23,7 +23,6 @@ double expectedDistinctRanks(double ep, double topK);
 
 // kDefaultRoutingSkew: helix/Common/Routing.h (shared with #helix.plan).
 
-
 /// Work of one EP rank's experts in a decode step.
 struct RankLoad {
   double pairs = 0;           // token-expert pairs it computes

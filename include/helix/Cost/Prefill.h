@@ -36,8 +36,7 @@ double prefillFlops(const ModelSpec &model, int64_t tokens);
 
 /// Seconds to prefill one prompt of `tokens` tokens on `gpus` GPUs.
 double prefillSeconds(const ModelSpec &model, const Hardware &hw,
-                      const Precision &precision, int64_t gpus,
-                      int64_t tokens);
+                      const Precision &precision, int64_t gpus, int64_t tokens);
 
 /// The prefill time one decode step absorbs, on average, when `batch`
 /// requests of `outputTokens` tokens each are served continuously: each
