@@ -55,6 +55,10 @@ def main():
     p.add_argument("--expect-error")
     p.add_argument("--drop", action="append", default=[])
     p.add_argument("--program", default="helix-handwritten-decode")
+    p.add_argument("--expect-overlap", type=float,
+                   help="CUDA emulation: trace the streams of every rank and "
+                        "expect this fraction of the all-to-alls overlapped "
+                        "by attention (stream_trace.py)")
     p.add_argument("--gpu", action="store_true",
                    help="needs a CUDA device: exit 77 (skipped) without one")
     a = p.parse_args(argv)
@@ -88,6 +92,9 @@ def main():
                         "--dump-tokens",
                         os.path.join(a.work, "sharded.tokens")] + extra
     env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    trace = os.path.join(a.work, "trace")
+    if a.expect_overlap is not None:
+        env["HELIX_CUDA_EMU_TRACE"] = trace
     if a.expect_error:
         r = run(sharded, env=env)
         print("$ " + " ".join(sharded))
@@ -133,7 +140,15 @@ def main():
              os.path.join(a.work, "reference.bin"), "--vocab", str(vocab),
              "--rtol", str(a.rtol), "--atol", str(a.atol)])
     print(r.stdout + r.stderr)
-    return r.returncode
+    if r.returncode or a.expect_overlap is None:
+        return r.returncode
+    sys.path.insert(0, HERE)
+    import stream_trace
+    for rank in range(a.np):
+        if stream_trace.main([f"{trace}.{rank}", "--expect-overlap",
+                              str(a.expect_overlap)]):
+            return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -340,12 +340,27 @@ __global__ void deadlockKernel(int *out) {
     out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, 1, 1);
 }
 
+// Threads find it by the watchdog's timer; fibers at once, when a whole
+// round of the block's threads goes by with none arriving or returning.
 TEST(CudaEmuFaults, DeadlockWatchdog) {
   std::vector<int> out(32);
   auto before = helix::cudaemu::setWatchdog(std::chrono::milliseconds(300));
   HELIX_EMU_LAUNCH(deadlockKernel, 1, 32, 0, nullptr)(out.data());
   helix::cudaemu::setWatchdog(before);
-  expectFault("watchdog");
+  expectFault(helix::cudaemu::globals().mode.load() ==
+                      helix::cudaemu::Mode::Fibers
+                  ? "deadlock: __syncthreads at line"
+                  : "watchdog");
+}
+
+// The mode a run uses: fibers where built, threads under
+// HELIX_CUDA_EMU_THREADS (ctest runs this suite both ways).
+TEST(CudaEmu, Mode) {
+  const char *env = std::getenv("HELIX_CUDA_EMU_THREADS");
+  bool threads = (env && *env) || !helix::cudaemu::fibersAvailable();
+  EXPECT_EQ(helix::cudaemu::globals().mode.load(),
+            threads ? helix::cudaemu::Mode::Threads
+                    : helix::cudaemu::Mode::Fibers);
 }
 
 } // namespace

@@ -55,6 +55,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "Fibers.h"
+
 //===-- The CUDA runtime API the kernels and their launchers use ----------===//
 
 struct uint3 {
@@ -65,13 +67,21 @@ struct dim3 {
   constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1)
       : x(x), y(y), z(z) {}
 };
-struct CUstream_st;
+struct CUstream_st {
+  unsigned id; // 1, 2, ... in creation order; the legacy stream (0) is null
+  unsigned flags;
+};
 typedef CUstream_st *cudaStream_t;
 
 enum cudaError_t { // the values of driver_types.h
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
   cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidDevicePointer = 17,
+  cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400,
+  cudaErrorNotReady = 600,
   cudaErrorLaunchFailure = 719,
 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
@@ -101,6 +111,11 @@ struct Globals {
     const char *s = std::getenv("HELIX_CUDA_EMU_WATCHDOG_S");
     return s ? static_cast<int64_t>(std::atof(s) * 1000) : int64_t(60000);
   }()};
+  /// Fibers where built, unless HELIX_CUDA_EMU_THREADS is set (non-empty).
+  std::atomic<Mode> mode{[] {
+    const char *s = std::getenv("HELIX_CUDA_EMU_THREADS");
+    return fibersAvailable() && !(s && *s) ? Mode::Fibers : Mode::Threads;
+  }()};
 };
 inline Globals &globals() {
   static Globals g;
@@ -117,6 +132,45 @@ inline cudaError_t setError(cudaError_t e, std::string message) {
 }
 /// The description of the last error set (kept by cudaGetLastError).
 inline const std::string &lastErrorMessage() { return lastMessage; }
+/// The stream a call was issued on, by number (0: the legacy stream).
+inline unsigned streamId(cudaStream_t s) { return s ? s->id : 0; }
+
+/// The stream trace (HostApi.h): when HELIX_CUDA_EMU_TRACE names a path,
+/// each process appends one line per launch, event, stream wait and NCCL
+/// call to `<path>.<rank>` (the MPI launcher's rank variable, else 0), so a
+/// test can check the stream structure of a decode step.
+inline std::FILE *traceFile() {
+  static std::FILE *f = []() -> std::FILE * {
+    const char *path = std::getenv("HELIX_CUDA_EMU_TRACE");
+    if (!path || !*path)
+      return nullptr;
+    const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank)
+      rank = std::getenv("PMI_RANK");
+    std::string name = std::string(path) + "." + (rank ? rank : "0");
+    std::FILE *out = std::fopen(name.c_str(), "w");
+    if (!out)
+      std::fprintf(stderr, "cuda-emu: cannot write the trace %s\n",
+                   name.c_str());
+    return out;
+  }();
+  return f;
+}
+template <class... A> void trace(const char *format, A... args) {
+  if (std::FILE *f = traceFile()) {
+    std::fprintf(f, format, args...);
+    std::fputc('\n', f);
+    std::fflush(f);
+  }
+}
+
+/// How later launches run their threads; returns the previous mode. Fibers
+/// where this build has none stay threads.
+inline Mode setMode(Mode m) {
+  if (!fibersAvailable())
+    m = Mode::Threads;
+  return globals().mode.exchange(m);
+}
 /// How long a barrier may wait before the launch fails as deadlocked
 /// (default 60 s, or HELIX_CUDA_EMU_WATCHDOG_S); returns the previous value.
 inline std::chrono::milliseconds setWatchdog(std::chrono::milliseconds ms) {
@@ -127,6 +181,8 @@ class Launch;
 struct Thread {
   Launch *launch;
   unsigned tid, warp, lane;
+  void *sp = nullptr; // fiber mode: the saved context while switched out
+  bool done = false;  // fiber mode: returned from the kernel for this block
 };
 inline thread_local Thread *self = nullptr;
 
@@ -145,6 +201,10 @@ public:
 
   /// Runs `body` (the kernel call) for every thread of every block.
   template <class Body> void run(const Body &body) {
+#ifdef HELIX_CUDA_EMU_HAVE_FIBERS
+    if (globals().mode.load() == Mode::Fibers)
+      return runFibers(body);
+#endif
     std::vector<std::thread> ts;
     ts.reserve(threads_);
     try {
@@ -163,6 +223,7 @@ public:
 
   void syncthreads(const char *file, int line) {
     Thread &me = *self;
+    progress_.fetch_add(1, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lk(sync_.mu);
     if (failed())
       throw Abort{};
@@ -193,6 +254,7 @@ public:
     Thread &me = *self;
     Warp &w = warps_[me.warp];
     unsigned bit = 1u << me.lane;
+    progress_.fetch_add(1, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lk(w.mu);
     if (failed())
       throw Abort{};
@@ -263,6 +325,28 @@ private:
   template <class Describe>
   void await(std::unique_lock<std::mutex> &lk, Barrier &b, uint64_t gen,
              const Describe &describe) {
+#ifdef HELIX_CUDA_EMU_HAVE_FIBERS
+    if (fibers_) {
+      // The scheduler resumes this fiber once per round; a round in which
+      // no thread arrived anywhere or returned means nothing can release
+      // this barrier: a deadlock, found at once instead of by a timer.
+      lk.unlock();
+      for (;;) {
+        helix_cuda_emu_switch(&self->sp, schedulerSp_);
+        if (b.gen != gen)
+          break;
+        if (failed())
+          throw Abort{};
+        if (stalled_) {
+          lk.lock();
+          fault(lk, "deadlock: " + describe() +
+                        ", and no other thread of the block can go on");
+        }
+      }
+      lk.lock();
+      return;
+    }
+#endif
     auto deadline = std::chrono::steady_clock::now() +
                     std::chrono::milliseconds(globals().watchdogMs.load());
     while (b.gen == gen) {
@@ -378,6 +462,79 @@ private:
     self = nullptr;
   }
 
+#ifdef HELIX_CUDA_EMU_HAVE_FIBERS
+  /// Fiber mode: each block's threads as fibers on the calling thread, run
+  /// round-robin; a fiber runs until it waits at a barrier or shuffle, or
+  /// returns. Same semantics as the thread mode (barrier, shuffle and
+  /// fault logic are shared); only the waiting differs.
+  template <class Body> void runFibers(const Body &body) {
+    fibers_ = true;
+    body_ = &body;
+    callBody_ = [](const void *b) { (*static_cast<const Body *>(b))(); };
+    auto &stacks = fiberStacks(threads_);
+    std::vector<Thread> ts(threads_);
+    blockDim = block_;
+    gridDim = grid_;
+    uint64_t blocks = uint64_t(grid_.x) * grid_.y * grid_.z;
+    for (uint64_t b = 0; b < blocks && !failed(); ++b) {
+      blockIdx = {static_cast<unsigned>(b % grid_.x),
+                  static_cast<unsigned>(b / grid_.x % grid_.y),
+                  static_cast<unsigned>(b / (uint64_t(grid_.x) * grid_.y))};
+      for (unsigned t = 0; t < threads_; ++t)
+        ts[t] = Thread{
+            this, t, t / kWarpSize, t % kWarpSize, stacks[t]->start(&fiberMain),
+            false};
+      stalled_ = false;
+      for (unsigned left = threads_; left > 0;) {
+        uint64_t before = progress_.load(std::memory_order_relaxed);
+        for (unsigned t = 0; t < threads_; ++t) {
+          if (ts[t].done)
+            continue;
+          self = &ts[t];
+          threadIdx = {t % block_.x, t / block_.x % block_.y,
+                       t / (block_.x * block_.y)};
+          helix_cuda_emu_switch(&schedulerSp_, ts[t].sp);
+          if (ts[t].done)
+            --left;
+        }
+        if (left > 0 && progress_.load(std::memory_order_relaxed) == before)
+          stalled_ = true; // the waiting fibers fault on their next turn
+      }
+      self = nullptr;
+      if (!failed())
+        startBlock();
+    }
+  }
+
+  /// A fiber's bottom frame: the kernel for one thread of one block.
+  static void fiberMain() {
+    Thread &me = *self;
+    Launch &l = *me.launch;
+    try {
+      l.callBody_(l.body_);
+      l.exitThread(me);
+    } catch (Abort &) {
+    } catch (const std::exception &e) {
+      l.fail(std::string("exception in the kernel: ") + e.what());
+    } catch (...) {
+      l.fail("exception in the kernel");
+    }
+    me.done = true;
+    l.progress_.fetch_add(1, std::memory_order_relaxed);
+    helix_cuda_emu_switch(&me.sp, l.schedulerSp_);
+    std::abort(); // a finished fiber is never resumed
+  }
+
+  bool fibers_ = false;
+  bool stalled_ = false;
+  void *schedulerSp_ = nullptr;
+  const void *body_ = nullptr;
+  void (*callBody_)(const void *) = nullptr;
+#endif
+  // Arrivals and returns, for the fiber scheduler's deadlock check. Relaxed:
+  // it must not order the threads (ThreadSanitizer would see an edge).
+  std::atomic<uint64_t> progress_{0};
+
   dim3 grid_, block_;
   size_t smemBytes_;
   unsigned threads_;
@@ -439,8 +596,10 @@ template <class... P> struct Launcher {
   const char *name;
   dim3 grid, block;
   size_t smem;
+  cudaStream_t stream;
 
   template <class... A> void operator()(A &&...args) const {
+    trace("launch %s stream %u", name, streamId(stream));
     if (checkLaunch(reinterpret_cast<const void *>(kernel), name, grid, block,
                     smem) != cudaSuccess)
       return;
@@ -456,8 +615,9 @@ template <class... P> struct Launcher {
 
 template <class... P>
 Launcher<P...> launcher(void (*kernel)(P...), const char *name, dim3 grid,
-                        dim3 block, size_t smem = 0, cudaStream_t = nullptr) {
-  return {kernel, name, grid, block, smem};
+                        dim3 block, size_t smem = 0,
+                        cudaStream_t stream = nullptr) {
+  return {kernel, name, grid, block, smem, stream};
 }
 
 template <class T> T *dynamicShared() {
@@ -548,21 +708,6 @@ inline cudaError_t cudaGetLastError() {
   return e;
 }
 inline cudaError_t cudaPeekAtLastError() { return helix::cudaemu::lastError; }
-inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
-inline const char *cudaGetErrorString(cudaError_t e) {
-  switch (e) {
-  case cudaSuccess:
-    return "no error";
-  case cudaErrorInvalidValue:
-    return "invalid argument";
-  case cudaErrorInvalidConfiguration:
-    return "invalid configuration argument";
-  case cudaErrorLaunchFailure:
-    return "unspecified launch failure";
-  }
-  return "unknown error";
-}
 /// Only the dynamic shared memory opt-in is modeled.
 template <class... P>
 cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), cudaFuncAttribute attr,
@@ -577,5 +722,7 @@ cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), cudaFuncAttribute attr,
   globals().smemOptIn[reinterpret_cast<const void *>(kernel)] = value;
   return cudaSuccess;
 }
+
+#include "HostApi.h"
 
 #endif // HELIX_RUNTIME_CUDA_EMU_CUDAEMU_H
