@@ -32,14 +32,23 @@ std::string cmakeLists(const ProgramSummary &s, const ProjectOptions &o,
      << "# " << s.model << " (" << planLine(s) << "),\n"
      << "# " << (cuda ? "CUDA" : "CPU") << " backend. See README.md.\n"
      << "cmake_minimum_required(VERSION 3.20)\n"
-     << "project(" << o.programName << " LANGUAGES CXX" << (cuda ? " CUDA" : "")
-     << ")\n\n"
+     << "project(" << o.programName << " LANGUAGES CXX)\n\n"
      << "set(CMAKE_CXX_STANDARD 17)\n"
      << "set(CMAKE_CXX_STANDARD_REQUIRED ON)\n";
   if (cuda)
-    os << "set(CMAKE_CUDA_STANDARD 17)\n"
-       << "if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n"
-       << "  set(CMAKE_CUDA_ARCHITECTURES 80 90)\n"
+    os << "# -DHELIX_CUDA_EMULATION=ON: the same program on the CUDA "
+          "backend\n"
+       << "# executed on the CPU (no nvcc, no GPU): kernels, cuBLAS and NCCL "
+          "calls\n"
+       << "# emulated, NCCL over MPI (helix's docs/cuda-on-cpu.md).\n"
+       << "option(HELIX_CUDA_EMULATION \"run the CUDA backend on the CPU\" "
+          "OFF)\n"
+       << "if(NOT HELIX_CUDA_EMULATION)\n"
+       << "  enable_language(CUDA)\n"
+       << "  set(CMAKE_CUDA_STANDARD 17)\n"
+       << "  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)\n"
+       << "    set(CMAKE_CUDA_ARCHITECTURES 80 90)\n"
+       << "  endif()\n"
        << "endif()\n";
   os << "if(NOT CMAKE_BUILD_TYPE)\n"
      << "  set(CMAKE_BUILD_TYPE Release)\n"
@@ -47,10 +56,15 @@ std::string cmakeLists(const ProgramSummary &s, const ProjectOptions &o,
      << "# The installed helix runtime: -DCMAKE_PREFIX_PATH=<helix prefix>.\n"
      << "find_package(Helix REQUIRED CONFIG)\n";
   if (cuda)
-    os << "if(NOT TARGET Helix::HelixRuntimeCUDA)\n"
+    os << "if(HELIX_CUDA_EMULATION)\n"
+       << "  set(HELIX_CUDA_RUNTIME Helix::HelixRuntimeCUDAEmu)\n"
+       << "else()\n"
+       << "  set(HELIX_CUDA_RUNTIME Helix::HelixRuntimeCUDA)\n"
+       << "endif()\n"
+       << "if(NOT TARGET ${HELIX_CUDA_RUNTIME})\n"
        << "  message(FATAL_ERROR \"this project is for the CUDA backend, but "
-          "the helix installed at ${Helix_DIR} was built without it "
-          "(HELIX_ENABLE_CUDA)\")\n"
+          "the helix installed at ${Helix_DIR} has no ${HELIX_CUDA_RUNTIME} "
+          "(the GPU build needs helix built with HELIX_ENABLE_CUDA)\")\n"
        << "endif()\n";
   os << "\nset(HELIX_DECODE_SOURCES\n";
   for (const std::string &f : sources)
@@ -58,8 +72,10 @@ std::string cmakeLists(const ProgramSummary &s, const ProjectOptions &o,
   os << ")\n";
   if (cuda)
     os << "# Host code: nvcc compiles it as the CUDA program's sources.\n"
-       << "set_source_files_properties(${HELIX_DECODE_SOURCES} PROPERTIES "
-          "LANGUAGE CUDA)\n";
+       << "if(NOT HELIX_CUDA_EMULATION)\n"
+       << "  set_source_files_properties(${HELIX_DECODE_SOURCES} PROPERTIES "
+          "LANGUAGE CUDA)\n"
+       << "endif()\n";
   os << "# The generated functions are long lists of runtime calls: "
         "optimising\n"
      << "# them takes minutes per stage for large models and buys nothing "
@@ -71,7 +87,7 @@ std::string cmakeLists(const ProgramSummary &s, const ProjectOptions &o,
      << "target_compile_options(" << o.programName
      << " PRIVATE ${HELIX_DECODE_HOST_FLAGS})\n"
      << "target_link_libraries(" << o.programName << " PRIVATE "
-     << (cuda ? "Helix::HelixRuntimeCUDA " : "") << "Helix::HelixRuntime)\n";
+     << (cuda ? "${HELIX_CUDA_RUNTIME} " : "") << "Helix::HelixRuntime)\n";
   if (cuda)
     os << "target_compile_definitions(" << o.programName
        << " PRIVATE HELIX_RUNTIME_CUDA)\n";
@@ -120,8 +136,14 @@ std::string readme(const ProgramSummary &s, const ProjectOptions &o) {
      << "```sh\n"
      << "cmake -S . -B build -DCMAKE_PREFIX_PATH=PREFIX\n"
      << "cmake --build build -j\n"
-     << "```\n\n"
-     << "## Run\n\n"
+     << "```\n\n";
+  if (cuda)
+    os << "Without a GPU, `-DHELIX_CUDA_EMULATION=ON` builds the same "
+          "program (no nvcc needed) against helix's CUDA emulation: the "
+          "CUDA backend's kernels, cuBLAS and NCCL calls executed on the "
+          "CPU, NCCL over MPI. It decodes slowly but computes what the GPU "
+          "program computes: a check of the program, not of its speed.\n\n";
+  os << "## Run\n\n"
      << "```sh\n"
      << "mpirun -np " << s.gpus << " ./build/" << o.programName
      << " --weights PATH --prompts FILE --steps K \\\n"

@@ -159,6 +159,9 @@ def main():
     p.add_argument("--backend", default="cpu")
     p.add_argument("--build-only", action="store_true")
     p.add_argument("--gpu", action="store_true")
+    p.add_argument("--cuda-emulation", action="store_true",
+                   help="with --backend cuda: build the project with "
+                        "-DHELIX_CUDA_EMULATION=ON and run it on the CPU")
     p.add_argument("--generator", default="Ninja")
     a = p.parse_args(argv)
     if a.gpu:
@@ -166,7 +169,7 @@ def main():
         if not (probe and run([probe, "-L"]).stdout.strip()):
             print("SKIPPED: no CUDA device (nvidia-smi -L lists none)")
             return 77
-    if a.backend == "cuda" and not os.path.exists(
+    if a.backend == "cuda" and not a.cuda_emulation and not os.path.exists(
             os.path.join(a.prefix, "lib", "libHelixRuntimeCUDA.a")):
         print("SKIPPED: the installed helix has no CUDA backend (no nvcc "
               "when it was built)")
@@ -198,7 +201,8 @@ def main():
     # Unoptimised host code builds fastest; the runtime does the work.
     step("configure", ["cmake", "-S", project, "-B", build, "-G",
                        a.generator, "-DCMAKE_PREFIX_PATH=" + a.prefix,
-                       "-DCMAKE_BUILD_TYPE=None"])
+                       "-DCMAKE_BUILD_TYPE=None"] +
+         (["-DHELIX_CUDA_EMULATION=ON"] if a.cuda_emulation else []))
     step("build", ["cmake", "--build", build, "-j", "2"])
     program = os.path.join(build, "helix-decode")
     if a.build_only:
