@@ -330,21 +330,18 @@ private:
       // The scheduler resumes this fiber once per round; a round in which
       // no thread arrived anywhere or returned means nothing can release
       // this barrier: a deadlock, found at once instead of by a timer.
-      lk.unlock();
       for (;;) {
-        helix_cuda_emu_switch(&self->sp, schedulerSp_);
+        lk.unlock();
+        switchContext(&self->sp, schedulerSp_, schedulerTsan_, false);
+        lk.lock();
         if (b.gen != gen)
-          break;
+          return;
         if (failed())
           throw Abort{};
-        if (stalled_) {
-          lk.lock();
+        if (stalled_)
           fault(lk, "deadlock: " + describe() +
                         ", and no other thread of the block can go on");
-        }
       }
-      lk.lock();
-      return;
     }
 #endif
     auto deadline = std::chrono::steady_clock::now() +
@@ -473,6 +470,11 @@ private:
     callBody_ = [](const void *b) { (*static_cast<const Body *>(b))(); };
     auto &stacks = fiberStacks(threads_);
     std::vector<Thread> ts(threads_);
+    // ThreadSanitizer: the scheduler's bookkeeping is not the kernel's and
+    // is ignored; switching to a fiber passes it what happened before on
+    // the host and in earlier blocks, switching back passes nothing.
+    schedulerTsan_ = tsanCurrentFiber();
+    tsanIgnoreBegin();
     blockDim = block_;
     gridDim = grid_;
     uint64_t blocks = uint64_t(grid_.x) * grid_.y * grid_.z;
@@ -493,7 +495,7 @@ private:
           self = &ts[t];
           threadIdx = {t % block_.x, t / block_.x % block_.y,
                        t / (block_.x * block_.y)};
-          helix_cuda_emu_switch(&schedulerSp_, ts[t].sp);
+          switchContext(&schedulerSp_, ts[t].sp, stacks[t]->tsanFiber(), true);
           if (ts[t].done)
             --left;
         }
@@ -501,9 +503,11 @@ private:
           stalled_ = true; // the waiting fibers fault on their next turn
       }
       self = nullptr;
+      tsanAcquire(&blockEnd_); // the block happens before what follows
       if (!failed())
         startBlock();
     }
+    tsanIgnoreEnd();
   }
 
   /// A fiber's bottom frame: the kernel for one thread of one block.
@@ -521,13 +525,17 @@ private:
     }
     me.done = true;
     l.progress_.fetch_add(1, std::memory_order_relaxed);
-    helix_cuda_emu_switch(&me.sp, l.schedulerSp_);
+    void *to = l.schedulerSp_, *tsanTo = l.schedulerTsan_;
+    tsanRelease(&l.blockEnd_); // the fiber's last access is before this
+    switchContext(&me.sp, to, tsanTo, false);
     std::abort(); // a finished fiber is never resumed
   }
 
   bool fibers_ = false;
   bool stalled_ = false;
   void *schedulerSp_ = nullptr;
+  void *schedulerTsan_ = nullptr;
+  char blockEnd_ = 0; // ThreadSanitizer: released by each finished fiber
   const void *body_ = nullptr;
   void (*callBody_)(const void *) = nullptr;
 #endif

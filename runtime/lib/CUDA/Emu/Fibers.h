@@ -7,10 +7,13 @@
 // pointer (x86-64 System V), about 10 ns against microseconds for waking an
 // OS thread.
 //
-// Available on x86-64 without a sanitizer: ThreadSanitizer and
-// AddressSanitizer track stacks per OS thread, so sanitized builds (and
-// other architectures) use the std::thread mode, which is also what
-// ThreadSanitizer needs to see the kernels' races.
+// Available on x86-64 Linux. Under ThreadSanitizer each CUDA thread's fiber
+// is a TSan fiber; switching back to the scheduler does not synchronize, so
+// TSan treats the fibers as the concurrent threads they emulate, ordered
+// only by the barriers' mutexes as in the std::thread mode. (The scheduler
+// passes each fiber what happened before the block on the host and in
+// earlier blocks; its own bookkeeping is ignored.) AddressSanitizer builds
+// (and other architectures) use the std::thread mode.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,16 +27,33 @@
 #include <vector>
 
 #if defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define HELIX_CUDA_EMU_SANITIZED 1
+#if __has_feature(address_sanitizer)
+#define HELIX_CUDA_EMU_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define HELIX_CUDA_EMU_TSAN 1
 #endif
 #endif
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define HELIX_CUDA_EMU_SANITIZED 1
+#if defined(__SANITIZE_ADDRESS__)
+#define HELIX_CUDA_EMU_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define HELIX_CUDA_EMU_TSAN 1
 #endif
 
-#if defined(__x86_64__) && defined(__linux__) &&                               \
-    !defined(HELIX_CUDA_EMU_SANITIZED)
+#ifdef HELIX_CUDA_EMU_TSAN
+extern "C" {
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+}
+#endif
+
+#if defined(__x86_64__) && defined(__linux__) && !defined(HELIX_CUDA_EMU_ASAN)
 #define HELIX_CUDA_EMU_HAVE_FIBERS 1
 #include <sys/mman.h>
 #include <unistd.h>
@@ -92,6 +112,14 @@ public:
     base_ = static_cast<char *>(p);
   }
   ~FiberStack() { munmap(base_, kBytes + kGuard); }
+  /// The ThreadSanitizer fiber of the CUDA thread slot this stack serves.
+  void *tsanFiber() {
+#ifdef HELIX_CUDA_EMU_TSAN
+    if (!tsan_)
+      tsan_ = __tsan_create_fiber(0);
+#endif
+    return tsan_;
+  }
   FiberStack(const FiberStack &) = delete;
   FiberStack &operator=(const FiberStack &) = delete;
 
@@ -114,7 +142,19 @@ public:
 
 private:
   char *base_;
+  void *tsan_ = nullptr;
 };
+
+/// Switches from the running context (saved in *save) to `to`, which runs
+/// as ThreadSanitizer fiber `tsanTo`; `sync`: what happened before in this
+/// fiber happens before what follows in that one.
+inline void switchContext(void **save, void *to, void *tsanTo, bool sync) {
+#ifdef HELIX_CUDA_EMU_TSAN
+  __tsan_switch_to_fiber(tsanTo, sync ? 0 : 1 /* no_sync */);
+#endif
+  (void)tsanTo, (void)sync;
+  helix_cuda_emu_switch(save, to);
+}
 
 /// The stacks of the largest block so far (used under the launch lock).
 inline std::vector<std::unique_ptr<FiberStack>> &fiberStacks(size_t n) {
@@ -125,10 +165,41 @@ inline std::vector<std::unique_ptr<FiberStack>> &fiberStacks(size_t n) {
 }
 #endif
 
+/// ThreadSanitizer annotations (no-ops elsewhere).
+inline void *tsanCurrentFiber() {
+#ifdef HELIX_CUDA_EMU_TSAN
+  return __tsan_get_current_fiber();
+#else
+  return nullptr;
+#endif
+}
+inline void tsanRelease(void *a) {
+#ifdef HELIX_CUDA_EMU_TSAN
+  __tsan_release(a);
+#endif
+  (void)a;
+}
+inline void tsanAcquire(void *a) {
+#ifdef HELIX_CUDA_EMU_TSAN
+  __tsan_acquire(a);
+#endif
+  (void)a;
+}
+inline void tsanIgnoreBegin() {
+#ifdef HELIX_CUDA_EMU_TSAN
+  __tsan_ignore_thread_begin();
+#endif
+}
+inline void tsanIgnoreEnd() {
+#ifdef HELIX_CUDA_EMU_TSAN
+  __tsan_ignore_thread_end();
+#endif
+}
+
 /// How a launch runs its blocks' threads.
 enum class Mode {
   Fibers,  // cooperative, on the launching thread (the default where built)
-  Threads, // one std::thread per CUDA thread (sanitizers: what TSan checks)
+  Threads, // one std::thread per CUDA thread (AddressSanitizer builds)
 };
 
 inline bool fibersAvailable() {
