@@ -5,10 +5,12 @@
 // own launchers (runtime/lib/CUDA/CudaKernels.h) and the same cuBLAS and
 // NCCL calls as CudaBackend.cpp / NcclCommunicator.cpp:
 //
-//  * GEMM: Ops.cpp's linear() on a resident bf16 / fp8 (128x128 f32 block
-//    scales) / fp4 (NVFP4) weight: cuda::dequantize to an f32 workspace,
-//    then cublasSgemm (CUBLAS_DEFAULT_MATH: plain fp32, no TF32), across m
-//    and decode-relevant (n, k); at m >= 1024 for the math efficiency.
+//  * GEMM: CudaBackend's linear() on a resident bf16 / fp8 (128x128 f32
+//    block scales) / fp4 (NVFP4) weight, as it runs it: up to
+//    kStreamingGemmMaxRows rows cuda::linearResident, reading the weight as
+//    stored; above, cuda::dequantize to an f32 workspace then cublasSgemm
+//    (plain fp32, no TF32); across m and decode-relevant (n, k), and at
+//    m >= 1024 for the math efficiency.
 //  * decode attention: cuda::attention over KV lengths, GQA (head dim 128,
 //    8 query heads per KV head) at batch x KV heads, MLA (576-value latent
 //    key, value its first 512) with 128 and 16 query heads, KV in bf16,
@@ -355,6 +357,12 @@ void timeGemms(Device &dev, MeasurementSet &set, const TimingOptions &opt) {
       desc.scales = scales.as<uint8_t>();
       auto timeAt = [&](int64_t m) {
         auto op = [&] {
+          if (m <= cuda::kStreamingGemmMaxRows) {
+            cuda::linearResident(x.as<float>(), m, k, w.get(), f.stored, 0, 0,
+                                 scaled ? &desc : nullptr, n, nullptr,
+                                 out.as<float>(), dev.stream);
+            return;
+          }
           cuda::dequantize(w.get(), f.stored, n * k, 0,
                            scaled ? &desc : nullptr, wf.as<float>(),
                            dev.stream);
@@ -834,13 +842,18 @@ void describeMethods(MeasurementSet &set) {
       "after 2 warm-ups";
   set.subject =
       "helix's CUDA runtime as it runs: GEMMs as its linear() runs them "
-      "(resident weights dequantized to f32, then cuBLAS SGEMM without TF32), "
+      "(resident weights read as stored by its weight-streaming kernel up to " +
+      std::to_string(cuda::kStreamingGemmMaxRows) +
+      " rows, above that dequantized to f32 for cuBLAS SGEMM), "
       "its own decode attention and elementwise kernels, NCCL collectives; "
       "not the kernels of a production engine (TensorRT-LLM, vLLM, SGLang), "
       "which the presets describe";
   set.methods["gemm"] =
-      "cuda::dequantize of the resident weight (bf16; fp8 with 128x128 f32 "
-      "block scales; fp4 as NVFP4) to f32, then cublasSgemm; " +
+      "the resident weight (bf16; fp8 with 128x128 f32 block scales; fp4 as "
+      "NVFP4) through cuda::linearResident up to " +
+      std::to_string(cuda::kStreamingGemmMaxRows) +
+      " rows, above that "
+      "cuda::dequantize to f32 then cublasSgemm; " +
       timing;
   set.methods["gemm_math"] = set.methods["gemm"];
   set.methods["attention"] =

@@ -71,20 +71,29 @@ inline std::vector<double> widen(const std::vector<float> &v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-inline Result embedding() {
+/// The table in f32, or in BF16 as stored (the kernel decodes the rows).
+inline Result embedding(bool bf16 = false) {
   int64_t vocab = 7, hidden = 300, begin = 10;
   std::vector<int64_t> tokens = {10, 16, 3, 12, 17, 9};
   std::vector<float> table = randn(vocab * hidden, 1);
+  std::vector<uint16_t> packed(table.size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    packed[i] = fmt::floatToBf16(table[i]);
+    if (bf16)
+      table[i] = fmt::bf16ToFloat(packed[i]);
+  }
   int64_t B = static_cast<int64_t>(tokens.size());
   std::vector<float> out(B * hidden, NAN);
-  cuda::embedding(table.data(), vocab, hidden, tokens.data(), B, begin,
-                  out.data(), nullptr);
+  cuda::embedding(bf16 ? static_cast<const void *>(packed.data())
+                       : table.data(),
+                  bf16 ? DType::BF16 : DType::F32, vocab, hidden, tokens.data(),
+                  B, begin, out.data(), nullptr);
   std::vector<double> want(B * hidden, 0.0);
   for (int64_t b = 0; b < B; ++b)
     if (tokens[b] >= begin && tokens[b] < begin + vocab)
       for (int64_t i = 0; i < hidden; ++i)
         want[b * hidden + i] = table[(tokens[b] - begin) * hidden + i];
-  return finish("embedding", out, want, 0);
+  return finish(bf16 ? "embedding bf16" : "embedding", out, want, 0);
 }
 
 inline Result rmsNorm(int64_t dim) {
@@ -525,6 +534,56 @@ inline std::vector<Result> dequantizeAll() {
   return rs;
 }
 
+/// linearResident: x [M, K] times matrix `matrix` of `t` (rows N = the
+/// matrix's rows, K its columns) read as stored, with a bias; `fromRow`:
+/// the weight view starts at that row (its pointer and scale base move).
+inline Result linearResident(const std::string &what, const Quantized &t,
+                             int64_t matrix, int64_t fromRow, int64_t M,
+                             bool scaled) {
+  const BlockScaleDesc &d = t.desc;
+  int64_t K = d.cols, N = d.rows - fromRow;
+  int64_t from = matrix * d.rows * K + fromRow * K; // the view's first element
+  std::vector<float> x = randn(M * K, 50), bias = randn(N, 51), out(M * N, NAN);
+  cuda::linearResident(
+      x.data(), M, K, t.codes.data() + dtypeBytes(t.dtype, from), t.dtype, 0,
+      from, scaled ? &d : nullptr, N, bias.data(), out.data(), nullptr);
+  std::vector<double> want(M * N);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = bias[n];
+      for (int64_t k = 0; k < K; ++k)
+        acc += double(x[m * K + k]) * naiveValue(t, from + n * K + k, scaled);
+      want[m * N + n] = acc;
+    }
+  return finish("linearResident " + what, out, want, 1e-4);
+}
+
+inline std::vector<Result> linearResidentAll() {
+  std::vector<Result> rs;
+  // FP8 with 128 x 128 f32 block scales (DeepSeek), K not a multiple of
+  // 32, N not of the 4 columns a block computes, M over one row chunk (8).
+  rs.push_back(linearResident("fp8 128x128 blocks, expert 1",
+                              quantized(DType::F8E4M3, ScaleType::F32, 2, 7,
+                                        300, 128, 128, 0, 0, false, 60),
+                              1, 0, 11, true));
+  // NVFP4 with a global per matrix, a view starting at row 2.
+  rs.push_back(linearResident("nvfp4 rows 2..",
+                              quantized(DType::F4E2M1, ScaleType::E4M3, 2, 9,
+                                        64, 1, 16, 0, 0, true, 61),
+                              0, 2, 3, true));
+  // MXFP4 (gpt-oss): E8M0 per 32 values.
+  rs.push_back(linearResident("mxfp4",
+                              quantized(DType::F4E2M1, ScaleType::E8M0, 1, 5,
+                                        96, 1, 32, 0, 0, false, 62),
+                              0, 0, 4, true));
+  // BF16 without scales (the LM head), one row.
+  rs.push_back(linearResident(
+      "bf16 unscaled",
+      quantized(DType::BF16, ScaleType::F32, 1, 6, 200, 1, 1, 0, 0, false, 63),
+      0, 0, 1, false));
+  return rs;
+}
+
 /// gatherRows then scatterAddRows (the MoE expert path).
 inline std::vector<Result> gatherScatter() {
   int64_t R = 6, cols = 300;
@@ -558,6 +617,7 @@ inline std::vector<Result> allCases() {
       rs.push_back(std::move(r));
   };
   rs.push_back(embedding());
+  rs.push_back(embedding(true));
   rs.push_back(rmsNorm(1000));
   rs.push_back(rmsNorm(40));
   add(elementwise());
@@ -573,6 +633,7 @@ inline std::vector<Result> allCases() {
   for (int kind = 0; kind < 4; ++kind)
     rs.push_back(gated(kind));
   add(dequantizeAll());
+  add(linearResidentAll());
   add(gatherScatter());
   return rs;
 }

@@ -28,7 +28,10 @@ void check(const Result &r) {
 
 //===-- Every launcher against naive math ---------------------------------===//
 
-TEST(CudaEmuKernels, Embedding) { check(embedding()); }
+TEST(CudaEmuKernels, Embedding) {
+  check(embedding());
+  check(embedding(true));
+}
 
 TEST(CudaEmuKernels, RmsNorm) {
   check(rmsNorm(1000)); // more values than threads
@@ -70,6 +73,11 @@ TEST(CudaEmuKernels, Gated) {
 
 TEST(CudaEmuKernels, Dequantize) {
   for (const Result &r : dequantizeAll())
+    check(r);
+}
+
+TEST(CudaEmuKernels, LinearResident) {
+  for (const Result &r : linearResidentAll())
     check(r);
 }
 

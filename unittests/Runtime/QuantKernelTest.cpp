@@ -37,9 +37,14 @@ std::vector<double> matmulT(const std::vector<float> &x,
   return out;
 }
 
-TEST(QuantKernels, LinearOnEveryResidentFormat) {
+// M = 3: a decode step (CUDA: the weight-streaming kernel); M = 70: over
+// kStreamingGemmMaxRows (CUDA: decoded to f32 for cuBLAS).
+class QuantLinear : public ::testing::TestWithParam<int64_t> {};
+INSTANTIATE_TEST_SUITE_P(Rows, QuantLinear, ::testing::Values(3, 70));
+
+TEST_P(QuantLinear, LinearOnEveryResidentFormat) {
   HELIX_NEED_CONTEXT(ctx);
-  const int64_t M = 3, K = 64, N = 40;
+  const int64_t M = GetParam(), K = 64, N = 40;
   HostTensor w = host({N, K}, 1);
   std::vector<float> x = randomVector(M * K, 2);
   Tensor xt = ctx->upload(x, {M, K});

@@ -4,7 +4,9 @@
 // (cudaMallocAsync / cudaFreeAsync on that stream). Collectives started
 // with *Start run on a second stream, ordered with events (HOP-B). Routing
 // and argmax run on the host (small, per token); the experts are applied
-// one local expert at a time with cuBLAS GEMMs over the tokens routed to it.
+// one local expert at a time over the tokens routed to it. Weights kept
+// in BF16 / FP8 / FP4 are read as stored by a weight-streaming kernel
+// (linearResident); f32 ones go through cuBLAS.
 //
 //===----------------------------------------------------------------------===//
 
@@ -202,9 +204,9 @@ public:
   void embedding(const Tensor &table, const std::vector<int64_t> &tokens,
                  int64_t vocabBegin, Tensor &out) override {
     DeviceInts t(tokens, s_.compute);
-    cuda::embedding(table.f32(), table.dim(0), table.dim(1), t.get(),
-                    static_cast<int64_t>(tokens.size()), vocabBegin, out.f32(),
-                    s_.compute);
+    cuda::embedding(table.raw(), table.dtype(), table.dim(0), table.dim(1),
+                    t.get(), static_cast<int64_t>(tokens.size()), vocabBegin,
+                    out.f32(), s_.compute);
     launched("embedding");
   }
 
@@ -228,12 +230,43 @@ public:
                 "cublasSgemm");
   }
 
+  bool readsResidentWeights() const override { return true; }
+
+  /// out [M, N] = x [M, K] . W^T (+ bias) for W the [N, K] matrix starting
+  /// at element `first` of `w`: cuBLAS for f32 weights; resident weights
+  /// read as stored by the weight-streaming kernel up to
+  /// kStreamingGemmMaxRows rows, else decoded to f32 once for cuBLAS.
+  void matmul(const float *x, int64_t M, int64_t K, const Tensor &w,
+              int64_t first, int64_t N, const float *bias, float *out) {
+    const BlockScales *bs = w.scales().get();
+    if (w.dtype() != DType::F32 && M <= cuda::kStreamingGemmMaxRows) {
+      cuda::linearResident(x, M, K, w.raw(), w.dtype(), first,
+                           w.elementOffset(), bs ? &bs->desc : nullptr, N, bias,
+                           out, s_.compute);
+      return;
+    }
+    const float *wf = w.dtype() == DType::F32 ? w.f32() + first : nullptr;
+    Tensor decoded;
+    if (!wf) {
+      if ((first * dtypeBits(w.dtype())) % 8 != 0)
+        throw Error("cuda backend: a weight matrix starts inside a byte (" +
+                    w.str() + ", element " + std::to_string(first) + ")");
+      decoded = tmp(N * K);
+      cuda::dequantize(static_cast<const uint8_t *>(w.raw()) +
+                           dtypeBytes(w.dtype(), first),
+                       w.dtype(), N * K, w.elementOffset() + first,
+                       bs ? &bs->desc : nullptr, decoded.f32(), s_.compute);
+      wf = decoded.f32();
+    }
+    gemm(x, wf, out, M, K, N);
+    if (bias)
+      cuda::addBias(out, bias, M, N, s_.compute);
+  }
+
   void linear(const Tensor &x, const Tensor &w, const Tensor *bias,
               Tensor &out) override {
-    int64_t M = x.dim(0), K = x.dim(1), N = w.dim(0);
-    gemm(x.f32(), w.f32(), out.f32(), M, K, N);
-    if (bias)
-      cuda::addBias(out.f32(), bias->f32(), M, N, s_.compute);
+    matmul(x.f32(), x.dim(0), x.dim(1), w, 0, w.dim(0),
+           bias ? bias->f32() : nullptr, out.f32());
     launched("linear");
   }
 
@@ -353,17 +386,16 @@ public:
                                 s_.compute),
                 "cudaMemcpyAsync");
       cuda::gatherRows(x.f32(), H, rows.get(), n, xe.f32(), s_.compute);
-      gemm(xe.f32(), w.gate.f32() + e * I * H, g.f32(), n, H, I);
-      gemm(xe.f32(), w.up.f32() + e * I * H, u.f32(), n, H, I);
-      if (w.gateBias.defined()) {
-        cuda::addBias(g.f32(), w.gateBias.f32() + e * I, n, I, s_.compute);
-        cuda::addBias(u.f32(), w.upBias.f32() + e * I, n, I, s_.compute);
-      }
+      bool gu = w.gateBias.defined();
+      matmul(xe.f32(), n, H, w.gate, e * I * H, I,
+             gu ? w.gateBias.f32() + e * I : nullptr, g.f32());
+      matmul(xe.f32(), n, H, w.up, e * I * H, I,
+             gu ? w.upBias.f32() + e * I : nullptr, u.f32());
       cuda::gated(g.f32(), u.f32(), n * I, static_cast<int>(act.kind),
                   act.alpha, act.limit, h.f32(), s_.compute);
-      gemm(h.f32(), w.down.f32() + e * H * I, y.f32(), n, I, H);
-      if (addDownBias && w.downBias.defined())
-        cuda::addBias(y.f32(), w.downBias.f32() + e * H, n, H, s_.compute);
+      bool db = addDownBias && w.downBias.defined();
+      matmul(h.f32(), n, I, w.down, e * H * I, H,
+             db ? w.downBias.f32() + e * H : nullptr, y.f32());
       cuda::scatterAddRows(out.f32(), y.f32(), H, rows.get(), wt.f32(), n,
                            s_.compute);
       launched("moeExperts");

@@ -1,8 +1,9 @@
 //===- CudaKernels.cu - The CUDA backend's kernels ------------------------===//
 //
 // Straightforward f32 kernels for decode (small batches): one block per row
-// or per (row, head), block-wide reductions in shared memory. GEMMs are not
-// here: they go through cuBLAS (CudaBackend.cpp).
+// or per (row, head), block-wide reductions in shared memory. GEMMs over
+// f32 weights go through cuBLAS (CudaBackend.cpp); weights kept in a
+// quantized or BF16 format are read as stored by linearResident.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,14 +45,17 @@ template <bool Max> __device__ float blockReduce(float v, float *scratch) {
   return v;
 }
 
-__global__ void embeddingKernel(const float *table, int64_t vocab,
+/// The rows of the tokens in this vocabulary shard, decoded from the
+/// table's format (f32 or BF16: only the rows read move).
+__global__ void embeddingKernel(const void *table, DType dtype, int64_t vocab,
                                 int64_t hidden, const int64_t *tokens,
                                 int64_t vocabBegin, float *out) {
   int64_t b = blockIdx.x;
   int64_t t = tokens[b] - vocabBegin;
   bool mine = t >= 0 && t < vocab;
   for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x)
-    out[b * hidden + i] = mine ? table[t * hidden + i] : 0.0f;
+    out[b * hidden + i] =
+        mine ? fmt::decodeElement(dtype, table, t * hidden + i) : 0.0f;
 }
 
 __global__ void rmsNormKernel(const float *x, const float *w, int64_t dim,
@@ -193,6 +197,52 @@ __global__ void dequantizeKernel(const void *q, DType dtype, int64_t n,
   }
 }
 
+/// Rows of x one block of linearResidentKernel computes (its accumulators).
+constexpr int kLinearRows = 8;
+constexpr int kLinearWarps = 4;
+
+/// out[m, n] = sum_k x[m, k] W[n, k] (+ bias[n]) with W read as stored:
+/// element (n, k) is element first + n K + k of `w` in `dtype`, times its
+/// block scale (desc, for element scaleBase + first + n K + k). One warp
+/// per output column n, its lanes striding over k; blockIdx.y picks
+/// kLinearRows rows of x. Each weight element is read once per row chunk.
+__global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
+                                     const void *w, DType dtype, int64_t first,
+                                     int64_t scaleBase, BlockScaleDesc desc,
+                                     bool scaled, int64_t N, const float *bias,
+                                     float *out) {
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) + warp;
+  if (n >= N)
+    return; // the whole warp: n is the same for its lanes
+  int64_t m0 = blockIdx.y * static_cast<int64_t>(kLinearRows);
+  int rows = static_cast<int>(min(static_cast<int64_t>(kLinearRows), M - m0));
+  float acc[kLinearRows];
+#pragma unroll
+  for (int r = 0; r < kLinearRows; ++r)
+    acc[r] = 0.0f;
+  int64_t row = first + n * K;
+  for (int64_t k = lane; k < K; k += 32) {
+    float v = fmt::decodeElement(dtype, w, row + k);
+    if (scaled)
+      v = desc.apply(v, scaleBase + row + k);
+#pragma unroll
+    for (int r = 0; r < kLinearRows; ++r)
+      if (r < rows)
+        acc[r] += v * x[(m0 + r) * K + k];
+  }
+#pragma unroll
+  for (int r = 0; r < kLinearRows; ++r) {
+    if (r >= rows) // the same for the whole warp
+      break;
+    float a = acc[r];
+    for (int o = 16; o > 0; o >>= 1)
+      a += __shfl_xor_sync(0xffffffffu, a, o);
+    if (lane == 0)
+      out[(m0 + r) * N + n] = a + (bias ? bias[n] : 0.0f);
+  }
+}
+
 __global__ void lseCombineKernel(const float *partials, const float *lse,
                                  const float *sinks, int64_t shards,
                                  int64_t heads, int64_t dim, float *out) {
@@ -309,11 +359,11 @@ __global__ void scatterAddRowsKernel(float *out, const float *y, int64_t cols,
 
 } // namespace
 
-void embedding(const float *table, int64_t vocab, int64_t hidden,
+void embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
                const int64_t *tokens, int64_t batch, int64_t vocabBegin,
                float *out, cudaStream_t stream) {
-  embeddingKernel<<<batch, kThreads, 0, stream>>>(table, vocab, hidden, tokens,
-                                                  vocabBegin, out);
+  embeddingKernel<<<batch, kThreads, 0, stream>>>(table, dtype, vocab, hidden,
+                                                  tokens, vocabBegin, out);
 }
 
 void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
@@ -368,6 +418,19 @@ void dequantize(const void *q, DType dtype, int64_t n, int64_t base,
   int64_t blocks = std::min<int64_t>(blocksFor(n), 65535);
   dequantizeKernel<<<blocks, kThreads, 0, stream>>>(q, dtype, n, base, d,
                                                     desc != nullptr, out);
+}
+
+void linearResident(const float *x, int64_t M, int64_t K, const void *w,
+                    DType dtype, int64_t first, int64_t scaleBase,
+                    const BlockScaleDesc *desc, int64_t N, const float *bias,
+                    float *out, cudaStream_t stream) {
+  if (M == 0 || N == 0)
+    return;
+  BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
+  dim3 grid(static_cast<unsigned>((N + kLinearWarps - 1) / kLinearWarps),
+            static_cast<unsigned>((M + kLinearRows - 1) / kLinearRows));
+  linearResidentKernel<<<grid, kLinearWarps * 32, 0, stream>>>(
+      x, M, K, w, dtype, first, scaleBase, d, desc != nullptr, N, bias, out);
 }
 
 void lseCombine(const float *partials, const float *lse, const float *sinks,

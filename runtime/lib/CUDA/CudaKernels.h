@@ -19,7 +19,9 @@ namespace helix {
 namespace rt {
 namespace cuda {
 
-void embedding(const float *table, int64_t vocab, int64_t hidden,
+/// out[b, :] = row tokens[b] - vocabBegin of table [vocab, hidden] (f32 or
+/// BF16), zeros for tokens outside this shard.
+void embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
                const int64_t *tokens, int64_t batch, int64_t vocabBegin,
                float *out, cudaStream_t stream);
 void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
@@ -48,6 +50,22 @@ void attention(const float *q, const void *keys, const uint8_t *keyScales,
 /// scales); `base` is q's first element in its storage.
 void dequantize(const void *q, DType dtype, int64_t n, int64_t base,
                 const BlockScaleDesc *desc, float *out, cudaStream_t stream);
+/// The most rows of x the GEMM path streams resident weights for
+/// (linearResident re-reads the weights once per 8 rows, so up to 8
+/// times); more rows, a prefill-sized M, decode the weights to f32 once and
+/// use cuBLAS, where extra bytes (4 per value written and read) matter less
+/// than math. Decode steps have M = the step's rows.
+constexpr int64_t kStreamingGemmMaxRows = 64;
+
+/// out[m, n] = sum_k x[m, k] W[n, k] (+ bias[n]) for x [M, K] f32 and W
+/// [N, K] read as stored: element (n, k) is element first + n K + k of `w`
+/// in `dtype`, scaled by `desc` (null: no scales) at element scaleBase +
+/// first + n K + k (scaleBase: w's first element in its storage). The
+/// weights move once, in their format: no f32 copy.
+void linearResident(const float *x, int64_t M, int64_t K, const void *w,
+                    DType dtype, int64_t first, int64_t scaleBase,
+                    const BlockScaleDesc *desc, int64_t N, const float *bias,
+                    float *out, cudaStream_t stream);
 void lseCombine(const float *partials, const float *lse, const float *sinks,
                 int64_t batch, int64_t shards, int64_t heads, int64_t dim,
                 float *out, cudaStream_t stream);

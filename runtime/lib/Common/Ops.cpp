@@ -78,8 +78,14 @@ Activation Activation::gptOss(float limit, float alpha) {
 
 Tensor embedding(Context &ctx, const Tensor &tableIn,
                  const std::vector<int64_t> &tokens, int64_t vocabBegin) {
-  Tensor table = f32Of(ctx, tableIn);
-  needRank(table, 2, "embedding", "table");
+  // A BF16 table is read as stored where the backend reads resident
+  // weights (only the looked-up rows move).
+  Tensor table = tableIn.dtype() == DType::BF16 && !tableIn.scales() &&
+                         ctx.backend().readsResidentWeights()
+                     ? tableIn
+                     : f32Of(ctx, tableIn);
+  need(table.rank() == 2, "embedding",
+       "table " + table.str() + " must have rank 2");
   need(!tokens.empty(), "embedding", "no tokens");
   Tensor out = ctx.empty({static_cast<int64_t>(tokens.size()), table.dim(1)});
   ctx.backend().embedding(table, tokens, vocabBegin, out);
@@ -98,13 +104,31 @@ Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weightIn,
   return out;
 }
 
+/// A weight as the backend takes it: as stored when it reads resident
+/// formats, else decoded to f32.
+static Tensor weightFor(Context &ctx, const Tensor &w, const char *op,
+                        const char *name, int rank) {
+  if (!ctx.backend().readsResidentWeights() || !w.defined() ||
+      w.dtype() == DType::F32) {
+    Tensor f = f32Of(ctx, w);
+    if (f.defined())
+      needRank(f, rank, op, name);
+    return f;
+  }
+  need(w.dtype() == DType::BF16 || w.scales() != nullptr, op,
+       std::string(name) + " " + w.str() + " has no block scales");
+  need(w.rank() == rank, op,
+       std::string(name) + " " + w.str() + " must have rank " +
+           std::to_string(rank));
+  return w;
+}
+
 Tensor linear(Context &ctx, const Tensor &x, const Tensor &weightIn,
               const Tensor *biasIn) {
-  Tensor weight = f32Of(ctx, weightIn);
+  Tensor weight = weightFor(ctx, weightIn, "linear", "weight", 2);
   Tensor biasF32 = biasIn ? f32Of(ctx, *biasIn) : Tensor();
   const Tensor *bias = biasIn ? &biasF32 : nullptr;
   needRank(x, 2, "linear", "x");
-  needRank(weight, 2, "linear", "weight");
   need(x.dim(1) == weight.dim(1), "linear",
        "x " + x.str() + " and weight " + weight.str() +
            " disagree on the input dimension");
@@ -350,16 +374,13 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
                   const ExpertWeights &resident, int64_t firstExpert,
                   const Activation &act, bool addDownBias) {
   ExpertWeights w;
-  w.gate = f32Of(ctx, resident.gate);
-  w.up = f32Of(ctx, resident.up);
-  w.down = f32Of(ctx, resident.down);
+  w.gate = weightFor(ctx, resident.gate, "moeExperts", "gate", 3);
+  w.up = weightFor(ctx, resident.up, "moeExperts", "up", 3);
+  w.down = weightFor(ctx, resident.down, "moeExperts", "down", 3);
   w.gateBias = f32Of(ctx, resident.gateBias);
   w.upBias = f32Of(ctx, resident.upBias);
   w.downBias = f32Of(ctx, resident.downBias);
   needRank(x, 2, "moeExperts", "x");
-  needRank(w.gate, 3, "moeExperts", "gate");
-  needRank(w.up, 3, "moeExperts", "up");
-  needRank(w.down, 3, "moeExperts", "down");
   int64_t E = w.gate.dim(0), I = w.gate.dim(1), H = x.dim(1);
   need(w.gate.dim(2) == H && w.up.shape() == w.gate.shape() &&
            w.down.dim(0) == E && w.down.dim(1) == H && w.down.dim(2) == I,

@@ -55,6 +55,11 @@ public:
   /// x, out viewed [rows, D].
   virtual void rmsNorm(const Tensor &x, const Tensor &weight, float eps,
                        Tensor &out) = 0;
+  /// Whether linear() and moeExperts() take weights in their resident
+  /// format (BF16, or FP8 / FP4 with block scales) and read them as stored;
+  /// otherwise the ops hand them decoded to f32 (dequantize, a workspace
+  /// copy per call: more bytes moved than the plan prices).
+  virtual bool readsResidentWeights() const { return false; }
   virtual void linear(const Tensor &x, const Tensor &weight, const Tensor *bias,
                       Tensor &out) = 0;
   virtual void headMatmul(const Tensor &x, const Tensor &w, bool transposeW,
