@@ -25,6 +25,7 @@ const std::vector<Launcher> &launchers() {
       {"attentionKernel", "attention", 128,
        "(keyDim + valueDim + threads) * sizeof(float)",
        "(keyDim + valueDim + 128) * 4", attentionSmem, true},
+      {"linearResidentKernel", "linearResident", 128, "0", "0", none, true},
       {"dequantizeKernel", "dequantize", 256, "0", "0", none, true},
       {"kvStoreKernel", "kvStore", 32, "0", "0", none, true},
       {"rmsNormKernel", "rmsNorm", 256, "0", "0", none, true},

@@ -199,7 +199,8 @@ __global__ void dequantizeKernel(const void *q, DType dtype, int64_t n,
 
 /// Rows of x one block of linearResidentKernel computes (its accumulators).
 constexpr int kLinearRows = 8;
-constexpr int kLinearWarps = 4;
+constexpr int kLinearThreads = 128; // 4 warps, 4 output columns per block
+constexpr int kLinearWarps = kLinearThreads / 32;
 
 /// out[m, n] = sum_k x[m, k] W[n, k] (+ bias[n]) with W read as stored:
 /// element (n, k) is element first + n K + k of `w` in `dtype`, times its
@@ -429,7 +430,7 @@ void linearResident(const float *x, int64_t M, int64_t K, const void *w,
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
   dim3 grid(static_cast<unsigned>((N + kLinearWarps - 1) / kLinearWarps),
             static_cast<unsigned>((M + kLinearRows - 1) / kLinearRows));
-  linearResidentKernel<<<grid, kLinearWarps * 32, 0, stream>>>(
+  linearResidentKernel<<<grid, kLinearThreads, 0, stream>>>(
       x, M, K, w, dtype, first, scaleBase, d, desc != nullptr, N, bias, out);
 }
 
