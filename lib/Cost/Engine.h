@@ -170,6 +170,7 @@ struct Totals {
   double stepCommS = 0;
   double stepExposedS = 0;
   double stepComputeS = 0;
+  double stepWeightBytes = 0; // embedding rows read + LM head, per GPU
   /// Batch slices of the attention-side overlap (the most of any layer
   /// class); 1 = nothing overlapped.
   int64_t slices = 1;

@@ -179,6 +179,7 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
   ev.fits = t.fits;
   ev.breakdown = t.where;
   ev.step.computeS = t.stepComputeS;
+  ev.step.weightBytesPerGPU = t.stepWeightBytes;
   ev.step.commS = t.stepCommS;
   ev.step.exposedS = t.stepExposedS;
   for (const detail::LayerCost &c : perClass)

@@ -126,6 +126,7 @@ Totals computeTotals(const Prepared &p, int64_t batch,
     sum += stage;
   sum += p2p;
   t.stepComputeS = step.first.timeS + step.last.timeS;
+  t.stepWeightBytes = step.first.weightBytes + step.last.weightBytes;
   t.stepCommS = step.firstCommS + step.lastCommS + p2p;
   t.stepExposedS = t.stepCommS;
   t.where += step.first.where;

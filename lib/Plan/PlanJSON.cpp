@@ -121,6 +121,7 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev) {
                  {"hbm_capacity_bytes", ev.hbmCapacityBytes}};
   j["breakdown"] = breakdownJSON(ev.breakdown);
   j["step"] = {{"compute_s", ev.step.computeS},
+               {"weight_bytes_per_gpu", ev.step.weightBytesPerGPU},
                {"comm_s", ev.step.commS},
                {"exposed_s", ev.step.exposedS}};
   os << j.dump(2) << "\n";

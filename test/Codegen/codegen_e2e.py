@@ -134,6 +134,55 @@ def check_memory(plan, stdout):
     return bad
 
 
+def busiest_tokens(n, block, kvp):
+    """Tokens of the fullest KVP rank when n tokens are dealt round-robin in
+    blocks of `block` (helix-kv-placement), counted in whole blocks."""
+    blocks = -(-n // block)
+    return -(-blocks // kvp) * block
+
+
+def check_traffic(plan, stdout, steps):
+    """The last step's bytes as the CUDA backend's ops count them
+    (--report-traffic) against the cost model's figures in plan.json, for
+    rank 0: the weights its GEMMs and embedding read (as stored, with
+    scales) against the layers' weight_bytes_per_gpu plus the step's
+    (embedding rows, LM head); the KV cache of the fullest rank against the
+    layers' kv_bytes_per_gpu at the step's length, dealt in KV blocks.
+    1 when one is off by more than 5%."""
+    ranks = re.findall(r"traffic rank (\d+) step (\d+): weights ([\d.]+) B, "
+                       r"kv ([\d.]+) B", stdout)
+    ops = {m[0]: (float(m[1]), float(m[2])) for m in re.findall(
+        r"traffic rank 0 op ([^:]+): calls \d+, weights ([\d.]+) B, "
+        r"kv ([\d.]+) B", stdout)}
+    if not ranks or not ops:
+        print("FAIL: the program printed no traffic report")
+        return 1
+    cost = plan["cost"]
+    layers = cost["layers"]
+    plan_w = sum(l["attention"]["weight_bytes_per_gpu"] +
+                 l["ffn"]["weight_bytes_per_gpu"] for l in layers) + \
+        cost["step"]["weight_bytes_per_gpu"]
+    got_w = sum(w for name, (w, _) in ops.items()
+                if name.startswith("gemm") or name == "embedding")
+    length = int(ranks[0][1]) + 1  # tokens in the cache at the last step
+    block, kvp = plan["kv_block"], cost["layout"]["kvp"]
+    scale = busiest_tokens(length, block, kvp) / busiest_tokens(
+        plan["context"], block, kvp)
+    plan_kv = scale * sum(l["attention"]["kv_bytes_per_gpu"] for l in layers)
+    got_kv = max(float(kv) for _, _, _, kv in ranks)
+    bad = 0
+    for what, got, planned in (("weights read (rank 0)", got_w, plan_w),
+                               (f"kv cache read and appended at {length} "
+                                "tokens (fullest rank)", got_kv, plan_kv)):
+        ratio = got / planned if planned else float("inf")
+        print(f"traffic: {what}: program {got:.0f} B, plan {planned:.0f} B, "
+              f"ratio {ratio:.4f}")
+        if abs(ratio - 1) > 0.05:
+            print(f"FAIL: {what} differ from the plan by more than 5%")
+            bad = 1
+    return bad
+
+
 def main():
     argv = sys.argv[1:]
     compile_args = []
@@ -159,6 +208,9 @@ def main():
     p.add_argument("--backend", default="cpu")
     p.add_argument("--build-only", action="store_true")
     p.add_argument("--gpu", action="store_true")
+    p.add_argument("--check-traffic", action="store_true",
+                   help="--report-traffic on the generated run; its last "
+                        "step's weight and KV bytes against plan.json")
     p.add_argument("--cuda-emulation", action="store_true",
                    help="with --backend cuda: build the project with "
                         "-DHELIX_CUDA_EMULATION=ON and run it on the CPU")
@@ -247,7 +299,8 @@ def main():
     r = step("generated program", mpirun + [program] + common +
              ["--dump-logits", out("generated.bin"), "--dump-tokens",
               out("generated.tokens")] + extra +
-             (["--report-memory"] if a.report_memory else []), env=env)
+             (["--report-memory"] if a.report_memory else []) +
+             (["--report-traffic"] if a.check_traffic else []), env=env)
     print(r.stdout.strip())
     print(r.stderr.strip())
     generated = r.stdout
@@ -265,6 +318,8 @@ def main():
              out("reference.bin"), "--vocab", str(vocab), "--rtol",
              str(a.rtol)])
     print(r.stdout + r.stderr)
+    if a.check_traffic and check_traffic(plan, generated, a.steps):
+        return 1
     if a.report_memory and check_memory(plan, generated):
         return 1
     return r.returncode

@@ -59,6 +59,9 @@ struct LayerEvaluation {
 /// norm, LM head and sampling, pipeline transfers.
 struct StepEvaluation {
   double computeS = 0;
+  /// Weight bytes the step's own ops read per GPU (the embedding rows
+  /// looked up, the LM head shard), as the layers' weight_bytes_per_gpu.
+  double weightBytesPerGPU = 0;
   double commS = 0;
   double exposedS = 0;
 };

@@ -18,6 +18,7 @@
 #include "../Common/MpiCommunicator.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -145,6 +146,9 @@ public:
   }
 
   std::string name() const override { return "cuda"; }
+
+  std::map<std::string, OpTraffic> traffic() const override { return traffic_; }
+  void resetTraffic() override { traffic_.clear(); }
   bool deviceMemory() const override { return true; }
 
   std::shared_ptr<Storage> allocate(size_t bytes) override {
@@ -203,6 +207,11 @@ public:
 
   void embedding(const Tensor &table, const std::vector<int64_t> &tokens,
                  int64_t vocabBegin, Tensor &out) override {
+    int64_t mine = 0;
+    for (int64_t t : tokens)
+      mine += t >= vocabBegin && t < vocabBegin + table.dim(0);
+    count("embedding", storedBytes(table, mine * table.dim(1)), 0,
+          f32Bytes(out));
     DeviceInts t(tokens, s_.compute);
     cuda::embedding(table.raw(), table.dtype(), table.dim(0), table.dim(1),
                     t.get(), static_cast<int64_t>(tokens.size()), vocabBegin,
@@ -213,6 +222,7 @@ public:
   void rmsNorm(const Tensor &x, const Tensor &w, float eps,
                Tensor &out) override {
     int64_t D = w.dim(0);
+    count("rmsNorm", f32Bytes(w), 0, 2 * f32Bytes(x));
     cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps, out.f32(),
                   s_.compute);
     launched("rmsNorm");
@@ -239,6 +249,12 @@ public:
   void matmul(const float *x, int64_t M, int64_t K, const Tensor &w,
               int64_t first, int64_t N, const float *bias, float *out) {
     const BlockScales *bs = w.scales().get();
+    bool streamed = w.dtype() != DType::F32 && M <= cuda::kStreamingGemmMaxRows;
+    double act = 4.0 * double(M * K + M * N + (bias ? N : 0));
+    if (w.dtype() != DType::F32 && !streamed)
+      act += 8.0 * double(N * K); // the f32 copy written, then read
+    count(streamed ? "gemm (weights as stored)" : "gemm (cuBLAS)",
+          storedBytes(w, N * K), 0, act, 2.0 * double(M * N * K));
     if (w.dtype() != DType::F32 && M <= cuda::kStreamingGemmMaxRows) {
       cuda::linearResident(x, M, K, w.raw(), w.dtype(), first,
                            w.elementOffset(), bs ? &bs->desc : nullptr, N, bias,
@@ -274,6 +290,8 @@ public:
                   Tensor &out) override {
     int B = static_cast<int>(x.dim(0)), H = static_cast<int>(x.dim(1)),
         A = static_cast<int>(x.dim(2)), N = static_cast<int>(out.dim(2));
+    count("headMatmul", f32Bytes(w), 0, f32Bytes(x) + f32Bytes(out),
+          2.0 * B * H * A * N);
     const float one = 1.0f, zero = 0.0f;
     // Per head h: out_h [B, N] (row stride H*N) = x_h [B, A] (row stride H*A)
     // times w_h^T ([N, A]) or w_h ([A, N]).
@@ -288,6 +306,7 @@ public:
   void rope(Tensor &x, const std::vector<int64_t> &positions,
             const std::vector<float> &invFreq, float attentionFactor,
             int64_t offset, bool interleaved) override {
+    count("rope", 0, 0, 2 * f32Bytes(x));
     DeviceInts pos(positions, s_.compute);
     float *freq = nullptr;
     cudaCheck(cudaMallocAsync(reinterpret_cast<void **>(&freq),
@@ -306,6 +325,7 @@ public:
 
   void dequantize(const Tensor &q, Tensor &out) override {
     const BlockScales *bs = q.scales().get();
+    count("dequantize", storedBytes(q, q.numel()), 0, f32Bytes(out));
     cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
                      bs ? &bs->desc : nullptr, out.f32(), s_.compute);
     launched("dequantize");
@@ -314,6 +334,11 @@ public:
   void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
                 const std::vector<int64_t> &slots) override {
     const KVCacheConfig &c = cache.config;
+    int64_t stored = 0;
+    for (int64_t slot : slots)
+      stored += slot >= 0;
+    count("kvAppend", 0, kvEntryBytes(cache, double(stored)),
+          f32Bytes(k) + (v ? f32Bytes(*v) : 0));
     DeviceInts s(slots, s_.compute);
     auto scales = [](Tensor &t) {
       return t.defined() ? static_cast<uint8_t *>(t.raw()) : nullptr;
@@ -332,6 +357,13 @@ public:
                  const std::vector<int64_t> &slotEnd, Tensor &out,
                  Tensor &lse) override {
     const KVCacheConfig &c = cache.config;
+    double tokens = 0;
+    for (size_t i = 0; i < slotBegin.size(); ++i)
+      tokens += double(std::max<int64_t>(0, slotEnd[i] - slotBegin[i]));
+    int64_t perToken = c.heads * (c.keyDim + c.valueDim);
+    count("attention", 0, kvEntryBytes(cache, tokens),
+          f32Bytes(q) + f32Bytes(out) + f32Bytes(lse),
+          2.0 * tokens * double(q.dim(1)) / double(c.heads) * perToken);
     DeviceInts b(slotBegin, s_.compute), e(slotEnd, s_.compute);
     auto scales = [](const Tensor &t) {
       return t.defined() ? static_cast<const uint8_t *>(t.raw()) : nullptr;
@@ -346,6 +378,8 @@ public:
 
   void lseCombine(const Tensor &partials, const Tensor &lse,
                   const Tensor *sinks, Tensor &out) override {
+    count("lseCombine", 0, 0,
+          f32Bytes(partials) + f32Bytes(lse) + f32Bytes(out));
     cuda::lseCombine(partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
                      partials.dim(0), partials.dim(1), partials.dim(2),
                      partials.dim(3), out.f32(), s_.compute);
@@ -354,6 +388,7 @@ public:
 
   void gatedActivation(const Tensor &gate, const Tensor &up,
                        const Activation &act, Tensor &out) override {
+    count("gatedActivation", 0, 0, 3 * f32Bytes(gate));
     cuda::gated(gate.f32(), up.f32(), gate.numel(), static_cast<int>(act.kind),
                 act.alpha, act.limit, out.f32(), s_.compute);
     launched("gatedActivation");
@@ -385,6 +420,8 @@ public:
                                 n * sizeof(float), cudaMemcpyHostToDevice,
                                 s_.compute),
                 "cudaMemcpyAsync");
+      // Gather and scatter-add of the routed rows, the activation between.
+      count("moe rows", 0, 0, 4.0 * double(5 * n * H + 3 * n * I));
       cuda::gatherRows(x.f32(), H, rows.get(), n, xe.f32(), s_.compute);
       bool gu = w.gateBias.defined();
       matmul(xe.f32(), n, H, w.gate, e * I * H, I,
@@ -403,32 +440,71 @@ public:
   }
 
   void add(const Tensor &a, const Tensor &b, Tensor &out) override {
+    count("add", 0, 0, 3 * f32Bytes(a));
     cuda::add(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
     launched("add");
   }
   void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
                   Tensor &out) override {
+    count("swapAxes01", 0, 0, 2 * f32Bytes(x));
     cuda::swapAxes01(x.f32(), a, b, c, out.f32(), s_.compute);
     launched("swapAxes01");
   }
   void sliceColumns(const Tensor &x, int64_t rows, int64_t cols, int64_t begin,
                     int64_t count, Tensor &out) override {
+    this->count("sliceColumns", 0, 0, 8.0 * double(rows * count));
     cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
                        s_.compute);
     launched("sliceLast");
   }
   void concatColumns(const Tensor &a, const Tensor &b, int64_t rows, int64_t ca,
                      int64_t cb, Tensor &out) override {
+    count("concatColumns", 0, 0, 8.0 * double(rows * (ca + cb)));
     cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(), s_.compute);
     launched("concatLast");
   }
   void sumLeading(const Tensor &x, int64_t s, int64_t n, Tensor &out) override {
+    count("sumLeading", 0, 0, 4.0 * double(s * n + n));
     cuda::sumLeading(x.f32(), s, n, out.f32(), s_.compute);
     launched("sumLeading");
   }
 
 private:
   CudaState s_;
+  std::map<std::string, OpTraffic> traffic_;
+
+  /// Counts one call of op `name` (see OpTraffic).
+  void count(const char *name, double weightBytes, double kvBytes,
+             double actBytes, double flops = 0) {
+    OpTraffic &t = traffic_[name];
+    t.calls += 1;
+    t.weightBytes += weightBytes;
+    t.kvBytes += kvBytes;
+    t.actBytes += actBytes;
+    t.flops += flops;
+  }
+  /// Bytes of `n` elements of `w` as stored, with the block scales they use.
+  static double storedBytes(const Tensor &w, int64_t n) {
+    double b = double(dtypeBytes(w.dtype(), n));
+    if (const BlockScales *bs = w.scales().get()) {
+      const BlockScaleDesc &d = bs->desc;
+      double perScale = double(d.blockRows * d.blockCols);
+      b += std::ceil(double(n) / perScale) *
+           (d.type == ScaleType::F32 ? 4.0 : 1.0);
+    }
+    return b;
+  }
+  /// Bytes of `tokens` KV entries of `cache` (keys and values, scales).
+  static double kvEntryBytes(const KVCache &cache, double tokens) {
+    const KVCacheConfig &c = cache.config;
+    int64_t per = c.keyDim + (c.valueInKey ? 0 : c.valueDim);
+    double elems = tokens * double(c.heads * per);
+    double b = elems * double(dtypeBits(c.dtype)) / 8;
+    if (c.dtype == DType::F4E2M1)
+      b += elems / 16; // an E4M3 scale per 16 values
+    return b;
+  }
+  static double f32Bytes(const Tensor &t) { return double(t.numel()) * 4; }
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   Tensor tmp(int64_t n) {

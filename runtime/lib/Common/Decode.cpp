@@ -1,6 +1,7 @@
 //===- Decode.cpp - The helix-decode driver -------------------------------===//
 
 #include "helix/Runtime/Decode.h"
+#include "helix/Runtime/Backend.h"
 #include "helix/Runtime/DecodeIO.h"
 #include "helix/Runtime/Error.h"
 
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -26,6 +28,7 @@ struct DecodeArgs {
   ContextOptions context;
   bool help = false;
   bool reportMemory = false;
+  bool reportTraffic = false;
 };
 
 /// `v` as an integer in [min, max] (stoll reports overflow: no clamp).
@@ -79,6 +82,10 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
     }
     if (flag == "--report-memory") {
       a.reportMemory = true;
+      continue;
+    }
+    if (flag == "--report-traffic") {
+      a.reportTraffic = true;
       continue;
     }
     if (flag.rfind("--", 0) != 0)
@@ -160,12 +167,50 @@ void reportMemory(Context &ctx) {
   std::fflush(stdout);
 }
 
+/// --report-traffic: rank 0 prints, for each rank, what the backend's ops
+/// of the last step must move by kind (Backend::traffic: counted from the
+/// ops' arguments and shapes), then rank 0's ops one by one.
+void reportTraffic(Context &ctx, int64_t step) {
+  std::map<std::string, OpTraffic> ops = ctx.backend().traffic();
+  OpTraffic sum;
+  for (const auto &[name, t] : ops)
+    sum += t;
+  std::vector<double> mine = {sum.weightBytes, sum.kvBytes, sum.actBytes,
+                              sum.flops, double(sum.calls)};
+  std::vector<double> all(mine.size() * ctx.worldSize());
+  if (ctx.hasMPI())
+    MPI_Gather(mine.data(), 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0,
+               MPI_COMM_WORLD);
+  else
+    all = mine;
+  if (ctx.rank() != 0)
+    return;
+  if (ops.empty()) {
+    std::printf("traffic: the %s backend does not count it\n",
+                ctx.backend().name().c_str());
+    std::fflush(stdout);
+    return;
+  }
+  for (int r = 0; r < ctx.worldSize(); ++r) {
+    const double *v = &all[5 * r];
+    std::printf("traffic rank %d step %lld: weights %.0f B, kv %.0f B, "
+                "activations %.0f B, flops %.0f, ops %.0f\n",
+                r, static_cast<long long>(step), v[0], v[1], v[2], v[3], v[4]);
+  }
+  for (const auto &[name, t] : ops)
+    std::printf("traffic rank 0 op %s: calls %lld, weights %.0f B, kv %.0f "
+                "B, activations %.0f B, flops %.0f\n",
+                name.c_str(), static_cast<long long>(t.calls), t.weightBytes,
+                t.kvBytes, t.actBytes, t.flops);
+  std::fflush(stdout);
+}
+
 std::string usage(const DecodeProgram &prog) {
   std::string s = "usage: mpirun -np " + std::to_string(prog.worldSize) + " " +
                   prog.name +
                   " --weights PATH --prompts FILE --steps K\n"
                   "         [--dump-logits FILE] [--dump-tokens FILE] "
-                  "[--report-memory]\n"
+                  "[--report-memory] [--report-traffic]\n"
                   "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
                   "[--device D]\n"
                   "         [--step-timeout SECONDS (default 60; 0: none)]\n";
@@ -308,6 +353,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
       in.tokens = schedule.tokensAt(t);
       in.positions.assign(batch, t);
       in.contextLengths.assign(batch, t + 1);
+      if (args.reportTraffic && t + 1 == schedule.steps())
+        ctx->backend().resetTraffic(); // count the last step alone
       Tensor out = prog.step(*ctx, in);
       if (rank == 0) {
         check(out.defined() && out.rank() == 2 && out.dim(0) == batch &&
@@ -348,6 +395,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
     }
     if (args.reportMemory)
       reportMemory(*ctx);
+    if (args.reportTraffic)
+      reportTraffic(*ctx, schedule.steps() - 1);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "%s [rank %d/%d]: error during decoding: %s\n",
                  prog.name.c_str(), rank, world, e.what());

@@ -15,12 +15,30 @@
 #include "helix/Runtime/Ops.h"
 #include "helix/Runtime/Tensor.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace helix {
 namespace rt {
+
+/// What one backend op's kernels must move and compute, counted from their
+/// arguments and shapes (not measured): weights and the KV cache in their
+/// stored formats with their scales, activations in f32 (docs/
+/// cuda-on-cpu.md, "Bytes per kernel").
+struct OpTraffic {
+  int64_t calls = 0;
+  double weightBytes = 0, kvBytes = 0, actBytes = 0, flops = 0;
+  OpTraffic &operator+=(const OpTraffic &o) {
+    calls += o.calls;
+    weightBytes += o.weightBytes;
+    kvBytes += o.kvBytes;
+    actBytes += o.actBytes;
+    flops += o.flops;
+    return *this;
+  }
+};
 
 class Backend {
 public:
@@ -55,6 +73,10 @@ public:
   /// x, out viewed [rows, D].
   virtual void rmsNorm(const Tensor &x, const Tensor &weight, float eps,
                        Tensor &out) = 0;
+  /// The traffic counted since the last reset, by op (empty: this backend
+  /// does not count; the CUDA backend does).
+  virtual std::map<std::string, OpTraffic> traffic() const { return {}; }
+  virtual void resetTraffic() {}
   /// Whether linear() and moeExperts() take weights in their resident
   /// format (BF16, or FP8 / FP4 with block scales) and read them as stored;
   /// otherwise the ops hand them decoded to f32 (dequantize, a workspace
