@@ -87,6 +87,30 @@ struct Prepared {
 /// Builds the prepared shapes; `config` must be valid (validateConfig).
 void prepare(const ModelSpec &model, const Hardware &hw,
              const Workload &workload, const Config &config, Prepared &out);
+/// The same with `place` instead of placementFor(config) (the per-layer
+/// search prices an FFN group narrower than the stage this way).
+void prepare(const ModelSpec &model, const Hardware &hw,
+             const Workload &workload, const Config &config,
+             const Placement &place, Prepared &out);
+
+/// Memory pieces of one layer of `shape` on one GPU (Totals.cpp): the
+/// attention projections, its KV cache for `requests` requests, the FFN
+/// weights with the layer's norms and router; the live workspace at `micro`
+/// requests of attention (partials and QKV outputs) and of the FFN.
+double attentionWeightBytes(const Prepared &p, const LayerShape &shape);
+double kvCacheBytes(const Prepared &p, const LayerShape &shape,
+                    double requests);
+double ffnWeightBytes(const Prepared &p, const LayerShape &shape);
+double attentionWorkspaceBytes(const Prepared &p, const LayerShape &shape,
+                               double micro);
+double ffnWorkspaceBytes(const Prepared &p, const LayerShape &shape,
+                         double micro);
+/// Weights of `stage` outside its layers (embedding and LM head shards,
+/// final norm) and the logits workspace of the last stage at `micro`.
+double stageWeightBytes(const Prepared &p, int64_t stage);
+double logitsWorkspaceBytes(const Prepared &p, double micro);
+/// Requests one GPU's attention serves: all of them, or its DP share.
+double attentionRequests(const Prepared &p, int64_t batch);
 
 /// Time in one op's collectives (all HOP-B slices) and the part of it on the
 /// critical path.

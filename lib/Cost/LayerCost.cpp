@@ -37,13 +37,6 @@ TimeBreakdown LayerCost::where() const {
   return t;
 }
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// Requests one GPU's attention serves: all of them, or its DP share.
-static double attentionRequests(const Prepared &p, int64_t batch) {
-  return double(p.place.tokensSplit ? ceilDiv(batch, p.place.dp) : batch);
-}
-
 /// Partial outputs and one fp32 log-sum-exp per head and request.
 static double partialBytes(const Prepared &p, const LayerShape &s, double b) {
   return b * s.qHeads * (s.outHeadDim * p.precision.activationBytes() + 4.0);

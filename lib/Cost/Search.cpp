@@ -28,9 +28,26 @@ std::vector<int64_t> defaultBatchSweep(int64_t maxBatch) {
   return batches;
 }
 
+const PlanPoint *chosenPoint(const Frontier &f, double ttlMs) {
+  if (f.empty())
+    return nullptr;
+  if (ttlMs > 0)
+    return f.budget.found ? &f.budget.best : nullptr;
+  return &f.fastest();
+}
+
 const Frontier *PlanResult::frontier(const std::string &name) const {
+  if (!perLayer.name.empty() && name == perLayer.name)
+    return &perLayer;
   auto it = frontiers.find(name);
   return it == frontiers.end() ? nullptr : &it->second;
+}
+
+const PerLayerChoice *PlanResult::choiceOf(const PlanPoint &point) const {
+  if (point.perLayerIndex < 0 ||
+      point.perLayerIndex >= int64_t(perLayerChoices.size()))
+    return nullptr;
+  return &perLayerChoices[point.perLayerIndex];
 }
 
 static std::vector<int64_t> divisors(int64_t n) {
@@ -155,11 +172,46 @@ private:
                     Frontier &frontier) {
     detail::Prepared p;
     detail::prepare(model, hw, workload, c, p);
+    sweep([&](int64_t batch,
+              PlanPoint &out) { return price(p, batch, out, frontier); },
+          points, frontier);
+  }
+
+public:
+  /// Per-layer Helix plans on every GPU count (PerLayer.h); `choices`
+  /// receives the layouts of each point (PlanPoint::perLayerIndex).
+  void runPerLayer(std::vector<PlanPoint> &points, Frontier &frontier,
+                   std::vector<PerLayerChoice> &choices) {
+    for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
+      PerLayerSearch per(model, hw, workload, g);
+      if (!per.valid())
+        continue;
+      PerLayerChoice choice;
+      sweep(
+          [&](int64_t batch, PlanPoint &out) {
+            ++frontier.evaluated;
+            if (!per.price(batch, out, choice))
+              return false;
+            ++frontier.feasible;
+            out.perLayerIndex = int64_t(choices.size());
+            choices.push_back(choice);
+            return true;
+          },
+          points, frontier);
+    }
+  }
+
+private:
+  /// Prices the batch sweep with `price(batch, point)` (false: does not
+  /// fit) and, under a budget, bisects for the largest batch meeting it.
+  template <typename PriceFn>
+  void sweep(PriceFn &&price, std::vector<PlanPoint> &points,
+             Frontier &frontier) {
     const double budget = options.ttlMs * 1e-3;
     int64_t metBudget = 0, missedBudget = 0;
     PlanPoint point;
     for (int64_t b : batches) {
-      if (!price(p, b, point, frontier)) {
+      if (!price(b, point)) {
         missedBudget = b;
         break; // memory only grows with the batch
       }
@@ -180,12 +232,12 @@ private:
       hi = lo + 1;
     while (hi - lo > 1) {
       int64_t mid = lo + (hi - lo) / 2;
-      if (price(p, mid, point, frontier) && point.ttlS <= budget)
+      if (price(mid, point) && point.ttlS <= budget)
         lo = mid;
       else
         hi = mid;
     }
-    price(p, lo, point, frontier);
+    price(lo, point);
     if (lo != metBudget)
       points.push_back(point);
     BudgetChoice &bc = frontier.budget;
@@ -269,6 +321,40 @@ PlanResult search(const ModelSpec &model, const Hardware &hw,
     chooseBest(baseline, options.ttlMs * 1e-3);
     r.order.push_back(baseline.name);
     r.frontiers[baseline.name] = std::move(baseline);
+  }
+  if (options.perLayer) {
+    auto perStart = std::chrono::steady_clock::now();
+    r.perLayer.name = "helix-per-layer";
+    std::vector<PlanPoint> points;
+    std::vector<PerLayerChoice> all;
+    searcher.runPerLayer(points, r.perLayer, all);
+    r.perLayer.points = paretoFront(std::move(points));
+    chooseBest(r.perLayer, options.ttlMs * 1e-3);
+    // Keep the layouts of the points reported only.
+    auto keep = [&](PlanPoint &p) {
+      r.perLayerChoices.push_back(all[p.perLayerIndex]);
+      p.perLayerIndex = int64_t(r.perLayerChoices.size()) - 1;
+    };
+    for (PlanPoint &p : r.perLayer.points)
+      keep(p);
+    if (r.perLayer.budget.found) {
+      keep(r.perLayer.budget.best);
+      keep(r.perLayer.budget.largestBatch);
+    }
+    r.configsEvaluated += r.perLayer.evaluated;
+    const Frontier *helix = r.frontier("helix");
+    const PlanPoint *chosen =
+        helix ? chosenPoint(*helix, options.ttlMs) : nullptr;
+    if (chosen) {
+      PerLayerComparison &cmp = r.perLayerAtHelix;
+      PerLayerSearch per(model, hw, workload, chosen->gpus);
+      cmp.uniform = *chosen;
+      cmp.found = per.valid() &&
+                  per.price(chosen->config.batch, cmp.perLayer, cmp.choice);
+    }
+    r.perLayerSeconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - perStart)
+                            .count();
   }
   r.searchSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

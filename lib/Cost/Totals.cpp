@@ -32,19 +32,67 @@ namespace detail {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+double attentionWeightBytes(const Prepared &p, const LayerShape &s) {
+  return (s.qkvParams + s.oprojParams) * p.attnWeightBytes;
+}
+
+double kvCacheBytes(const Prepared &p, const LayerShape &s, double requests) {
+  return requests * s.kvValuesPerToken * s.tokensStored * p.precision.kvBytes();
+}
+
+double ffnWeightBytes(const Prepared &p, const LayerShape &s) {
+  const double wb = Prepared::kPlainWeightBytes; // norms, router
+  return (s.residentFFNParams - s.routerParams) * p.ffnWeightBytes +
+         (2.0 * p.hidden + s.routerParams) * wb;
+}
+
+double attentionWorkspaceBytes(const Prepared &p, const LayerShape &s,
+                               double mb) {
+  // fp32 partial outputs + LSE (send and receive buffers, or all KVP
+  // ranks' when gathered), QKV outputs.
+  const Placement &pl = p.place;
+  double copies =
+      pl.exchange == Placement::Exchange::AllGather ? double(pl.kvp) : 2.0;
+  return copies * mb * s.qHeads * (s.outHeadDim + 1.0) * 4.0 +
+         mb * s.qkvOutWidth * p.precision.activationBytes();
+}
+
+double ffnWorkspaceBytes(const Prepared &p, const LayerShape &s, double mb) {
+  // FFN or expert intermediates.
+  const double act = p.precision.activationBytes();
+  return s.moe ? mb * s.topK * (p.hidden + s.expertWidth) * act
+               : mb * s.ffnWidth * act;
+}
+
+double stageWeightBytes(const Prepared &p, int64_t stage) {
+  const double wb = Prepared::kPlainWeightBytes;
+  const double h = p.hidden;
+  const double g = double(p.place.stageGPUs);
+  double w = 0;
+  if (stage == 0)
+    w += p.vocab * h / g * wb; // embedding shard
+  if (stage == p.pp - 1) {
+    if (!(p.tiedEmbeddings && p.pp == 1))
+      w += p.vocab * h / g * wb; // LM head shard
+    w += h * wb;                 // final norm
+  }
+  return w;
+}
+
+double logitsWorkspaceBytes(const Prepared &p, double mb) {
+  return mb * p.vocab / double(p.place.stageGPUs) * 4.0;
+}
+
+double attentionRequests(const Prepared &p, int64_t batch) {
+  return double(p.place.tokensSplit ? ceilDiv(batch, p.place.dp) : batch);
+}
+
 /// Memory of the fullest GPU: weights and KV of its stage's layers, plus the
 /// live activations of one layer at the micro-batch.
 static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
                           int64_t microBatches) {
-  const Placement &pl = p.place;
-  const double wb = Prepared::kPlainWeightBytes; // embeddings, norms, router
-  const double kvb = p.precision.kvBytes();
-  const double act = p.precision.activationBytes();
-  const double h = p.hidden;
-  const double requests =
-      double(pl.tokensSplit ? ceilDiv(batch, pl.dp) : batch);
+  const double requests = attentionRequests(p, batch);
   const double mb = double(micro);
-  const double g = double(pl.stageGPUs);
   MemoryUse worst;
   for (int64_t st = 0; st < p.pp; ++st) {
     MemoryUse m;
@@ -54,31 +102,16 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
       if (n == 0)
         continue;
       const LayerShape &s = p.classes[c];
-      m.weights +=
-          n * ((s.qkvParams + s.oprojParams) * p.attnWeightBytes +
-               (s.residentFFNParams - s.routerParams) * p.ffnWeightBytes +
-               (2.0 * h + s.routerParams) * wb);
-      m.kvCache += n * requests * s.kvValuesPerToken * s.tokensStored * kvb;
-      // fp32 partial outputs + LSE (send and receive buffers, or all KVP
-      // ranks' when gathered), QKV outputs, FFN or expert intermediates.
-      double copies =
-          pl.exchange == Placement::Exchange::AllGather ? double(pl.kvp) : 2.0;
-      double ws = copies * mb * s.qHeads * (s.outHeadDim + 1.0) * 4.0 +
-                  mb * s.qkvOutWidth * act;
-      ws += s.moe ? mb * s.topK * (h + s.expertWidth) * act
-                  : mb * s.ffnWidth * act;
-      workspace = std::max(workspace, ws);
+      m.weights += n * (attentionWeightBytes(p, s) + ffnWeightBytes(p, s));
+      m.kvCache += n * kvCacheBytes(p, s, requests);
+      workspace = std::max(workspace, attentionWorkspaceBytes(p, s, mb) +
+                                          ffnWorkspaceBytes(p, s, mb));
     }
-    if (st == 0)
-      m.weights += p.vocab * h / g * wb; // embedding shard
-    if (st == p.pp - 1) {
-      if (!(p.tiedEmbeddings && p.pp == 1))
-        m.weights += p.vocab * h / g * wb; // LM head shard
-      m.weights += h * wb;                 // final norm
-      workspace = std::max(workspace, mb * p.vocab / g * 4.0);
-    }
+    m.weights += stageWeightBytes(p, st);
+    if (st == p.pp - 1)
+      workspace = std::max(workspace, logitsWorkspaceBytes(p, mb));
     // fp32 residual stream of every micro-batch in flight.
-    m.activations = workspace + microBatches * mb * h * 4.0;
+    m.activations = workspace + microBatches * mb * p.hidden * 4.0;
     if (m.total() > worst.total())
       worst = m;
   }
