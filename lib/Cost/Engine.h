@@ -94,20 +94,23 @@ void prepare(const ModelSpec &model, const Hardware &hw,
              const Placement &place, Prepared &out);
 
 /// Memory pieces of one layer of `shape` on one GPU (Totals.cpp): the
-/// attention projections, its KV cache for `requests` requests, the FFN
-/// weights with the layer's norms and router; the live workspace at `micro`
-/// requests of attention (partials and QKV outputs) and of the FFN.
+/// attention projections, the KV cache of `layerRequests` (layers x
+/// requests), the FFN matrices, the layer's norms and router; the live
+/// workspace at `micro` requests of attention (partials and QKV outputs)
+/// and of the FFN.
 double attentionWeightBytes(const Prepared &p, const LayerShape &shape);
 double kvCacheBytes(const Prepared &p, const LayerShape &shape,
-                    double requests);
-double ffnWeightBytes(const Prepared &p, const LayerShape &shape);
+                    double layerRequests);
+double ffnMatrixBytes(const Prepared &p, const LayerShape &shape);
+double normRouterBytes(const Prepared &p, const LayerShape &shape);
 double attentionWorkspaceBytes(const Prepared &p, const LayerShape &shape,
                                double micro);
 double ffnWorkspaceBytes(const Prepared &p, const LayerShape &shape,
                          double micro);
-/// Weights of `stage` outside its layers (embedding and LM head shards,
-/// final norm) and the logits workspace of the last stage at `micro`.
-double stageWeightBytes(const Prepared &p, int64_t stage);
+/// Adds the weights of `stage` outside its layers (embedding and LM head
+/// shards, final norm) to `weights`.
+void addStageWeights(const Prepared &p, int64_t stage, double &weights);
+/// The logits workspace of the last stage at `micro` requests.
 double logitsWorkspaceBytes(const Prepared &p, double micro);
 /// Requests one GPU's attention serves: all of them, or its DP share.
 double attentionRequests(const Prepared &p, int64_t batch);
@@ -167,8 +170,15 @@ OpCost costMoE(const Prepared &p, const LayerShape &shape, int64_t batch,
 /// The collectives after the FFN or MoE block (never overlapped).
 CommCost costFFNComm(const Prepared &p, const LayerShape &shape, int64_t batch);
 
-/// All of the above for one layer.
+/// All of the above for one layer: its attention half (qkv, core, combine,
+/// oproj, exchange, oprojComm, slices), which reads only the placement's
+/// attention widths, and its FFN half (ffn, activeExperts, ffnComm), which
+/// reads only its FFN group.
 LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch);
+void costAttentionHalf(const Prepared &p, const LayerShape &shape,
+                       int64_t batch, LayerCost &c);
+void costFFNHalf(const Prepared &p, const LayerShape &shape, int64_t batch,
+                 LayerCost &c);
 
 /// Once-per-step work of the first and last stage.
 struct StepCost {
@@ -200,9 +210,16 @@ struct Totals {
 };
 
 /// Prices a whole step. `perClass`, when given, receives each class's
-/// LayerCost at the micro-batch.
+/// LayerCost at the micro-batch; without `breakdown` Totals::where is left
+/// empty (the search needs times and memory only).
 Totals computeTotals(const Prepared &p, int64_t batch,
-                     std::vector<LayerCost> *perClass = nullptr);
+                     std::vector<LayerCost> *perClass = nullptr,
+                     bool breakdown = true);
+/// The same from each class's LayerCost at the micro-batch
+/// (microBatchesOf) and the step's cost at it, priced already.
+Totals totalsFrom(const Prepared &p, int64_t batch,
+                  const std::vector<LayerCost> &costs, const StepCost &step,
+                  bool breakdown);
 
 } // namespace detail
 } // namespace helix

@@ -218,16 +218,26 @@ CommCost costFFNComm(const Prepared &p, const LayerShape &s, int64_t batch) {
   return {t, t};
 }
 
-LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch) {
-  LayerCost c;
+void costAttentionHalf(const Prepared &p, const LayerShape &shape,
+                       int64_t batch, LayerCost &c) {
   c.qkv = costQKV(p, shape, batch);
   c.core = costAttentionCore(p, shape, batch);
   c.combine = costCombine(p, shape, batch);
   c.oproj = costOutProj(p, shape, batch);
   costAttentionComm(p, shape, batch, c);
+}
+
+void costFFNHalf(const Prepared &p, const LayerShape &shape, int64_t batch,
+                 LayerCost &c) {
   c.ffn = shape.moe ? costMoE(p, shape, batch, c.activeExperts)
                     : costDenseFFN(p, shape, batch);
   c.ffnComm = costFFNComm(p, shape, batch);
+}
+
+LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch) {
+  LayerCost c;
+  costAttentionHalf(p, shape, batch, c);
+  costFFNHalf(p, shape, batch, c);
   return c;
 }
 

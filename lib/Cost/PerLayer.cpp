@@ -288,8 +288,8 @@ struct PerLayerSearch::Impl {
           pr.timeS += n * (lc.qkv.timeS + lc.core.timeS + lc.combine.timeS +
                            lc.oproj.timeS + lc.exchange.exposedS +
                            lc.oprojComm.exposedS);
-          pr.bytes += n * (detail::attentionWeightBytes(p, s) +
-                           detail::kvCacheBytes(p, s, requests));
+          pr.bytes += n * detail::attentionWeightBytes(p, s) +
+                      detail::kvCacheBytes(p, s, n * requests);
           pr.workspace[c] =
               detail::attentionWorkspaceBytes(p, s, double(batch));
           pr.slices = std::max(pr.slices, lc.slices);
@@ -299,7 +299,8 @@ struct PerLayerSearch::Impl {
                              : detail::costDenseFFN(p, s, batch);
           pr.timeS +=
               n * (ffn.timeS + detail::costFFNComm(p, s, batch).exposedS);
-          pr.bytes += n * detail::ffnWeightBytes(p, s);
+          pr.bytes += n * (detail::ffnMatrixBytes(p, s) +
+                           detail::normRouterBytes(p, s));
           pr.workspace[c] = detail::ffnWorkspaceBytes(p, s, double(batch));
         }
       }
@@ -334,8 +335,8 @@ struct PerLayerSearch::Impl {
     const double stepS = (step.first.timeS + step.firstCommS) +
                          (step.last.timeS + step.lastCommS);
     const double mb = double(batch);
-    const double fixedBytes = detail::stageWeightBytes(p0, 0) +
-                              mb * p0.hidden * 4.0; // residual stream (fp32)
+    double fixedBytes = mb * p0.hidden * 4.0; // residual stream (fp32)
+    detail::addStageWeights(p0, 0, fixedBytes);
     const double logits = detail::logitsWorkspaceBytes(p0, mb);
     const double capacity = hw.hbmCapacityBytes;
     const size_t numClasses = classCount.size();

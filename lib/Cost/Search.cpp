@@ -7,8 +7,10 @@
 #include "Engine.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 namespace helix {
 
@@ -117,6 +119,88 @@ std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
 
 namespace {
 
+using detail::LayerCost;
+using detail::Prepared;
+using detail::StepCost;
+
+/// Layer costs of the layouts a search prices, reused where two layouts
+/// share them: the attention half of a layer reads only the placement's
+/// attention widths, the FFN half only its FFN group, the step only the
+/// stage width (Engine.h: costAttentionHalf, costFFNHalf, costStep), and the
+/// model, hardware and workload are the search's. The keys hold every
+/// placement field each half reads, so a reused cost is the number pricing
+/// it again would give (SearchTest checks the search against evaluate()).
+class LayerCostReuse {
+public:
+  /// Each class's costs at `micro` requests: the fields totalsFrom reads.
+  const std::vector<LayerCost> &costs(const Prepared &p, int64_t micro) {
+    const Placement &pl = p.place;
+    auto &attn = attention[{pl.kvp, pl.tpa, pl.dp, pl.oprojWidth,
+                            pl.tokensSplit, pl.overlap, pl.slices,
+                            int64_t(pl.exchange), micro}];
+    auto &ffnParts = ffn[{pl.ffnWidth, pl.tpf, pl.ep, pl.sharedWidth,
+                          pl.tokensSplit, micro}];
+    const size_t n = p.classes.size();
+    scratch.assign(n, LayerCost());
+    const bool newAttention = attn.empty(), newFFN = ffnParts.empty();
+    for (size_t i = 0; i < n && (newAttention || newFFN); ++i) {
+      LayerCost c;
+      if (newAttention) {
+        detail::costAttentionHalf(p, p.classes[i], micro, c);
+        attn.push_back({c.qkv.timeS, c.core.timeS, c.combine.timeS,
+                        c.oproj.timeS, c.exchange.exposedS,
+                        c.oprojComm.exposedS, c.slices});
+      }
+      if (newFFN) {
+        detail::costFFNHalf(p, p.classes[i], micro, c);
+        ffnParts.push_back({c.ffn.timeS, c.ffnComm.exposedS});
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      LayerCost &c = scratch[i];
+      c.qkv.timeS = attn[i].qkv;
+      c.core.timeS = attn[i].core;
+      c.combine.timeS = attn[i].combine;
+      c.oproj.timeS = attn[i].oproj;
+      c.exchange.exposedS = attn[i].exchange;
+      c.oprojComm.exposedS = attn[i].oprojComm;
+      c.slices = attn[i].slices;
+      c.ffn.timeS = ffnParts[i].ffn;
+      c.ffnComm.exposedS = ffnParts[i].ffnComm;
+    }
+    return scratch;
+  }
+
+  const StepCost &step(const Prepared &p, int64_t micro) {
+    auto it = steps.find({p.place.stageGPUs, micro});
+    if (it == steps.end())
+      it = steps.emplace(std::array<int64_t, 2>{p.place.stageGPUs, micro},
+                         detail::costStep(p, micro))
+               .first;
+    return it->second;
+  }
+
+  /// Attention costs are kept for one GPU count (another count has other
+  /// widths) unless pipeline stages reuse a stage width across counts.
+  void nextGPUCount(bool keepAttention) {
+    if (!keepAttention)
+      attention.clear();
+  }
+
+private:
+  struct AttentionPart {
+    double qkv, core, combine, oproj, exchange, oprojComm;
+    int64_t slices;
+  };
+  struct FFNPart {
+    double ffn, ffnComm;
+  };
+  std::map<std::array<int64_t, 9>, std::vector<AttentionPart>> attention;
+  std::map<std::array<int64_t, 6>, std::vector<FFNPart>> ffn;
+  std::map<std::array<int64_t, 2>, StepCost> steps;
+  std::vector<LayerCost> scratch;
+};
+
 /// Searches one strategy; collects its fitting points and, under a budget,
 /// the largest batch per layout.
 class StrategySearch {
@@ -136,7 +220,9 @@ public:
       overlaps = {false};
     else
       overlaps = {true, false};
-    for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g)
+    reuse = LayerCostReuse();
+    for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
+      reuse.nextGPUCount(strategy == Strategy::TPPP);
       for (const Layout &l : enumerateLayouts(model, hw, workload, strategy, g))
         for (bool hopb : overlaps) {
           Config c;
@@ -145,13 +231,18 @@ public:
           c.hopb = hopb;
           searchLayout(c, points, frontier);
         }
+    }
   }
 
 private:
   /// Prices `batch`; false when it does not fit.
   bool price(detail::Prepared &p, int64_t batch, PlanPoint &out,
              Frontier &frontier) {
-    detail::Totals t = detail::computeTotals(p, batch);
+    const int64_t micro =
+        (batch + detail::microBatchesOf(p, batch) - 1) /
+        detail::microBatchesOf(p, batch);
+    detail::Totals t = detail::totalsFrom(p, batch, reuse.costs(p, micro),
+                                          reuse.step(p, micro), false);
     ++frontier.evaluated;
     if (!t.fits)
       return false;
@@ -254,6 +345,7 @@ private:
   const Workload &workload;
   const SearchOptions &options;
   const std::vector<int64_t> &batches;
+  LayerCostReuse reuse;
 };
 
 /// Fills the best configuration under the budget from the front.
@@ -297,9 +389,13 @@ PlanResult search(const ModelSpec &model, const Hardware &hw,
     f.name = stringifyStrategy(s).str();
     std::vector<PlanPoint> points;
     searcher.run(s, points, f);
+    f.points = paretoFront(std::move(points));
     if (isBaselineStrategy(s)) {
+      // The front of the union is the front of the strategies' fronts: a
+      // point off its own front is beaten there by one that sorts first.
       anyBaseline = true;
-      baselinePoints.insert(baselinePoints.end(), points.begin(), points.end());
+      baselinePoints.insert(baselinePoints.end(), f.points.begin(),
+                            f.points.end());
       baseline.evaluated += f.evaluated;
       baseline.feasible += f.feasible;
       const BudgetChoice &bc = f.budget;
@@ -311,7 +407,6 @@ PlanResult search(const ModelSpec &model, const Hardware &hw,
       }
     }
     r.configsEvaluated += f.evaluated;
-    f.points = paretoFront(std::move(points));
     chooseBest(f, options.ttlMs * 1e-3);
     r.order.push_back(f.name);
     r.frontiers[f.name] = std::move(f);

@@ -36,14 +36,18 @@ double attentionWeightBytes(const Prepared &p, const LayerShape &s) {
   return (s.qkvParams + s.oprojParams) * p.attnWeightBytes;
 }
 
-double kvCacheBytes(const Prepared &p, const LayerShape &s, double requests) {
-  return requests * s.kvValuesPerToken * s.tokensStored * p.precision.kvBytes();
+double kvCacheBytes(const Prepared &p, const LayerShape &s,
+                    double layerRequests) {
+  return layerRequests * s.kvValuesPerToken * s.tokensStored *
+         p.precision.kvBytes();
 }
 
-double ffnWeightBytes(const Prepared &p, const LayerShape &s) {
-  const double wb = Prepared::kPlainWeightBytes; // norms, router
-  return (s.residentFFNParams - s.routerParams) * p.ffnWeightBytes +
-         (2.0 * p.hidden + s.routerParams) * wb;
+double ffnMatrixBytes(const Prepared &p, const LayerShape &s) {
+  return (s.residentFFNParams - s.routerParams) * p.ffnWeightBytes;
+}
+
+double normRouterBytes(const Prepared &p, const LayerShape &s) {
+  return (2.0 * p.hidden + s.routerParams) * Prepared::kPlainWeightBytes;
 }
 
 double attentionWorkspaceBytes(const Prepared &p, const LayerShape &s,
@@ -64,19 +68,17 @@ double ffnWorkspaceBytes(const Prepared &p, const LayerShape &s, double mb) {
                : mb * s.ffnWidth * act;
 }
 
-double stageWeightBytes(const Prepared &p, int64_t stage) {
+void addStageWeights(const Prepared &p, int64_t stage, double &weights) {
   const double wb = Prepared::kPlainWeightBytes;
   const double h = p.hidden;
   const double g = double(p.place.stageGPUs);
-  double w = 0;
   if (stage == 0)
-    w += p.vocab * h / g * wb; // embedding shard
+    weights += p.vocab * h / g * wb; // embedding shard
   if (stage == p.pp - 1) {
     if (!(p.tiedEmbeddings && p.pp == 1))
-      w += p.vocab * h / g * wb; // LM head shard
-    w += h * wb;                 // final norm
+      weights += p.vocab * h / g * wb; // LM head shard
+    weights += h * wb;                 // final norm
   }
-  return w;
 }
 
 double logitsWorkspaceBytes(const Prepared &p, double mb) {
@@ -102,12 +104,13 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
       if (n == 0)
         continue;
       const LayerShape &s = p.classes[c];
-      m.weights += n * (attentionWeightBytes(p, s) + ffnWeightBytes(p, s));
-      m.kvCache += n * kvCacheBytes(p, s, requests);
+      m.weights += n * (attentionWeightBytes(p, s) + ffnMatrixBytes(p, s) +
+                        normRouterBytes(p, s));
+      m.kvCache += kvCacheBytes(p, s, n * requests);
       workspace = std::max(workspace, attentionWorkspaceBytes(p, s, mb) +
                                           ffnWorkspaceBytes(p, s, mb));
     }
-    m.weights += stageWeightBytes(p, st);
+    addStageWeights(p, st, m.weights);
     if (st == p.pp - 1)
       workspace = std::max(workspace, logitsWorkspaceBytes(p, mb));
     // fp32 residual stream of every micro-batch in flight.
@@ -123,20 +126,25 @@ int64_t microBatchesOf(const Prepared &p, int64_t batch) {
 }
 
 Totals computeTotals(const Prepared &p, int64_t batch,
-                     std::vector<LayerCost> *perClass) {
-  Totals t;
-  t.microBatches = microBatchesOf(p, batch);
-  t.microBatch = ceilDiv(batch, t.microBatches);
-
+                     std::vector<LayerCost> *perClass, bool breakdown) {
+  const int64_t micro = ceilDiv(batch, microBatchesOf(p, batch));
   std::vector<LayerCost> local;
   std::vector<LayerCost> &costs = perClass ? *perClass : local;
   costs.clear();
   costs.reserve(p.classes.size());
-  for (const LayerShape &s : p.classes) {
-    costs.push_back(costLayer(p, s, t.microBatch));
-    t.slices = std::max(t.slices, costs.back().slices);
-  }
-  StepCost step = costStep(p, t.microBatch);
+  for (const LayerShape &s : p.classes)
+    costs.push_back(costLayer(p, s, micro));
+  return totalsFrom(p, batch, costs, costStep(p, micro), breakdown);
+}
+
+Totals totalsFrom(const Prepared &p, int64_t batch,
+                  const std::vector<LayerCost> &costs, const StepCost &step,
+                  bool breakdown) {
+  Totals t;
+  t.microBatches = microBatchesOf(p, batch);
+  t.microBatch = ceilDiv(batch, t.microBatches);
+  for (const LayerCost &c : costs)
+    t.slices = std::max(t.slices, c.slices);
 
   std::vector<double> stages(p.pp, 0.0);
   for (int64_t st = 0; st < p.pp; ++st) {
@@ -146,7 +154,8 @@ Totals computeTotals(const Prepared &p, int64_t batch,
       if (n == 0)
         continue;
       stage += n * costs[c].timeS();
-      t.where += costs[c].where().scaled(double(n));
+      if (breakdown)
+        t.where += costs[c].where().scaled(double(n));
     }
     if (st == 0)
       stage += step.first.timeS + step.firstCommS;
@@ -161,12 +170,15 @@ Totals computeTotals(const Prepared &p, int64_t batch,
   t.stepComputeS = step.first.timeS + step.last.timeS;
   t.stepCommS = step.firstCommS + step.lastCommS + p2p;
   t.stepExposedS = t.stepCommS;
-  t.where += step.first.where;
-  t.where += step.last.where;
-  t.where.exposedComm += t.stepExposedS;
+  if (breakdown) {
+    t.where += step.first.where;
+    t.where += step.last.where;
+    t.where.exposedComm += t.stepExposedS;
+  }
 
   t.ttlS = pipelineTTL(stages, step.p2pS, t.microBatches);
-  t.where.pipelineStall = t.ttlS - sum;
+  if (breakdown)
+    t.where.pipelineStall = t.ttlS - sum;
   t.memory = memoryOf(p, batch, t.microBatch, t.microBatches);
   t.fits = t.memory.total() <= p.hw->hbmCapacityBytes;
   return t;
