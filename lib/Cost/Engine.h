@@ -82,6 +82,9 @@ struct Prepared {
   std::vector<int64_t> classOfLayer;
   std::vector<int64_t> stageOfLayer;
   std::vector<std::vector<int64_t>> stageCounts; // [stage][class]
+  /// The first stage with the same class counts as each stage: their layers
+  /// cost the same, so totals price one of them (Totals.cpp).
+  std::vector<int64_t> sameLayersAs;
 };
 
 /// Builds the prepared shapes; `config` must be valid (validateConfig).

@@ -7,8 +7,14 @@
 namespace helix {
 
 std::vector<PlanPoint> paretoFront(std::vector<PlanPoint> points) {
-  std::sort(points.begin(), points.end(),
-            [](const PlanPoint &a, const PlanPoint &b) {
+  // Sorts pointers (the points are large); the order is the comparator's.
+  std::vector<const PlanPoint *> order;
+  order.reserve(points.size());
+  for (const PlanPoint &p : points)
+    order.push_back(&p);
+  std::sort(order.begin(), order.end(),
+            [](const PlanPoint *pa, const PlanPoint *pb) {
+              const PlanPoint &a = *pa, &b = *pb;
               if (a.tokensPerSecPerUser != b.tokensPerSecPerUser)
                 return a.tokensPerSecPerUser > b.tokensPerSecPerUser;
               if (a.tokensPerSecPerGPU != b.tokensPerSecPerGPU)
@@ -20,9 +26,10 @@ std::vector<PlanPoint> paretoFront(std::vector<PlanPoint> points) {
               return a.config.effectiveHopB() && !b.config.effectiveHopB();
             });
   std::vector<PlanPoint> front;
-  for (const PlanPoint &p : points)
-    if (front.empty() || p.tokensPerSecPerGPU > front.back().tokensPerSecPerGPU)
-      front.push_back(p);
+  for (const PlanPoint *p : order)
+    if (front.empty() ||
+        p->tokensPerSecPerGPU > front.back().tokensPerSecPerGPU)
+      front.push_back(*p);
   return front;
 }
 

@@ -181,6 +181,13 @@ void prepare(const ModelSpec &model, const Hardware &hw,
     out.stageOfLayer[i] = stage;
     ++out.stageCounts[stage][out.classOfLayer[i]];
   }
+  out.sameLayersAs.resize(out.pp);
+  for (int64_t st = 0; st < out.pp; ++st) {
+    int64_t first = 0;
+    while (out.stageCounts[first] != out.stageCounts[st])
+      ++first;
+    out.sameLayersAs[st] = first;
+  }
 }
 
 } // namespace detail

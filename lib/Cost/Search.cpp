@@ -141,7 +141,8 @@ public:
     auto &ffnParts = ffn[{pl.ffnWidth, pl.tpf, pl.ep, pl.sharedWidth,
                           pl.tokensSplit, micro}];
     const size_t n = p.classes.size();
-    scratch.assign(n, LayerCost());
+    if (scratch.size() != n)
+      scratch.assign(n, LayerCost()); // the fields set below change only
     const bool newAttention = attn.empty(), newFFN = ffnParts.empty();
     for (size_t i = 0; i < n && (newAttention || newFFN); ++i) {
       LayerCost c;

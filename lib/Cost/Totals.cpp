@@ -89,27 +89,38 @@ double attentionRequests(const Prepared &p, int64_t batch) {
   return double(p.place.tokensSplit ? ceilDiv(batch, p.place.dp) : batch);
 }
 
+/// Weights, KV cache and the largest workspace of the layers of stage `st`.
+static MemoryUse layerMemory(const Prepared &p, int64_t st, double requests,
+                             double mb) {
+  MemoryUse m;
+  for (size_t c = 0; c < p.classes.size(); ++c) {
+    int64_t n = p.stageCounts[st][c];
+    if (n == 0)
+      continue;
+    const LayerShape &s = p.classes[c];
+    m.weights += n * (attentionWeightBytes(p, s) + ffnMatrixBytes(p, s) +
+                      normRouterBytes(p, s));
+    m.kvCache += kvCacheBytes(p, s, n * requests);
+    m.activations = std::max(m.activations, attentionWorkspaceBytes(p, s, mb) +
+                                                ffnWorkspaceBytes(p, s, mb));
+  }
+  return m;
+}
+
 /// Memory of the fullest GPU: weights and KV of its stage's layers, plus the
 /// live activations of one layer at the micro-batch.
 static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
                           int64_t microBatches) {
   const double requests = attentionRequests(p, batch);
   const double mb = double(micro);
+  // Stages with the same layers hold the same (Prepared::sameLayersAs).
+  std::vector<MemoryUse> layers(p.pp);
   MemoryUse worst;
   for (int64_t st = 0; st < p.pp; ++st) {
-    MemoryUse m;
-    double workspace = 0;
-    for (size_t c = 0; c < p.classes.size(); ++c) {
-      int64_t n = p.stageCounts[st][c];
-      if (n == 0)
-        continue;
-      const LayerShape &s = p.classes[c];
-      m.weights += n * (attentionWeightBytes(p, s) + ffnMatrixBytes(p, s) +
-                        normRouterBytes(p, s));
-      m.kvCache += kvCacheBytes(p, s, n * requests);
-      workspace = std::max(workspace, attentionWorkspaceBytes(p, s, mb) +
-                                          ffnWorkspaceBytes(p, s, mb));
-    }
+    int64_t same = p.sameLayersAs[st];
+    layers[st] = same == st ? layerMemory(p, st, requests, mb) : layers[same];
+    MemoryUse m = layers[st];
+    double workspace = m.activations;
     addStageWeights(p, st, m.weights);
     if (st == p.pp - 1)
       workspace = std::max(workspace, logitsWorkspaceBytes(p, mb));
@@ -146,16 +157,24 @@ Totals totalsFrom(const Prepared &p, int64_t batch,
   for (const LayerCost &c : costs)
     t.slices = std::max(t.slices, c.slices);
 
-  std::vector<double> stages(p.pp, 0.0);
+  // Each stage's layers, then its once-per-step work; stages with the same
+  // layers take the same layer time (Prepared::sameLayersAs).
+  std::vector<double> stages(p.pp, 0.0), layerTime(p.pp, 0.0);
   for (int64_t st = 0; st < p.pp; ++st) {
     double &stage = stages[st];
-    for (size_t c = 0; c < costs.size(); ++c) {
-      int64_t n = p.stageCounts[st][c];
-      if (n == 0)
-        continue;
-      stage += n * costs[c].timeS();
-      if (breakdown)
-        t.where += costs[c].where().scaled(double(n));
+    int64_t same = p.sameLayersAs[st];
+    if (same != st && !breakdown) {
+      stage = layerTime[st] = layerTime[same];
+    } else {
+      for (size_t c = 0; c < costs.size(); ++c) {
+        int64_t n = p.stageCounts[st][c];
+        if (n == 0)
+          continue;
+        stage += n * costs[c].timeS();
+        if (breakdown)
+          t.where += costs[c].where().scaled(double(n));
+      }
+      layerTime[st] = stage;
     }
     if (st == 0)
       stage += step.first.timeS + step.firstCommS;
