@@ -10,7 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <map>
+#include <unordered_map>
 
 namespace helix {
 
@@ -52,12 +52,17 @@ const PerLayerChoice *PlanResult::choiceOf(const PlanPoint &point) const {
   return &perLayerChoices[point.perLayerIndex];
 }
 
+/// Divisors of n, increasing.
 static std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0)
-      d.push_back(i);
-  return d;
+  std::vector<int64_t> low, high;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      low.push_back(i);
+      if (i != n / i)
+        high.push_back(n / i);
+    }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
@@ -196,9 +201,19 @@ private:
   struct FFNPart {
     double ffn, ffnComm;
   };
-  std::map<std::array<int64_t, 9>, std::vector<AttentionPart>> attention;
-  std::map<std::array<int64_t, 6>, std::vector<FFNPart>> ffn;
-  std::map<std::array<int64_t, 2>, StepCost> steps;
+  template <size_t N> struct KeyHash {
+    size_t operator()(const std::array<int64_t, N> &k) const {
+      uint64_t h = 1469598103934665603ull;
+      for (int64_t v : k)
+        h = (h ^ uint64_t(v)) * 1099511628211ull;
+      return size_t(h);
+    }
+  };
+  template <size_t N, typename V>
+  using Map = std::unordered_map<std::array<int64_t, N>, V, KeyHash<N>>;
+  Map<9, std::vector<AttentionPart>> attention;
+  Map<6, std::vector<FFNPart>> ffn;
+  Map<2, StepCost> steps;
   std::vector<LayerCost> scratch;
 };
 
@@ -224,14 +239,24 @@ public:
     reuse = LayerCostReuse();
     for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
       reuse.nextGPUCount(strategy == Strategy::TPPP);
-      for (const Layout &l : enumerateLayouts(model, hw, workload, strategy, g))
+      for (const Layout &l : enumerateLayouts(model, hw, workload, strategy, g)) {
+        Prepared p;
         for (bool hopb : overlaps) {
           Config c;
           c.strategy = strategy;
           c.layout = l;
           c.hopb = hopb;
-          searchLayout(c, points, frontier);
+          if (hopb == overlaps.front()) {
+            detail::prepare(model, hw, workload, c, p);
+          } else {
+            // The shapes do not depend on the overlap: only the config and
+            // the placement change.
+            p.config = c;
+            p.place = placementFor(c);
+          }
+          searchLayout(p, points, frontier);
         }
+      }
     }
   }
 
@@ -260,10 +285,8 @@ private:
     return true;
   }
 
-  void searchLayout(const Config &c, std::vector<PlanPoint> &points,
+  void searchLayout(Prepared &p, std::vector<PlanPoint> &points,
                     Frontier &frontier) {
-    detail::Prepared p;
-    detail::prepare(model, hw, workload, c, p);
     sweep([&](int64_t batch,
               PlanPoint &out) { return price(p, batch, out, frontier); },
           points, frontier);
