@@ -114,7 +114,8 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
   const double requests = attentionRequests(p, batch);
   const double mb = double(micro);
   // Stages with the same layers hold the same (Prepared::sameLayersAs).
-  std::vector<MemoryUse> layers(p.pp);
+  thread_local std::vector<MemoryUse> layers; // no allocation per call
+  layers.assign(p.pp, MemoryUse());
   MemoryUse worst;
   for (int64_t st = 0; st < p.pp; ++st) {
     int64_t same = p.sameLayersAs[st];
@@ -159,7 +160,9 @@ Totals totalsFrom(const Prepared &p, int64_t batch,
 
   // Each stage's layers, then its once-per-step work; stages with the same
   // layers take the same layer time (Prepared::sameLayersAs).
-  std::vector<double> stages(p.pp, 0.0), layerTime(p.pp, 0.0);
+  thread_local std::vector<double> stages, layerTime; // reused buffers
+  stages.assign(p.pp, 0.0);
+  layerTime.assign(p.pp, 0.0);
   for (int64_t st = 0; st < p.pp; ++st) {
     double &stage = stages[st];
     int64_t same = p.sameLayersAs[st];
