@@ -119,6 +119,9 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
   MemoryUse worst;
   for (int64_t st = 0; st < p.pp; ++st) {
     int64_t same = p.sameLayersAs[st];
+    // A middle stage like an earlier middle stage holds what it holds.
+    if (same != st && same != 0 && st != p.pp - 1)
+      continue;
     layers[st] = same == st ? layerMemory(p, st, requests, mb) : layers[same];
     MemoryUse m = layers[st];
     double workspace = m.activations;
