@@ -68,8 +68,8 @@ int main(int argc, char **argv) {
   std::printf("model %s, hardware %s, context %lld, GPUs 1..%lld, "
               "strategies all%s, budget %.0f ms\n",
               model.name.c_str(), hw.name.c_str(), (long long)workload.context,
-              (long long)options.maxGPUs,
-              perLayer ? " + per-layer helix" : "", options.ttlMs);
+              (long long)options.maxGPUs, perLayer ? " + per-layer helix" : "",
+              options.ttlMs);
   std::printf("configurations evaluated: %llu\n",
               (unsigned long long)result.configsEvaluated);
   std::printf("search time: median %.3f s, min %.3f s, max %.3f s over %d "

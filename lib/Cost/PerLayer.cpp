@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 namespace helix {
 
@@ -90,7 +91,7 @@ static std::vector<int64_t> divisorsOf(int64_t n) {
 /// One candidate layout of one kind, prepared.
 struct Candidate {
   KindLayout layout;
-  Prepared prepared;
+  std::shared_ptr<const Prepared> prepared;
 };
 
 /// A candidate priced at one batch: its kind's layers' time and resident
@@ -113,6 +114,18 @@ bool dominates(const Priced &a, const Priced &b) {
 
 } // namespace
 
+/// FFN candidates do not depend on the GPU count: the FFN half of a layer
+/// reads only its group (Engine.h, costFFNHalf; the per-layer plan's step
+/// and attention are priced per count). Keyed by kind, group and batch.
+struct PerLayerReuse::Impl {
+  using GroupKey = std::array<int64_t, 4>; // kind, width, tpf, ep
+  std::map<GroupKey, std::shared_ptr<const Prepared>> prepared;
+  std::map<std::pair<GroupKey, int64_t>, Priced> priced;
+};
+
+PerLayerReuse::PerLayerReuse() : impl(std::make_unique<Impl>()) {}
+PerLayerReuse::~PerLayerReuse() = default;
+
 struct PerLayerSearch::Impl {
   const ModelSpec &model;
   const Hardware &hw;
@@ -126,8 +139,11 @@ struct PerLayerSearch::Impl {
   std::vector<int64_t> classCount;
   std::vector<LayerKind> attnKindOfClass, ffnKindOfClass;
 
-  Impl(const ModelSpec &m, const Hardware &h, const Workload &w, int64_t n)
-      : model(m), hw(h), workload(w), gpus(n) {
+  PerLayerReuse::Impl *reuse;
+
+  Impl(const ModelSpec &m, const Hardware &h, const Workload &w, int64_t n,
+       PerLayerReuse::Impl *r)
+      : model(m), hw(h), workload(w), gpus(n), reuse(r) {
     if (m.numLayers() == 0 || n < 1 || !h.supports(w.precision.compute)) {
       ok = false;
       return;
@@ -171,8 +187,8 @@ struct PerLayerSearch::Impl {
   const Prepared &anyPrepared() const {
     for (const auto &list : candidates)
       if (!list.empty())
-        return list.front().prepared;
-    return candidates[0].front().prepared; // unreachable when ok
+        return *list.front().prepared;
+    return *candidates[0].front().prepared; // unreachable when ok
   }
 
   Config configFor(int64_t kvp, int64_t tpa, int64_t tpf, int64_t ep) const {
@@ -208,7 +224,9 @@ struct PerLayerSearch::Impl {
       cand.layout.layers = layersOfKind[int(kind)];
       cand.layout.kvp = kvp;
       cand.layout.tpa = tpa;
-      detail::prepare(model, hw, workload, c, cand.prepared);
+      auto prepared = std::make_shared<Prepared>();
+      detail::prepare(model, hw, workload, c, *prepared);
+      cand.prepared = std::move(prepared);
       candidates[int(kind)].push_back(std::move(cand));
     }
     ok = ok && !candidates[int(kind)].empty();
@@ -248,7 +266,18 @@ struct PerLayerSearch::Impl {
         cand.layout.tpf = tpf;
         cand.layout.ep = ep;
         cand.layout.replicas = gpus / width;
-        detail::prepare(model, hw, workload, c, pl, cand.prepared);
+        std::shared_ptr<const Prepared> *slot = nullptr;
+        if (reuse)
+          slot = &reuse->prepared[{int64_t(kind), width, tpf, ep}];
+        if (slot && *slot) {
+          cand.prepared = *slot;
+        } else {
+          auto prepared = std::make_shared<Prepared>();
+          detail::prepare(model, hw, workload, c, pl, *prepared);
+          cand.prepared = std::move(prepared);
+          if (slot)
+            *slot = cand.prepared;
+        }
         candidates[int(kind)].push_back(std::move(cand));
       }
     }
@@ -268,7 +297,18 @@ struct PerLayerSearch::Impl {
     bool attention =
         kind == LayerKind::FullAttention || kind == LayerKind::WindowAttention;
     for (const Candidate &cand : candidates[int(kind)]) {
-      const Prepared &p = cand.prepared;
+      const Prepared &p = *cand.prepared;
+      Priced *known = nullptr;
+      if (reuse && !attention) {
+        const KindLayout &l = cand.layout;
+        known =
+            &reuse->priced[{{int64_t(kind), l.tpf * l.ep, l.tpf, l.ep}, batch}];
+        if (known->candidate) {
+          all.push_back(*known);
+          all.back().candidate = &cand;
+          continue;
+        }
+      }
       Priced pr;
       pr.candidate = &cand;
       pr.workspace.assign(p.classes.size(), 0.0);
@@ -304,6 +344,8 @@ struct PerLayerSearch::Impl {
           pr.workspace[c] = detail::ffnWorkspaceBytes(p, s, double(batch));
         }
       }
+      if (known)
+        *known = pr;
       all.push_back(std::move(pr));
     }
     std::vector<Priced> kept;
@@ -430,8 +472,10 @@ struct PerLayerSearch::Impl {
 };
 
 PerLayerSearch::PerLayerSearch(const ModelSpec &model, const Hardware &hw,
-                               const Workload &workload, int64_t gpus)
-    : impl(std::make_unique<Impl>(model, hw, workload, gpus)) {}
+                               const Workload &workload, int64_t gpus,
+                               PerLayerReuse *reuse)
+    : impl(std::make_unique<Impl>(model, hw, workload, gpus,
+                                  reuse ? reuse->impl.get() : nullptr)) {}
 
 PerLayerSearch::~PerLayerSearch() = default;
 

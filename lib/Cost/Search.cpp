@@ -140,9 +140,9 @@ public:
   /// Each class's costs at `micro` requests: the fields totalsFrom reads.
   const std::vector<LayerCost> &costs(const Prepared &p, int64_t micro) {
     const Placement &pl = p.place;
-    auto &attn = attention[{pl.kvp, pl.tpa, pl.dp, pl.oprojWidth,
-                            pl.tokensSplit, pl.overlap, pl.slices,
-                            int64_t(pl.exchange), micro}];
+    auto &attn =
+        attention[{pl.kvp, pl.tpa, pl.dp, pl.oprojWidth, pl.tokensSplit,
+                   pl.overlap, pl.slices, int64_t(pl.exchange), micro}];
     auto &ffnParts = ffn[{pl.ffnWidth, pl.tpf, pl.ep, pl.sharedWidth,
                           pl.tokensSplit, micro}];
     const size_t n = p.classes.size();
@@ -180,8 +180,9 @@ public:
   const StepCost &step(const Prepared &p, int64_t micro) {
     auto it = steps.find({p.place.stageGPUs, micro});
     if (it == steps.end())
-      it = steps.emplace(std::array<int64_t, 2>{p.place.stageGPUs, micro},
-                         detail::costStep(p, micro))
+      it = steps
+               .emplace(std::array<int64_t, 2>{p.place.stageGPUs, micro},
+                        detail::costStep(p, micro))
                .first;
     return it->second;
   }
@@ -239,7 +240,8 @@ public:
     reuse = LayerCostReuse();
     for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
       reuse.nextGPUCount(strategy == Strategy::TPPP);
-      for (const Layout &l : enumerateLayouts(model, hw, workload, strategy, g)) {
+      for (const Layout &l :
+           enumerateLayouts(model, hw, workload, strategy, g)) {
         Prepared p;
         for (bool hopb : overlaps) {
           Config c;
@@ -264,9 +266,8 @@ private:
   /// Prices `batch`; false when it does not fit.
   bool price(detail::Prepared &p, int64_t batch, PlanPoint &out,
              Frontier &frontier) {
-    const int64_t micro =
-        (batch + detail::microBatchesOf(p, batch) - 1) /
-        detail::microBatchesOf(p, batch);
+    const int64_t micro = (batch + detail::microBatchesOf(p, batch) - 1) /
+                          detail::microBatchesOf(p, batch);
     detail::Totals t = detail::totalsFrom(p, batch, reuse.costs(p, micro),
                                           reuse.step(p, micro), false);
     ++frontier.evaluated;
@@ -297,8 +298,9 @@ public:
   /// receives the layouts of each point (PlanPoint::perLayerIndex).
   void runPerLayer(std::vector<PlanPoint> &points, Frontier &frontier,
                    std::vector<PerLayerChoice> &choices) {
+    PerLayerReuse reuseFFN;
     for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
-      PerLayerSearch per(model, hw, workload, g);
+      PerLayerSearch per(model, hw, workload, g, &reuseFFN);
       if (!per.valid())
         continue;
       PerLayerChoice choice;

@@ -220,3 +220,34 @@ TEST(PerLayer, SearchReportsAFrontAndTheComparison) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(PerLayer, ReuseAcrossGPUCountsChangesNothing) {
+  // The search shares FFN candidates between GPU counts (PerLayerReuse):
+  // every figure must be the one a fresh search of the count gives.
+  Hardware hw = gb200();
+  for (const ModelSpec &m :
+       {paper::deepSeekR1(), importModel("gpt-oss-120b.json")}) {
+    PerLayerReuse reuse;
+    for (int64_t gpus = 1; gpus <= 64; ++gpus) {
+      PerLayerSearch shared(m, hw, Workload(), gpus, &reuse);
+      PerLayerSearch fresh(m, hw, Workload(), gpus);
+      ASSERT_EQ(shared.valid(), fresh.valid());
+      for (int64_t batch : {1, 7, 64}) {
+        Priced a, b;
+        a.fits = shared.valid() && shared.price(batch, a.point, a.choice);
+        b.fits = fresh.valid() && fresh.price(batch, b.point, b.choice);
+        ASSERT_EQ(a.fits, b.fits) << m.name << " " << gpus << " " << batch;
+        if (!a.fits)
+          continue;
+        EXPECT_EQ(a.point.ttlS, b.point.ttlS) << m.name << " " << gpus;
+        EXPECT_EQ(a.point.memoryPerGPUBytes, b.point.memoryPerGPUBytes);
+        for (int k = 0; k < kNumLayerKinds; ++k)
+          EXPECT_TRUE(a.choice.kinds[k] == b.choice.kinds[k]);
+      }
+    }
+  }
+}
+
+} // namespace

@@ -94,12 +94,27 @@ struct PerLayerChoice {
 double reshardBytes(const Placement &from, const Placement &to, int64_t batch,
                     double hidden, double activationBytes);
 
+/// FFN candidates priced on one GPU count, for searches of other counts of
+/// the same model, hardware and workload (an FFN group's cost does not
+/// depend on the GPUs around it).
+class PerLayerReuse {
+public:
+  PerLayerReuse();
+  ~PerLayerReuse();
+
+private:
+  friend class PerLayerSearch;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
 /// Prices per-layer plans on one GPU count: candidates are enumerated and
 /// prepared once, then each batch is priced from them.
 class PerLayerSearch {
 public:
   PerLayerSearch(const ModelSpec &model, const Hardware &hw,
-                 const Workload &workload, int64_t gpus);
+                 const Workload &workload, int64_t gpus,
+                 PerLayerReuse *reuse = nullptr);
   ~PerLayerSearch();
   PerLayerSearch(const PerLayerSearch &) = delete;
   PerLayerSearch &operator=(const PerLayerSearch &) = delete;
