@@ -254,7 +254,7 @@ struct PerLayerSearch::Impl {
                  s.expertIntermediate % tpf == 0 &&
                  (s.numSharedExperts == 0 || s.sharedIntermediate % width == 0);
         }
-        if (!fits)
+        if (!fits || !replicasPack(width))
           continue;
         Config c = configFor(attn.kvp, attn.tpa, tpf, ep);
         Placement pl = placementFor(c);
@@ -282,6 +282,19 @@ struct PerLayerSearch::Impl {
       }
     }
     ok = ok && !candidates[int(kind)].empty();
+  }
+
+  /// A group of `width` GPUs no wider than an NVLink domain is priced at
+  /// NVLink speed (Collectives.h), so its N / width replicas must each fit
+  /// inside one of the domains the N GPUs span: floor(domain / width) per
+  /// domain. (A group wider than a domain is priced on the scale-out
+  /// network already.)
+  bool replicasPack(int64_t width) const {
+    const int64_t domain = std::max<int64_t>(1, hw.nvlinkDomain);
+    if (width == gpus || width > domain)
+      return true;
+    const int64_t domains = (gpus + domain - 1) / domain;
+    return gpus / width <= domains * (domain / width);
   }
 
   const KindLayout &firstAttention() const {

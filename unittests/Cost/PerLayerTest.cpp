@@ -10,6 +10,8 @@
 
 #include "gtest/gtest.h"
 
+#include <set>
+
 using namespace helix;
 
 namespace {
@@ -247,6 +249,60 @@ TEST(PerLayer, ReuseAcrossGPUCountsChangesNothing) {
           EXPECT_TRUE(a.choice.kinds[k] == b.choice.kinds[k]);
       }
     }
+  }
+}
+
+} // namespace
+
+namespace {
+
+TEST(PerLayer, ReplicatedFFNGroupsPackIntoNVLinkDomains) {
+  // A group no wider than an NVLink domain is priced at NVLink speed, so
+  // its replicas must fit in the domains: 128 GPUs in 64-GPU domains hold
+  // four 32-GPU groups (two per domain), in 48-GPU domains (three of them,
+  // one 32-GPU group each) they do not.
+  ModelSpec m = paper::deepSeekR1();
+  Hardware hw = gb200();
+  // The (group width, replicas) the FFN kinds take over the batch sweep.
+  auto groups = [&](int64_t domain) {
+    hw.nvlinkDomain = domain;
+    std::set<std::pair<int64_t, int64_t>> seen;
+    for (int64_t batch : defaultBatchSweep(256)) {
+      Priced p = perLayer(m, hw, Workload(), 128, batch);
+      if (p.fits)
+        for (LayerKind k : {LayerKind::DenseFFN, LayerKind::MoEFFN}) {
+          const KindLayout &l = p.choice.of(k);
+          seen.insert({l.tpf * l.ep, l.replicas});
+        }
+    }
+    return seen;
+  };
+  std::pair<int64_t, int64_t> fourOf32{32, 4};
+  EXPECT_EQ(groups(64).count(fourOf32), 1u);
+  EXPECT_EQ(groups(48).count(fourOf32), 0u);
+}
+
+TEST(PerLayer, RackScaleCollectivesUseTheScaleOutNetwork) {
+  // Beyond one NVL72 domain the FFN and output-projection all-reduces run
+  // over the hardware file's scale-out NICs: a faster scale-out network
+  // speeds up 128 GPUs but not 64.
+  ModelSpec m = paper::llama405B();
+  Hardware hw = gb200();
+  Hardware fast = hw;
+  fast.scaleOutBandwidth *= 4;
+  for (int64_t gpus : {64, 128}) {
+    Config c;
+    c.layout.tpa = 8;
+    c.layout.kvp = gpus / 8;
+    c.layout.tpf = gpus;
+    c.batch = 32;
+    Evaluation a = evaluate(m, hw, Workload(), c);
+    Evaluation b = evaluate(m, fast, Workload(), c);
+    ASSERT_TRUE(a.valid()) << a.error;
+    if (gpus <= hw.nvlinkDomain)
+      EXPECT_EQ(a.ttlS, b.ttlS);
+    else
+      EXPECT_GT(a.ttlS, b.ttlS * 1.01);
   }
 }
 
