@@ -9,6 +9,12 @@
 //   helix-bench-search [--repeat N] [--model r1|llama405b] [--hw NAME]
 //                      [--max-gpus N] [--per-layer on|off]
 //
+// Measured 2026-11-23 on one core of a 2-vCPU Intel Xeon VM shared with
+// other builds (load average 4-5): 1..64 GPUs 21,363 configurations in a
+// median 0.012 s; 1..576 GPUs with per-layer layouts 141,881 in 0.095 s
+// (0.007 s of it per-layer), from 0.35-0.41 s before the search reused layer
+// costs across layouts (docs/per-layer-layouts.md).
+//
 //===----------------------------------------------------------------------===//
 
 #include "PaperModels.h"
@@ -19,10 +25,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
 using namespace helix;
+
+/// The CPU model (Linux /proc/cpuinfo), or "unknown".
+static std::string cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      return line.substr(line.find(':') + 2);
+  return "unknown";
+}
 
 int main(int argc, char **argv) {
   int repeat = 5;
@@ -70,6 +87,8 @@ int main(int argc, char **argv) {
               model.name.c_str(), hw.name.c_str(), (long long)workload.context,
               (long long)options.maxGPUs, perLayer ? " + per-layer helix" : "",
               options.ttlMs);
+  std::printf("machine: %s (one core: the search is single-threaded)\n",
+              cpuModel().c_str());
   std::printf("configurations evaluated: %llu\n",
               (unsigned long long)result.configsEvaluated);
   std::printf("search time: median %.3f s, min %.3f s, max %.3f s over %d "
