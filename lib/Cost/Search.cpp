@@ -218,6 +218,9 @@ private:
   std::vector<LayerCost> scratch;
 };
 
+/// Points gathered before they are reduced to their Pareto front.
+constexpr size_t kPruneAt = 4096;
+
 /// Searches one strategy; collects its fitting points and, under a budget,
 /// the largest batch per layout.
 class StrategySearch {
@@ -338,6 +341,10 @@ private:
       else if (budget > 0 && !missedBudget)
         missedBudget = b;
     }
+    // Only the front is kept: the front of the points so far and the rest
+    // is the front of all of them (as for the baseline below).
+    if (points.size() >= kPruneAt)
+      points = paretoFront(std::move(points));
     if (budget <= 0 || metBudget == 0)
       return;
     // TTL and memory grow with the batch: bisect between the last sweep
