@@ -91,21 +91,24 @@ void perLayerBlock(std::ostream &os, const PlanResult &r) {
   os << "\nPer-layer layouts (Helix, one layout per kind of layer on the same "
         "GPUs):\n";
   const PerLayerComparison &cmp = r.perLayerAtHelix;
-  if (!cmp.found) {
-    os << "  no per-layer plan on the Helix configuration's GPUs\n";
-    return;
-  }
   const PlanPoint &u = cmp.uniform, &p = cmp.perLayer;
-  os << "  on the Helix configuration's " << u.gpus << " GPUs at batch "
-     << u.config.batch << ":\n";
-  kindLines(os, cmp.choice, "    ");
-  os << "    TTL " << fmt::duration(p.ttlS) << " vs " << fmt::duration(u.ttlS)
-     << " with " << u.config.layout.str()
-     << " for all layers: " << fmt::ratio(u.ttlS / p.ttlS)
-     << " tokens/s/user and tokens/s/GPU\n";
-  os << "    layout changes at " << cmp.choice.layoutChanges
-     << " layer boundaries; resharding " << fmt::bytes(cmp.choice.reshardBytes)
-     << " (every Helix layout leaves the residual stream replicated)\n";
+  if (cmp.found) {
+    os << "  on the Helix configuration's " << u.gpus << " GPUs at batch "
+       << u.config.batch << ":\n";
+    kindLines(os, cmp.choice, "    ");
+    os << "    TTL " << fmt::duration(p.ttlS) << " vs " << fmt::duration(u.ttlS)
+       << " with " << u.config.layout.str()
+       << " for all layers: " << fmt::ratio(u.ttlS / p.ttlS)
+       << " tokens/s/user and tokens/s/GPU\n";
+    os << "    layout changes at " << cmp.choice.layoutChanges
+       << " layer boundaries; resharding "
+       << fmt::bytes(cmp.choice.reshardBytes)
+       << " (every Helix layout leaves the residual stream replicated)\n";
+  } else {
+    os << (u.gpus == 0 ? "  no Helix configuration to compare with\n"
+                       : "  no per-layer plan fits on the Helix "
+                         "configuration's GPUs\n");
+  }
   const Frontier &f = r.perLayer;
   if (const PlanPoint *best = chosenPoint(r, f)) {
     os << "  best per-layer plan"
@@ -124,9 +127,13 @@ void perLayerBlock(std::ostream &os, const PlanResult &r) {
          << ", batch at the budget " << fmt::ratio(g.batch);
     os << "\n";
   }
-  os << "  helix compile and --emit-config build the uniform layout "
-     << u.config.layout.str() << " (TTL " << fmt::duration(u.ttlS)
-     << "): the IR does not carry per-layer layouts yet.\n";
+  if (u.gpus > 0)
+    os << "  helix compile and --emit-config build the uniform layout "
+       << u.config.layout.str() << " (TTL " << fmt::duration(u.ttlS)
+       << "): the IR does not carry per-layer layouts yet.\n";
+  else if (!f.empty())
+    os << "  helix compile and --emit-config build uniform layouts only: the "
+          "IR does not carry per-layer layouts yet.\n";
 }
 
 } // namespace
