@@ -41,12 +41,16 @@ static int64_t nearestMeasuredGroup(const Hardware &hw,
                                     const std::vector<CollectivePoint> &pts,
                                     int64_t n) {
   bool inside = n <= hw.nvlinkDomain;
-  int64_t best = 0;
+  const double logN = std::log2(double(n));
+  int64_t best = 0, last = 0;
   double bestD = 0;
   for (const CollectivePoint &c : pts) {
-    if ((c.gpus <= hw.nvlinkDomain) != inside || c.gpus == best)
+    // Points come in runs of one group size: weigh each size once.
+    if ((c.gpus <= hw.nvlinkDomain) != inside || c.gpus == best ||
+        c.gpus == last)
       continue;
-    double d = std::fabs(std::log2(double(c.gpus)) - std::log2(double(n)));
+    last = c.gpus;
+    double d = std::fabs(std::log2(double(c.gpus)) - logN);
     if (best == 0 || d < bestD) {
       best = c.gpus;
       bestD = d;

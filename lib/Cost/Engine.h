@@ -82,11 +82,41 @@ struct Prepared {
   std::vector<int64_t> classOfLayer;
   std::vector<int64_t> stageOfLayer;
   std::vector<std::vector<int64_t>> stageCounts; // [stage][class]
+  /// The first stage with the same class counts as each stage: their layers
+  /// cost the same, so totals price one of them (Totals.cpp).
+  std::vector<int64_t> sameLayersAs;
 };
 
 /// Builds the prepared shapes; `config` must be valid (validateConfig).
 void prepare(const ModelSpec &model, const Hardware &hw,
              const Workload &workload, const Config &config, Prepared &out);
+/// The same with `place` instead of placementFor(config) (the per-layer
+/// search prices an FFN group narrower than the stage this way).
+void prepare(const ModelSpec &model, const Hardware &hw,
+             const Workload &workload, const Config &config,
+             const Placement &place, Prepared &out);
+
+/// Memory pieces of one layer of `shape` on one GPU (Totals.cpp): the
+/// attention projections, the KV cache of `layerRequests` (layers x
+/// requests), the FFN matrices, the layer's norms and router; the live
+/// workspace at `micro` requests of attention (partials and QKV outputs)
+/// and of the FFN.
+double attentionWeightBytes(const Prepared &p, const LayerShape &shape);
+double kvCacheBytes(const Prepared &p, const LayerShape &shape,
+                    double layerRequests);
+double ffnMatrixBytes(const Prepared &p, const LayerShape &shape);
+double normRouterBytes(const Prepared &p, const LayerShape &shape);
+double attentionWorkspaceBytes(const Prepared &p, const LayerShape &shape,
+                               double micro);
+double ffnWorkspaceBytes(const Prepared &p, const LayerShape &shape,
+                         double micro);
+/// Adds the weights of `stage` outside its layers (embedding and LM head
+/// shards, final norm) to `weights`.
+void addStageWeights(const Prepared &p, int64_t stage, double &weights);
+/// The logits workspace of the last stage at `micro` requests.
+double logitsWorkspaceBytes(const Prepared &p, double micro);
+/// Requests one GPU's attention serves: all of them, or its DP share.
+double attentionRequests(const Prepared &p, int64_t batch);
 
 /// Time in one op's collectives (all HOP-B slices) and the part of it on the
 /// critical path.
@@ -143,8 +173,15 @@ OpCost costMoE(const Prepared &p, const LayerShape &shape, int64_t batch,
 /// The collectives after the FFN or MoE block (never overlapped).
 CommCost costFFNComm(const Prepared &p, const LayerShape &shape, int64_t batch);
 
-/// All of the above for one layer.
+/// All of the above for one layer: its attention half (qkv, core, combine,
+/// oproj, exchange, oprojComm, slices), which reads only the placement's
+/// attention widths, and its FFN half (ffn, activeExperts, ffnComm), which
+/// reads only its FFN group.
 LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch);
+void costAttentionHalf(const Prepared &p, const LayerShape &shape,
+                       int64_t batch, LayerCost &c);
+void costFFNHalf(const Prepared &p, const LayerShape &shape, int64_t batch,
+                 LayerCost &c);
 
 /// Once-per-step work of the first and last stage.
 struct StepCost {
@@ -177,9 +214,16 @@ struct Totals {
 };
 
 /// Prices a whole step. `perClass`, when given, receives each class's
-/// LayerCost at the micro-batch.
+/// LayerCost at the micro-batch; without `breakdown` Totals::where is left
+/// empty (the search needs times and memory only).
 Totals computeTotals(const Prepared &p, int64_t batch,
-                     std::vector<LayerCost> *perClass = nullptr);
+                     std::vector<LayerCost> *perClass = nullptr,
+                     bool breakdown = true);
+/// The same from each class's LayerCost at the micro-batch
+/// (microBatchesOf) and the step's cost at it, priced already.
+Totals totalsFrom(const Prepared &p, int64_t batch,
+                  const std::vector<LayerCost> &costs, const StepCost &step,
+                  bool breakdown);
 
 } // namespace detail
 } // namespace helix

@@ -10,6 +10,24 @@ namespace helix {
 
 static std::string str(int64_t v) { return std::to_string(v); }
 
+/// Whether `layer` repeats the previous layer's figures the checks below
+/// read (the checks would say the same): models are runs of like layers.
+static bool repeatsPrevious(const std::vector<LayerSpec> &layers,
+                            const LayerSpec &layer) {
+  if (&layer == &layers.front())
+    return false;
+  const LayerSpec &prev = (&layer)[-1];
+  const AttentionSpec &a = prev.attention, &b = layer.attention;
+  return a.kind == b.kind && a.numHeads == b.numHeads &&
+         a.numKVHeads == b.numKVHeads && a.vHeadDim == b.vHeadDim &&
+         prev.isMoE == layer.isMoE &&
+         prev.ffn.intermediate == layer.ffn.intermediate &&
+         prev.moe.numExperts == layer.moe.numExperts &&
+         prev.moe.expertIntermediate == layer.moe.expertIntermediate &&
+         prev.moe.numSharedExperts == layer.moe.numSharedExperts &&
+         prev.moe.sharedIntermediate == layer.moe.sharedIntermediate;
+}
+
 /// Checks the attention widths against one layer's heads.
 static std::string checkAttention(const Config &c, const AttentionSpec &a) {
   const Layout &l = c.layout;
@@ -63,7 +81,8 @@ static std::string checkFFN(const Config &c, const ModelSpec &m) {
              (l.pp > 1 ? " per stage)" : ")");
   }
   for (const LayerSpec &layer : m.layers)
-    if (layer.isMoE && layer.moe.numExperts % l.ep != 0)
+    if (!repeatsPrevious(m.layers, layer) && layer.isMoE &&
+        layer.moe.numExperts % l.ep != 0)
       return "ep=" + str(l.ep) + " does not divide the " +
              str(layer.moe.numExperts) + " experts";
   return "";
@@ -75,6 +94,8 @@ static std::string checkFFN(const Config &c, const ModelSpec &m) {
 static std::string checkEvenSplits(const Config &c, const ModelSpec &m) {
   detail::Placement pl = detail::placementFor(c);
   for (const LayerSpec &layer : m.layers) {
+    if (repeatsPrevious(m.layers, layer))
+      continue;
     const AttentionSpec &a = layer.attention;
     int64_t rows = a.numHeads * a.vHeadDim;
     if (rows % pl.oprojWidth != 0)
@@ -146,6 +167,8 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
     return std::string(name) +
            " has no data-parallel attention (dp=" + str(l.dp) + "); use ep";
   for (const LayerSpec &layer : model.layers) {
+    if (repeatsPrevious(model.layers, layer))
+      continue;
     std::string err = checkAttention(config, layer.attention);
     if (!err.empty())
       return err;

@@ -37,13 +37,6 @@ TimeBreakdown LayerCost::where() const {
   return t;
 }
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/// Requests one GPU's attention serves: all of them, or its DP share.
-static double attentionRequests(const Prepared &p, int64_t batch) {
-  return double(p.place.tokensSplit ? ceilDiv(batch, p.place.dp) : batch);
-}
-
 /// Partial outputs and one fp32 log-sum-exp per head and request.
 static double partialBytes(const Prepared &p, const LayerShape &s, double b) {
   return b * s.qHeads * (s.outHeadDim * p.precision.activationBytes() + 4.0);
@@ -225,16 +218,26 @@ CommCost costFFNComm(const Prepared &p, const LayerShape &s, int64_t batch) {
   return {t, t};
 }
 
-LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch) {
-  LayerCost c;
+void costAttentionHalf(const Prepared &p, const LayerShape &shape,
+                       int64_t batch, LayerCost &c) {
   c.qkv = costQKV(p, shape, batch);
   c.core = costAttentionCore(p, shape, batch);
   c.combine = costCombine(p, shape, batch);
   c.oproj = costOutProj(p, shape, batch);
   costAttentionComm(p, shape, batch, c);
+}
+
+void costFFNHalf(const Prepared &p, const LayerShape &shape, int64_t batch,
+                 LayerCost &c) {
   c.ffn = shape.moe ? costMoE(p, shape, batch, c.activeExperts)
                     : costDenseFFN(p, shape, batch);
   c.ffnComm = costFFNComm(p, shape, batch);
+}
+
+LayerCost costLayer(const Prepared &p, const LayerShape &shape, int64_t batch) {
+  LayerCost c;
+  costAttentionHalf(p, shape, batch, c);
+  costFFNHalf(p, shape, batch, c);
   return c;
 }
 

@@ -119,12 +119,18 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
 
 void prepare(const ModelSpec &model, const Hardware &hw,
              const Workload &workload, const Config &config, Prepared &out) {
+  prepare(model, hw, workload, config, placementFor(config), out);
+}
+
+void prepare(const ModelSpec &model, const Hardware &hw,
+             const Workload &workload, const Config &config,
+             const Placement &place, Prepared &out) {
   out = Prepared();
   out.hw = &hw;
   out.precision = workload.precision;
   out.config = config;
   out.balancedMoE = workload.balancedExperts;
-  out.place = placementFor(config);
+  out.place = place;
   out.pp = config.layout.pp;
   out.hidden = double(model.hiddenSize);
   out.vocab = double(model.vocabSize);
@@ -174,6 +180,13 @@ void prepare(const ModelSpec &model, const Hardware &hw,
       ++stage;
     out.stageOfLayer[i] = stage;
     ++out.stageCounts[stage][out.classOfLayer[i]];
+  }
+  out.sameLayersAs.resize(out.pp);
+  for (int64_t st = 0; st < out.pp; ++st) {
+    int64_t first = 0;
+    while (out.stageCounts[first] != out.stageCounts[st])
+      ++first;
+    out.sameLayersAs[st] = first;
   }
 }
 

@@ -7,8 +7,10 @@
 #include "Engine.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <unordered_map>
 
 namespace helix {
 
@@ -28,17 +30,39 @@ std::vector<int64_t> defaultBatchSweep(int64_t maxBatch) {
   return batches;
 }
 
+const PlanPoint *chosenPoint(const Frontier &f, double ttlMs) {
+  if (f.empty())
+    return nullptr;
+  if (ttlMs > 0)
+    return f.budget.found ? &f.budget.best : nullptr;
+  return &f.fastest();
+}
+
 const Frontier *PlanResult::frontier(const std::string &name) const {
+  if (!perLayer.name.empty() && name == perLayer.name)
+    return &perLayer;
   auto it = frontiers.find(name);
   return it == frontiers.end() ? nullptr : &it->second;
 }
 
+const PerLayerChoice *PlanResult::choiceOf(const PlanPoint &point) const {
+  if (point.perLayerIndex < 0 ||
+      point.perLayerIndex >= int64_t(perLayerChoices.size()))
+    return nullptr;
+  return &perLayerChoices[point.perLayerIndex];
+}
+
+/// Divisors of n, increasing.
 static std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0)
-      d.push_back(i);
-  return d;
+  std::vector<int64_t> low, high;
+  for (int64_t i = 1; i * i <= n; ++i)
+    if (n % i == 0) {
+      low.push_back(i);
+      if (i != n / i)
+        high.push_back(n / i);
+    }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
@@ -100,6 +124,103 @@ std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
 
 namespace {
 
+using detail::LayerCost;
+using detail::Prepared;
+using detail::StepCost;
+
+/// Layer costs of the layouts a search prices, reused where two layouts
+/// share them: the attention half of a layer reads only the placement's
+/// attention widths, the FFN half only its FFN group, the step only the
+/// stage width (Engine.h: costAttentionHalf, costFFNHalf, costStep), and the
+/// model, hardware and workload are the search's. The keys hold every
+/// placement field each half reads, so a reused cost is the number pricing
+/// it again would give (SearchTest checks the search against evaluate()).
+class LayerCostReuse {
+public:
+  /// Each class's costs at `micro` requests: the fields totalsFrom reads.
+  const std::vector<LayerCost> &costs(const Prepared &p, int64_t micro) {
+    const Placement &pl = p.place;
+    auto &attn =
+        attention[{pl.kvp, pl.tpa, pl.dp, pl.oprojWidth, pl.tokensSplit,
+                   pl.overlap, pl.slices, int64_t(pl.exchange), micro}];
+    auto &ffnParts = ffn[{pl.ffnWidth, pl.tpf, pl.ep, pl.sharedWidth,
+                          pl.tokensSplit, micro}];
+    const size_t n = p.classes.size();
+    if (scratch.size() != n)
+      scratch.assign(n, LayerCost()); // the fields set below change only
+    const bool newAttention = attn.empty(), newFFN = ffnParts.empty();
+    for (size_t i = 0; i < n && (newAttention || newFFN); ++i) {
+      LayerCost c;
+      if (newAttention) {
+        detail::costAttentionHalf(p, p.classes[i], micro, c);
+        attn.push_back({c.qkv.timeS, c.core.timeS, c.combine.timeS,
+                        c.oproj.timeS, c.exchange.exposedS,
+                        c.oprojComm.exposedS, c.slices});
+      }
+      if (newFFN) {
+        detail::costFFNHalf(p, p.classes[i], micro, c);
+        ffnParts.push_back({c.ffn.timeS, c.ffnComm.exposedS});
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      LayerCost &c = scratch[i];
+      c.qkv.timeS = attn[i].qkv;
+      c.core.timeS = attn[i].core;
+      c.combine.timeS = attn[i].combine;
+      c.oproj.timeS = attn[i].oproj;
+      c.exchange.exposedS = attn[i].exchange;
+      c.oprojComm.exposedS = attn[i].oprojComm;
+      c.slices = attn[i].slices;
+      c.ffn.timeS = ffnParts[i].ffn;
+      c.ffnComm.exposedS = ffnParts[i].ffnComm;
+    }
+    return scratch;
+  }
+
+  const StepCost &step(const Prepared &p, int64_t micro) {
+    auto it = steps.find({p.place.stageGPUs, micro});
+    if (it == steps.end())
+      it = steps
+               .emplace(std::array<int64_t, 2>{p.place.stageGPUs, micro},
+                        detail::costStep(p, micro))
+               .first;
+    return it->second;
+  }
+
+  /// Attention costs are kept for one GPU count (another count has other
+  /// widths) unless pipeline stages reuse a stage width across counts.
+  void nextGPUCount(bool keepAttention) {
+    if (!keepAttention)
+      attention.clear();
+  }
+
+private:
+  struct AttentionPart {
+    double qkv, core, combine, oproj, exchange, oprojComm;
+    int64_t slices;
+  };
+  struct FFNPart {
+    double ffn, ffnComm;
+  };
+  template <size_t N> struct KeyHash {
+    size_t operator()(const std::array<int64_t, N> &k) const {
+      uint64_t h = 1469598103934665603ull;
+      for (int64_t v : k)
+        h = (h ^ uint64_t(v)) * 1099511628211ull;
+      return size_t(h);
+    }
+  };
+  template <size_t N, typename V>
+  using Map = std::unordered_map<std::array<int64_t, N>, V, KeyHash<N>>;
+  Map<9, std::vector<AttentionPart>> attention;
+  Map<6, std::vector<FFNPart>> ffn;
+  Map<2, StepCost> steps;
+  std::vector<LayerCost> scratch;
+};
+
+/// Points gathered before they are reduced to their Pareto front.
+constexpr size_t kPruneAt = 4096;
+
 /// Searches one strategy; collects its fitting points and, under a budget,
 /// the largest batch per layout.
 class StrategySearch {
@@ -119,22 +240,39 @@ public:
       overlaps = {false};
     else
       overlaps = {true, false};
-    for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g)
-      for (const Layout &l : enumerateLayouts(model, hw, workload, strategy, g))
+    reuse = LayerCostReuse();
+    for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
+      reuse.nextGPUCount(strategy == Strategy::TPPP);
+      for (const Layout &l :
+           enumerateLayouts(model, hw, workload, strategy, g)) {
+        Prepared p;
         for (bool hopb : overlaps) {
           Config c;
           c.strategy = strategy;
           c.layout = l;
           c.hopb = hopb;
-          searchLayout(c, points, frontier);
+          if (hopb == overlaps.front()) {
+            detail::prepare(model, hw, workload, c, p);
+          } else {
+            // The shapes do not depend on the overlap: only the config and
+            // the placement change.
+            p.config = c;
+            p.place = placementFor(c);
+          }
+          searchLayout(p, points, frontier);
         }
+      }
+    }
   }
 
 private:
   /// Prices `batch`; false when it does not fit.
   bool price(detail::Prepared &p, int64_t batch, PlanPoint &out,
              Frontier &frontier) {
-    detail::Totals t = detail::computeTotals(p, batch);
+    const int64_t micro = (batch + detail::microBatchesOf(p, batch) - 1) /
+                          detail::microBatchesOf(p, batch);
+    detail::Totals t = detail::totalsFrom(p, batch, reuse.costs(p, micro),
+                                          reuse.step(p, micro), false);
     ++frontier.evaluated;
     if (!t.fits)
       return false;
@@ -151,15 +289,49 @@ private:
     return true;
   }
 
-  void searchLayout(const Config &c, std::vector<PlanPoint> &points,
+  void searchLayout(Prepared &p, std::vector<PlanPoint> &points,
                     Frontier &frontier) {
-    detail::Prepared p;
-    detail::prepare(model, hw, workload, c, p);
+    sweep([&](int64_t batch,
+              PlanPoint &out) { return price(p, batch, out, frontier); },
+          points, frontier);
+  }
+
+public:
+  /// Per-layer Helix plans on every GPU count (PerLayer.h); `choices`
+  /// receives the layouts of each point (PlanPoint::perLayerIndex).
+  void runPerLayer(std::vector<PlanPoint> &points, Frontier &frontier,
+                   std::vector<PerLayerChoice> &choices) {
+    PerLayerReuse reuseFFN;
+    for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
+      PerLayerSearch per(model, hw, workload, g, &reuseFFN);
+      if (!per.valid())
+        continue;
+      PerLayerChoice choice;
+      sweep(
+          [&](int64_t batch, PlanPoint &out) {
+            ++frontier.evaluated;
+            if (!per.price(batch, out, choice))
+              return false;
+            ++frontier.feasible;
+            out.perLayerIndex = int64_t(choices.size());
+            choices.push_back(choice);
+            return true;
+          },
+          points, frontier);
+    }
+  }
+
+private:
+  /// Prices the batch sweep with `price(batch, point)` (false: does not
+  /// fit) and, under a budget, bisects for the largest batch meeting it.
+  template <typename PriceFn>
+  void sweep(PriceFn &&price, std::vector<PlanPoint> &points,
+             Frontier &frontier) {
     const double budget = options.ttlMs * 1e-3;
     int64_t metBudget = 0, missedBudget = 0;
     PlanPoint point;
     for (int64_t b : batches) {
-      if (!price(p, b, point, frontier)) {
+      if (!price(b, point)) {
         missedBudget = b;
         break; // memory only grows with the batch
       }
@@ -169,6 +341,10 @@ private:
       else if (budget > 0 && !missedBudget)
         missedBudget = b;
     }
+    // Only the front is kept: the front of the points so far and the rest
+    // is the front of all of them (as for the baseline below).
+    if (points.size() >= kPruneAt)
+      points = paretoFront(std::move(points));
     if (budget <= 0 || metBudget == 0)
       return;
     // TTL and memory grow with the batch: bisect between the last sweep
@@ -180,12 +356,12 @@ private:
       hi = lo + 1;
     while (hi - lo > 1) {
       int64_t mid = lo + (hi - lo) / 2;
-      if (price(p, mid, point, frontier) && point.ttlS <= budget)
+      if (price(mid, point) && point.ttlS <= budget)
         lo = mid;
       else
         hi = mid;
     }
-    price(p, lo, point, frontier);
+    price(lo, point);
     if (lo != metBudget)
       points.push_back(point);
     BudgetChoice &bc = frontier.budget;
@@ -202,6 +378,7 @@ private:
   const Workload &workload;
   const SearchOptions &options;
   const std::vector<int64_t> &batches;
+  LayerCostReuse reuse;
 };
 
 /// Fills the best configuration under the budget from the front.
@@ -245,9 +422,13 @@ PlanResult search(const ModelSpec &model, const Hardware &hw,
     f.name = stringifyStrategy(s).str();
     std::vector<PlanPoint> points;
     searcher.run(s, points, f);
+    f.points = paretoFront(std::move(points));
     if (isBaselineStrategy(s)) {
+      // The front of the union is the front of the strategies' fronts: a
+      // point off its own front is beaten there by one that sorts first.
       anyBaseline = true;
-      baselinePoints.insert(baselinePoints.end(), points.begin(), points.end());
+      baselinePoints.insert(baselinePoints.end(), f.points.begin(),
+                            f.points.end());
       baseline.evaluated += f.evaluated;
       baseline.feasible += f.feasible;
       const BudgetChoice &bc = f.budget;
@@ -259,7 +440,6 @@ PlanResult search(const ModelSpec &model, const Hardware &hw,
       }
     }
     r.configsEvaluated += f.evaluated;
-    f.points = paretoFront(std::move(points));
     chooseBest(f, options.ttlMs * 1e-3);
     r.order.push_back(f.name);
     r.frontiers[f.name] = std::move(f);
@@ -269,6 +449,40 @@ PlanResult search(const ModelSpec &model, const Hardware &hw,
     chooseBest(baseline, options.ttlMs * 1e-3);
     r.order.push_back(baseline.name);
     r.frontiers[baseline.name] = std::move(baseline);
+  }
+  if (options.perLayer) {
+    auto perStart = std::chrono::steady_clock::now();
+    r.perLayer.name = "helix-per-layer";
+    std::vector<PlanPoint> points;
+    std::vector<PerLayerChoice> all;
+    searcher.runPerLayer(points, r.perLayer, all);
+    r.perLayer.points = paretoFront(std::move(points));
+    chooseBest(r.perLayer, options.ttlMs * 1e-3);
+    // Keep the layouts of the points reported only.
+    auto keep = [&](PlanPoint &p) {
+      r.perLayerChoices.push_back(all[p.perLayerIndex]);
+      p.perLayerIndex = int64_t(r.perLayerChoices.size()) - 1;
+    };
+    for (PlanPoint &p : r.perLayer.points)
+      keep(p);
+    if (r.perLayer.budget.found) {
+      keep(r.perLayer.budget.best);
+      keep(r.perLayer.budget.largestBatch);
+    }
+    r.configsEvaluated += r.perLayer.evaluated;
+    const Frontier *helix = r.frontier("helix");
+    const PlanPoint *chosen =
+        helix ? chosenPoint(*helix, options.ttlMs) : nullptr;
+    if (chosen) {
+      PerLayerComparison &cmp = r.perLayerAtHelix;
+      PerLayerSearch per(model, hw, workload, chosen->gpus);
+      cmp.uniform = *chosen;
+      cmp.found = per.valid() &&
+                  per.price(chosen->config.batch, cmp.perLayer, cmp.choice);
+    }
+    r.perLayerSeconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - perStart)
+                            .count();
   }
   r.searchSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

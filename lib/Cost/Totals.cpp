@@ -32,53 +32,104 @@ namespace detail {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+double attentionWeightBytes(const Prepared &p, const LayerShape &s) {
+  return (s.qkvParams + s.oprojParams) * p.attnWeightBytes;
+}
+
+double kvCacheBytes(const Prepared &p, const LayerShape &s,
+                    double layerRequests) {
+  return layerRequests * s.kvValuesPerToken * s.tokensStored *
+         p.precision.kvBytes();
+}
+
+double ffnMatrixBytes(const Prepared &p, const LayerShape &s) {
+  return (s.residentFFNParams - s.routerParams) * p.ffnWeightBytes;
+}
+
+double normRouterBytes(const Prepared &p, const LayerShape &s) {
+  return (2.0 * p.hidden + s.routerParams) * Prepared::kPlainWeightBytes;
+}
+
+double attentionWorkspaceBytes(const Prepared &p, const LayerShape &s,
+                               double mb) {
+  // fp32 partial outputs + LSE (send and receive buffers, or all KVP
+  // ranks' when gathered), QKV outputs.
+  const Placement &pl = p.place;
+  double copies =
+      pl.exchange == Placement::Exchange::AllGather ? double(pl.kvp) : 2.0;
+  return copies * mb * s.qHeads * (s.outHeadDim + 1.0) * 4.0 +
+         mb * s.qkvOutWidth * p.precision.activationBytes();
+}
+
+double ffnWorkspaceBytes(const Prepared &p, const LayerShape &s, double mb) {
+  // FFN or expert intermediates.
+  const double act = p.precision.activationBytes();
+  return s.moe ? mb * s.topK * (p.hidden + s.expertWidth) * act
+               : mb * s.ffnWidth * act;
+}
+
+void addStageWeights(const Prepared &p, int64_t stage, double &weights) {
+  const double wb = Prepared::kPlainWeightBytes;
+  const double h = p.hidden;
+  const double g = double(p.place.stageGPUs);
+  if (stage == 0)
+    weights += p.vocab * h / g * wb; // embedding shard
+  if (stage == p.pp - 1) {
+    if (!(p.tiedEmbeddings && p.pp == 1))
+      weights += p.vocab * h / g * wb; // LM head shard
+    weights += h * wb;                 // final norm
+  }
+}
+
+double logitsWorkspaceBytes(const Prepared &p, double mb) {
+  return mb * p.vocab / double(p.place.stageGPUs) * 4.0;
+}
+
+double attentionRequests(const Prepared &p, int64_t batch) {
+  return double(p.place.tokensSplit ? ceilDiv(batch, p.place.dp) : batch);
+}
+
+/// Weights, KV cache and the largest workspace of the layers of stage `st`.
+static MemoryUse layerMemory(const Prepared &p, int64_t st, double requests,
+                             double mb) {
+  MemoryUse m;
+  for (size_t c = 0; c < p.classes.size(); ++c) {
+    int64_t n = p.stageCounts[st][c];
+    if (n == 0)
+      continue;
+    const LayerShape &s = p.classes[c];
+    m.weights += n * (attentionWeightBytes(p, s) + ffnMatrixBytes(p, s) +
+                      normRouterBytes(p, s));
+    m.kvCache += kvCacheBytes(p, s, n * requests);
+    m.activations = std::max(m.activations, attentionWorkspaceBytes(p, s, mb) +
+                                                ffnWorkspaceBytes(p, s, mb));
+  }
+  return m;
+}
+
 /// Memory of the fullest GPU: weights and KV of its stage's layers, plus the
 /// live activations of one layer at the micro-batch.
 static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
                           int64_t microBatches) {
-  const Placement &pl = p.place;
-  const double wb = Prepared::kPlainWeightBytes; // embeddings, norms, router
-  const double kvb = p.precision.kvBytes();
-  const double act = p.precision.activationBytes();
-  const double h = p.hidden;
-  const double requests =
-      double(pl.tokensSplit ? ceilDiv(batch, pl.dp) : batch);
+  const double requests = attentionRequests(p, batch);
   const double mb = double(micro);
-  const double g = double(pl.stageGPUs);
+  // Stages with the same layers hold the same (Prepared::sameLayersAs).
+  thread_local std::vector<MemoryUse> layers; // no allocation per call
+  layers.assign(p.pp, MemoryUse());
   MemoryUse worst;
   for (int64_t st = 0; st < p.pp; ++st) {
-    MemoryUse m;
-    double workspace = 0;
-    for (size_t c = 0; c < p.classes.size(); ++c) {
-      int64_t n = p.stageCounts[st][c];
-      if (n == 0)
-        continue;
-      const LayerShape &s = p.classes[c];
-      m.weights +=
-          n * ((s.qkvParams + s.oprojParams) * p.attnWeightBytes +
-               (s.residentFFNParams - s.routerParams) * p.ffnWeightBytes +
-               (2.0 * h + s.routerParams) * wb);
-      m.kvCache += n * requests * s.kvValuesPerToken * s.tokensStored * kvb;
-      // fp32 partial outputs + LSE (send and receive buffers, or all KVP
-      // ranks' when gathered), QKV outputs, FFN or expert intermediates.
-      double copies =
-          pl.exchange == Placement::Exchange::AllGather ? double(pl.kvp) : 2.0;
-      double ws = copies * mb * s.qHeads * (s.outHeadDim + 1.0) * 4.0 +
-                  mb * s.qkvOutWidth * act;
-      ws += s.moe ? mb * s.topK * (h + s.expertWidth) * act
-                  : mb * s.ffnWidth * act;
-      workspace = std::max(workspace, ws);
-    }
-    if (st == 0)
-      m.weights += p.vocab * h / g * wb; // embedding shard
-    if (st == p.pp - 1) {
-      if (!(p.tiedEmbeddings && p.pp == 1))
-        m.weights += p.vocab * h / g * wb; // LM head shard
-      m.weights += h * wb;                 // final norm
-      workspace = std::max(workspace, mb * p.vocab / g * 4.0);
-    }
+    int64_t same = p.sameLayersAs[st];
+    // A middle stage like an earlier middle stage holds what it holds.
+    if (same != st && same != 0 && st != p.pp - 1)
+      continue;
+    layers[st] = same == st ? layerMemory(p, st, requests, mb) : layers[same];
+    MemoryUse m = layers[st];
+    double workspace = m.activations;
+    addStageWeights(p, st, m.weights);
+    if (st == p.pp - 1)
+      workspace = std::max(workspace, logitsWorkspaceBytes(p, mb));
     // fp32 residual stream of every micro-batch in flight.
-    m.activations = workspace + microBatches * mb * h * 4.0;
+    m.activations = workspace + microBatches * mb * p.hidden * 4.0;
     if (m.total() > worst.total())
       worst = m;
   }
@@ -90,30 +141,46 @@ int64_t microBatchesOf(const Prepared &p, int64_t batch) {
 }
 
 Totals computeTotals(const Prepared &p, int64_t batch,
-                     std::vector<LayerCost> *perClass) {
-  Totals t;
-  t.microBatches = microBatchesOf(p, batch);
-  t.microBatch = ceilDiv(batch, t.microBatches);
-
+                     std::vector<LayerCost> *perClass, bool breakdown) {
+  const int64_t micro = ceilDiv(batch, microBatchesOf(p, batch));
   std::vector<LayerCost> local;
   std::vector<LayerCost> &costs = perClass ? *perClass : local;
   costs.clear();
   costs.reserve(p.classes.size());
-  for (const LayerShape &s : p.classes) {
-    costs.push_back(costLayer(p, s, t.microBatch));
-    t.slices = std::max(t.slices, costs.back().slices);
-  }
-  StepCost step = costStep(p, t.microBatch);
+  for (const LayerShape &s : p.classes)
+    costs.push_back(costLayer(p, s, micro));
+  return totalsFrom(p, batch, costs, costStep(p, micro), breakdown);
+}
 
-  std::vector<double> stages(p.pp, 0.0);
+Totals totalsFrom(const Prepared &p, int64_t batch,
+                  const std::vector<LayerCost> &costs, const StepCost &step,
+                  bool breakdown) {
+  Totals t;
+  t.microBatches = microBatchesOf(p, batch);
+  t.microBatch = ceilDiv(batch, t.microBatches);
+  for (const LayerCost &c : costs)
+    t.slices = std::max(t.slices, c.slices);
+
+  // Each stage's layers, then its once-per-step work; stages with the same
+  // layers take the same layer time (Prepared::sameLayersAs).
+  thread_local std::vector<double> stages, layerTime; // reused buffers
+  stages.assign(p.pp, 0.0);
+  layerTime.assign(p.pp, 0.0);
   for (int64_t st = 0; st < p.pp; ++st) {
     double &stage = stages[st];
-    for (size_t c = 0; c < costs.size(); ++c) {
-      int64_t n = p.stageCounts[st][c];
-      if (n == 0)
-        continue;
-      stage += n * costs[c].timeS();
-      t.where += costs[c].where().scaled(double(n));
+    int64_t same = p.sameLayersAs[st];
+    if (same != st && !breakdown) {
+      stage = layerTime[st] = layerTime[same];
+    } else {
+      for (size_t c = 0; c < costs.size(); ++c) {
+        int64_t n = p.stageCounts[st][c];
+        if (n == 0)
+          continue;
+        stage += n * costs[c].timeS();
+        if (breakdown)
+          t.where += costs[c].where().scaled(double(n));
+      }
+      layerTime[st] = stage;
     }
     if (st == 0)
       stage += step.first.timeS + step.firstCommS;
@@ -129,12 +196,15 @@ Totals computeTotals(const Prepared &p, int64_t batch,
   t.stepWeightBytes = step.first.weightBytes + step.last.weightBytes;
   t.stepCommS = step.firstCommS + step.lastCommS + p2p;
   t.stepExposedS = t.stepCommS;
-  t.where += step.first.where;
-  t.where += step.last.where;
-  t.where.exposedComm += t.stepExposedS;
+  if (breakdown) {
+    t.where += step.first.where;
+    t.where += step.last.where;
+    t.where.exposedComm += t.stepExposedS;
+  }
 
   t.ttlS = pipelineTTL(stages, step.p2pS, t.microBatches);
-  t.where.pipelineStall = t.ttlS - sum;
+  if (breakdown)
+    t.where.pipelineStall = t.ttlS - sum;
   t.memory = memoryOf(p, batch, t.microBatch, t.microBatches);
   t.fits = t.memory.total() <= p.hw->hbmCapacityBytes;
   return t;

@@ -25,11 +25,7 @@ Gains computeGains(const PlanResult &result, const std::string &a,
 }
 
 const PlanPoint *chosenPoint(const PlanResult &result, const Frontier &f) {
-  if (f.empty())
-    return nullptr;
-  if (result.options.ttlMs > 0)
-    return f.budget.found ? &f.budget.best : nullptr;
-  return &f.fastest();
+  return chosenPoint(f, result.options.ttlMs);
 }
 
 } // namespace helix

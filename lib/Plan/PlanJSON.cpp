@@ -28,6 +28,76 @@ static ojson pointJSON(const PlanPoint &p) {
                {"strategy", stringifyStrategy(p.strategy).str()}};
 }
 
+static ojson choiceJSON(const PerLayerChoice &c) {
+  ojson kinds = ojson::array();
+  for (const KindLayout &k : c.kinds) {
+    if (k.layers == 0)
+      continue;
+    ojson j{{"kind", layerKindKey(k.kind)}, {"layers", k.layers}};
+    if (k.isAttention()) {
+      j["kvp"] = k.kvp;
+      j["tpa"] = k.tpa;
+    } else {
+      j["tpf"] = k.tpf;
+      j["ep"] = k.ep;
+      j["replicas"] = k.replicas;
+    }
+    kinds.push_back(std::move(j));
+  }
+  return ojson{{"layouts", std::move(kinds)},
+               {"layout_changes", c.layoutChanges},
+               {"reshard_bytes", c.reshardBytes},
+               {"reshard_s", c.reshardS}};
+}
+
+/// A per-layer point: the point's figures and its layouts by kind.
+static ojson perLayerPointJSON(const PlanResult &r, const PlanPoint &p) {
+  ojson j = pointJSON(p);
+  j.erase("layout"); // one per kind instead
+  if (const PerLayerChoice *c = r.choiceOf(p))
+    j["per_layer"] = choiceJSON(*c);
+  return j;
+}
+
+static ojson perLayerJSON(const PlanResult &r) {
+  ojson j;
+  ojson front = ojson::array();
+  for (const PlanPoint &p : r.perLayer.points)
+    front.push_back(perLayerPointJSON(r, p));
+  j["front"] = std::move(front);
+  if (r.options.ttlMs > 0)
+    j["budget"] =
+        r.perLayer.budget.found
+            ? ojson{{"best", perLayerPointJSON(r, r.perLayer.budget.best)},
+                    {"largest_batch",
+                     perLayerPointJSON(r, r.perLayer.budget.largestBatch)}}
+            : ojson();
+  const PerLayerComparison &cmp = r.perLayerAtHelix;
+  if (cmp.found) {
+    ojson at = pointJSON(cmp.perLayer);
+    at.erase("layout");
+    at["per_layer"] = choiceJSON(cmp.choice);
+    j["at_helix"] = {{"uniform", pointJSON(cmp.uniform)},
+                     {"per_layer", std::move(at)},
+                     {"ttl_ratio", cmp.uniform.ttlS / cmp.perLayer.ttlS}};
+  } else {
+    j["at_helix"] = ojson();
+  }
+  Gains g = computeGains(r, "helix-per-layer", "helix");
+  if (g.interactivity > 0) {
+    j["gains_over_uniform"] = {{"interactivity", g.interactivity}};
+    if (g.haveBudget) {
+      j["gains_over_uniform"]["throughput_at_budget"] = g.throughput;
+      j["gains_over_uniform"]["batch_at_budget"] = g.batch;
+    }
+  }
+  // What helix compile and --emit-config build.
+  j["compiled_layout"] = "uniform";
+  j["configs_evaluated"] = r.perLayer.evaluated;
+  j["search_seconds"] = r.perLayerSeconds;
+  return j;
+}
+
 static ojson breakdownJSON(const TimeBreakdown &t) {
   return ojson{
       {"kv_read_s", t.kvRead},           {"weight_read_s", t.weightRead},
@@ -72,6 +142,8 @@ void writePlanJSON(std::ostream &os, const PlanResult &r) {
       j["gains"]["batch_at_budget"] = g.batch;
     }
   }
+  if (r.options.perLayer)
+    j["per_layer"] = perLayerJSON(r);
   j["configs_evaluated"] = r.configsEvaluated;
   j["search_seconds"] = r.searchSeconds;
   os << j.dump(2) << "\n";

@@ -24,9 +24,11 @@ void pointHeader(std::ostream &os) {
      << fmt::pad("mem/GPU", 10, true) << "\n";
 }
 
-void pointRow(std::ostream &os, const std::string &label, const PlanPoint &p) {
+/// One point; `layout` replaces the layout column (per-layer points).
+void pointRow(std::ostream &os, const std::string &label, const PlanPoint &p,
+              const std::string &layout = "") {
   os << "  " << fmt::pad(label, 22) << fmt::pad(std::to_string(p.gpus), 5, true)
-     << "  " << fmt::pad(p.config.layout.str(), 31)
+     << "  " << fmt::pad(layout.empty() ? p.config.layout.str() : layout, 31)
      << fmt::pad(std::to_string(p.config.batch), 6, true)
      << fmt::pad(hopb(p), 7, true) << fmt::pad(fmt::duration(p.ttlS), 10, true)
      << fmt::pad(fmt::number(p.tokensPerSecPerUser), 12, true)
@@ -74,6 +76,66 @@ void chosenBlock(std::ostream &os, const PlanResult &r, const std::string &name,
     pointRow(os, "  largest batch", f->budget.largestBatch);
 }
 
+/// The layouts of a per-layer choice, one line per kind the model has.
+void kindLines(std::ostream &os, const PerLayerChoice &c,
+               const std::string &indent) {
+  for (const KindLayout &k : c.kinds)
+    if (k.layers > 0)
+      os << indent << fmt::pad(layerKindName(k.kind), 18)
+         << fmt::pad(std::to_string(k.layers), 4, true) << " layers  "
+         << k.str() << "\n";
+}
+
+/// What per-layer layouts change against the uniform Helix plan.
+void perLayerBlock(std::ostream &os, const PlanResult &r) {
+  os << "\nPer-layer layouts (Helix, one layout per kind of layer on the same "
+        "GPUs):\n";
+  const PerLayerComparison &cmp = r.perLayerAtHelix;
+  const PlanPoint &u = cmp.uniform, &p = cmp.perLayer;
+  if (cmp.found) {
+    os << "  on the Helix configuration's " << u.gpus << " GPUs at batch "
+       << u.config.batch << ":\n";
+    kindLines(os, cmp.choice, "    ");
+    os << "    TTL " << fmt::duration(p.ttlS) << " vs " << fmt::duration(u.ttlS)
+       << " with " << u.config.layout.str()
+       << " for all layers: " << fmt::ratio(u.ttlS / p.ttlS)
+       << " tokens/s/user and tokens/s/GPU\n";
+    os << "    layout changes at " << cmp.choice.layoutChanges
+       << " layer boundaries; resharding "
+       << fmt::bytes(cmp.choice.reshardBytes)
+       << " (every Helix layout leaves the residual stream replicated)\n";
+  } else {
+    os << (u.gpus == 0 ? "  no Helix configuration to compare with\n"
+                       : "  no per-layer plan fits on the Helix "
+                         "configuration's GPUs\n");
+  }
+  const Frontier &f = r.perLayer;
+  if (const PlanPoint *best = chosenPoint(r, f)) {
+    os << "  best per-layer plan"
+       << (r.options.ttlMs > 0 ? " under the budget" : "") << ":\n";
+    pointHeader(os);
+    pointRow(os, "Helix per-layer", *best, "per layer:");
+    if (const PerLayerChoice *c = r.choiceOf(*best))
+      kindLines(os, *c, "    ");
+  }
+  Gains g = computeGains(r, "helix-per-layer", "helix");
+  if (g.interactivity > 0) {
+    os << "  gains over uniform Helix: interactivity "
+       << fmt::ratio(g.interactivity);
+    if (g.haveBudget)
+      os << ", throughput at the budget " << fmt::ratio(g.throughput)
+         << ", batch at the budget " << fmt::ratio(g.batch);
+    os << "\n";
+  }
+  if (u.gpus > 0)
+    os << "  helix compile and --emit-config build the uniform layout "
+       << u.config.layout.str() << " (TTL " << fmt::duration(u.ttlS)
+       << "): the IR does not carry per-layer layouts yet.\n";
+  else if (!f.empty())
+    os << "  helix compile and --emit-config build uniform layouts only: the "
+          "IR does not carry per-layer layouts yet.\n";
+}
+
 } // namespace
 
 void writePlanSummary(std::ostream &os, const PlanResult &r,
@@ -117,6 +179,9 @@ void writePlanSummary(std::ostream &os, const PlanResult &r,
       os << "  (one side has no configuration under the budget)\n";
     }
   }
+
+  if (r.options.perLayer)
+    perLayerBlock(os, r);
 
   Workload w = r.workload;
   for (auto [label, pt] :

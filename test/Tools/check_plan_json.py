@@ -43,6 +43,26 @@ if kind == "plan":
                     errors.append(f"{name}: a dominated point is listed")
     print("fronts:", ",".join(sorted(fronts)))
     print("points:", sum(len(p) for p in fronts.values()))
+    per = d.get("per_layer")
+    if per is not None:
+        need(per, ["front", "at_helix", "compiled_layout", "configs_evaluated",
+                   "search_seconds"], "per_layer")
+        for i, p in enumerate(per.get("front", [])):
+            need(p, ["gpus", "batch", "ttl_s", "per_layer"], f"per_layer.front[{i}]")
+            layouts = p.get("per_layer", {}).get("layouts", [])
+            if not layouts:
+                errors.append(f"per_layer.front[{i}]: no layouts")
+            for k in layouts:
+                attn = k["kind"].endswith("attention")
+                width = k["kvp"] * k["tpa"] if attn else k["tpf"] * k["ep"] * k["replicas"]
+                if width != p["gpus"]:
+                    errors.append(f"per_layer.front[{i}]: {k['kind']} spans {width} of {p['gpus']} GPUs")
+        at = per.get("at_helix")
+        if at:
+            if at["per_layer"]["ttl_s"] > at["uniform"]["ttl_s"] * (1 + 1e-12):
+                errors.append("per_layer.at_helix: slower than the uniform layout")
+            print("per-layer kinds:", ",".join(k["kind"] for k in at["per_layer"]["per_layer"]["layouts"]))
+        print("per-layer compiled:", per["compiled_layout"])
 else:
     need(d, ["gpus", "batch", "ttl_s", "tokens_per_sec_per_user",
              "tokens_per_sec_per_gpu", "memory_per_gpu_bytes", "fits",

@@ -34,6 +34,7 @@ struct PlanArgs {
   std::string rows = "12";
   EmitConfigArgs emit;
   std::string emitFor; // --emit-config-for, as typed (default helix)
+  std::string perLayer = "on";
 };
 } // namespace
 
@@ -74,6 +75,11 @@ static int runPlan(const PlanArgs &args) {
                 std::numeric_limits<double>::max(), opts.ttlMs) ||
       !readInteger(cmd, "--rows", args.rows, 0, kMaxRows, rows))
     return 1;
+  if (args.perLayer != "on" && args.perLayer != "off") {
+    std::cerr << cmd << ": error: --per-layer: expected on or off, got '"
+              << args.perLayer << "'\n";
+    return 1;
+  }
   // The HOP-B ablation is part of every report that has Helix in it.
   auto has = [&](Strategy s) {
     return std::find(opts.strategies.begin(), opts.strategies.end(), s) !=
@@ -81,6 +87,7 @@ static int runPlan(const PlanArgs &args) {
   };
   if (has(Strategy::Helix) && !has(Strategy::HelixNoHopB))
     opts.strategies.push_back(Strategy::HelixNoHopB);
+  opts.perLayer = args.perLayer == "on" && has(Strategy::Helix);
   PlanResult result = search(in.model, in.hardware, in.workload, opts);
 
   TextOptions text;
@@ -135,6 +142,11 @@ Action addPlanCommand(CLI::App &app) {
                   "comma-separated: helix, helix-no-hopb, tp, tp-pp, ep, kvp "
                   "(with helix, helix-no-hopb is added for the HOP-B ablation; "
                   "baseline is the best of the baselines given)")
+      ->capture_default_str();
+  cmd->add_option("--per-layer", args->perLayer,
+                  "on or off: also search one Helix layout per kind of layer "
+                  "(full / window attention, dense / MoE FFN) and report its "
+                  "gain over one layout for all (docs/per-layer-layouts.md)")
       ->capture_default_str();
   cmd->add_option("--json", args->json, "write the fronts as JSON");
   cmd->add_option("--csv", args->csv, "write the fronts as CSV");

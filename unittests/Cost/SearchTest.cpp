@@ -182,4 +182,62 @@ TEST_F(FullSearch, HelixPushesTheFrontOut) {
             base.budget.largestBatch.config.batch);
 }
 
+TEST(Search, FrontsAreThoseOfEveryConfigurationEvaluated) {
+  // The search reuses layer costs between layouts and prices stages and
+  // fronts with shortcuts (Search.cpp); its fronts must be, figure for
+  // figure, the Pareto fronts of evaluate() over every layout, overlap and
+  // batch of the sweep.
+  Hardware hw;
+  std::string error;
+  ASSERT_TRUE(loadHardware("gb200-nvl72", hw, error));
+  SearchOptions o;
+  o.maxGPUs = 12;
+  o.maxBatch = 64;
+  for (const ModelSpec &m : {paper::deepSeekR1(), paper::llama405B()}) {
+    PlanResult r = search(m, hw, Workload(), o);
+    for (Strategy s : allStrategies()) {
+      std::vector<PlanPoint> all;
+      for (int64_t g = 1; g <= o.maxGPUs; ++g)
+        for (const Layout &l : enumerateLayouts(m, hw, Workload(), s, g))
+          for (bool hopb : {true, false}) {
+            if (!hopb && (s == Strategy::Helix))
+              continue;
+            if (hopb && (s == Strategy::HelixNoHopB || s == Strategy::KVP))
+              continue;
+            for (int64_t b : defaultBatchSweep(o.maxBatch)) {
+              Config c;
+              c.strategy = s;
+              c.layout = l;
+              c.hopb = hopb;
+              c.batch = b;
+              Evaluation ev = evaluate(m, hw, Workload(), c);
+              ASSERT_TRUE(ev.valid()) << ev.error;
+              if (!ev.fits)
+                break;
+              PlanPoint p;
+              p.strategy = s;
+              p.config = c;
+              p.gpus = ev.gpus;
+              p.ttlS = ev.ttlS;
+              p.tokensPerSecPerUser = ev.tokensPerSecPerUser;
+              p.tokensPerSecPerGPU = ev.tokensPerSecPerGPU;
+              p.memoryPerGPUBytes = ev.memoryPerGPUBytes;
+              all.push_back(p);
+            }
+          }
+      std::vector<PlanPoint> front = paretoFront(all);
+      const Frontier *f = r.frontier(stringifyStrategy(s).str());
+      ASSERT_NE(f, nullptr);
+      ASSERT_EQ(f->points.size(), front.size()) << stringifyStrategy(s).str();
+      for (size_t i = 0; i < front.size(); ++i) {
+        const PlanPoint &a = f->points[i], &b = front[i];
+        EXPECT_EQ(a.ttlS, b.ttlS) << m.name << " " << b.config.layout.str();
+        EXPECT_EQ(a.memoryPerGPUBytes, b.memoryPerGPUBytes);
+        EXPECT_EQ(a.config.layout, b.config.layout);
+        EXPECT_EQ(a.config.batch, b.config.batch);
+      }
+    }
+  }
+}
+
 } // namespace

@@ -23,6 +23,9 @@ struct PlanPoint {
   /// on exactly when more than one slice is used.
   int64_t hopbSlices = 1;
   bool hopbUsed() const { return hopbSlices > 1; }
+  /// Per-layer points only: index of the point's layouts in
+  /// PlanResult::perLayerChoices; -1 for a uniform layout.
+  int64_t perLayerIndex = -1;
 };
 
 /// The points no other point beats on both interactivity and throughput,

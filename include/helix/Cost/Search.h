@@ -13,6 +13,7 @@
 
 #include "helix/Cost/Hardware.h"
 #include "helix/Cost/Pareto.h"
+#include "helix/Cost/PerLayer.h"
 #include "helix/Cost/Workload.h"
 #include "helix/Model/ModelSpec.h"
 
@@ -34,6 +35,9 @@ struct SearchOptions {
   /// exact); an explicit list is used as given.
   std::vector<int64_t> batches;
   int64_t maxBatch = 65536;
+  /// Also search per-layer Helix plans (PerLayer.h): one layout per kind of
+  /// layer on each GPU count, into PlanResult::perLayer.
+  bool perLayer = false;
 };
 
 /// 1..16, then four points per doubling (2^(k/4) rounded, so every power of
@@ -64,6 +68,17 @@ struct Frontier {
   const PlanPoint &fastest() const { return points.front(); }
 };
 
+/// A uniform point and the best per-layer plan on its GPUs at its batch.
+struct PerLayerComparison {
+  bool found = false;
+  PlanPoint uniform, perLayer;
+  PerLayerChoice choice;
+};
+
+/// The point a report shows for a front: the best under the budget, or the
+/// fastest (highest tokens/s/user) without one. nullptr if none.
+const PlanPoint *chosenPoint(const Frontier &f, double ttlMs);
+
 struct PlanResult {
   std::string model;
   std::string hardware;
@@ -73,9 +88,21 @@ struct PlanResult {
   std::vector<std::string> order; // frontier names in report order
   uint64_t configsEvaluated = 0;
   double searchSeconds = 0;
+  /// With SearchOptions::perLayer: the front of per-layer Helix plans
+  /// ("helix-per-layer", not in `order`; its evaluated count is the batches
+  /// priced, each the best of its kinds' combinations) and the layouts of
+  /// its points (PlanPoint::perLayerIndex).
+  Frontier perLayer;
+  std::vector<PerLayerChoice> perLayerChoices;
+  double perLayerSeconds = 0; // part of searchSeconds
+  /// With SearchOptions::perLayer: Helix's chosen point against the
+  /// per-layer plan on the same GPUs at the same batch.
+  PerLayerComparison perLayerAtHelix;
 
-  /// The frontier named `name`, or nullptr.
+  /// The frontier named `name` ("helix-per-layer": perLayer), or nullptr.
   const Frontier *frontier(const std::string &name) const;
+  /// The layouts of a per-layer point, or nullptr.
+  const PerLayerChoice *choiceOf(const PlanPoint &point) const;
 };
 
 /// Runs the exhaustive search.
