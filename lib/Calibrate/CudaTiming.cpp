@@ -255,6 +255,7 @@ int fillByte(RtDType d) {
 /// One device's stream, cuBLAS handle and timer.
 struct Device {
   int id = 0;
+  int sms = 1;
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
   std::unique_ptr<KernelTimer> timer;
@@ -262,6 +263,8 @@ struct Device {
 
   explicit Device(int id) : id(id) {
     check(cudaSetDevice(id), "cudaSetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, id),
+          "cudaDeviceGetAttribute");
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
           "cudaStreamCreate");
     // As CudaBackend: the compute stream, plain fp32 GEMMs.
@@ -458,6 +461,11 @@ void timeAttention(Device &dev, MeasurementSet &set, const TimingOptions &opt) {
         Buffer begin = upload(std::vector<int64_t>(a.batch, 0), dev.stream);
         Buffer end = upload(std::vector<int64_t>(a.batch, len), dev.stream);
         float scale = 1.0f / std::sqrt(float(a.keyDim));
+        // Split-K as the backend picks it for this shape.
+        int splits = cuda::attentionSplits(a.batch * a.qHeads, len, dev.sms);
+        Buffer work(size_t(cuda::attentionWorkspace(splits, a.batch, a.qHeads,
+                                                    a.valueDim)) *
+                    4);
         auto op = [&] {
           cuda::attention(q.as<float>(), keys.get(),
                           fp4 ? keyScales.as<uint8_t>() : nullptr,
@@ -466,7 +474,8 @@ void timeAttention(Device &dev, MeasurementSet &set, const TimingOptions &opt) {
                           f.stored, a.batch, a.qHeads, a.kvHeads, a.keyDim,
                           a.valueDim, len, begin.as<int64_t>(),
                           end.as<int64_t>(), scale, out.as<float>(),
-                          lse.as<float>(), dev.stream);
+                          lse.as<float>(), splits,
+                          splits > 1 ? work.as<float>() : nullptr, dev.stream);
         };
         AttentionSample s;
         s.kind = a.kind;

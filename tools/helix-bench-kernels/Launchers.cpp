@@ -31,6 +31,7 @@ const std::vector<Launcher> &launchers() {
       {"rmsNormKernel", "rmsNorm", 256, "0", "0", none, true},
       {"embeddingKernel", "embedding", 256, "0", "0", none, true},
       {"lseCombineKernel", "lseCombine", 128, "0", "0", none, true},
+      {"splitCombineKernel", "attention", 128, "0", "0", none, false},
       {"addBiasKernel", "addBias", 256, "0", "0", none, false},
       {"ropeKernel", "rope", 256, "0", "0", none, false},
       {"gatedKernel", "gated", 256, "0", "0", none, false},

@@ -246,7 +246,9 @@ inline Result kvStore(DType dtype) {
 /// (GQA: 4 query heads on 2 KV heads; ranges of 3 chunks of 128, 1 chunk,
 /// and empty). valueInKey: no value cache, values are the keys' first
 /// valueDim entries. Output: out then lse.
-inline Result attention(DType dtype, bool valueInKey) {
+/// `splits` > 1: split-K (rows of 300, 93 and 0 keys cut in that many
+/// parts, some empty), merged by the launcher.
+inline Result attention(DType dtype, bool valueInKey, int splits = 1) {
   int64_t batch = 3, qHeads = 4, kvHeads = 2, keyDim = 40,
           valueDim = valueInKey ? 32 : 24, capacity = 300;
   std::vector<int64_t> begin = {0, 7, 20}, end = {300, 100, 20};
@@ -280,13 +282,14 @@ inline Result attention(DType dtype, bool valueInKey) {
   std::vector<float> q = randn(batch * qHeads * keyDim, 19);
   float scale = 1.0f / std::sqrt(float(keyDim));
   std::vector<float> out(batch * qHeads * valueDim, NAN),
-      lse(batch * qHeads, NAN);
+      lse(batch * qHeads, NAN),
+      work(cuda::attentionWorkspace(splits, batch, qHeads, valueDim), NAN);
   cuda::attention(q.data(), keys.data(), f4 ? keyScales.data() : nullptr,
                   valueInKey ? nullptr : values.data(),
                   f4 && !valueInKey ? valueScales.data() : nullptr, dtype,
                   batch, qHeads, kvHeads, keyDim, valueDim, capacity,
                   begin.data(), end.data(), scale, out.data(), lse.data(),
-                  nullptr);
+                  splits, work.data(), nullptr);
 
   auto decoded = [&](const std::vector<uint8_t> &bytes,
                      const std::vector<uint8_t> &scales, int64_t dim, int64_t b,
@@ -330,7 +333,8 @@ inline Result attention(DType dtype, bool valueInKey) {
   out.insert(out.end(), lse.begin(), lse.end());
   want.insert(want.end(), wantLse.begin(), wantLse.end());
   return finish(std::string("attention ") + dtypeName(dtype) +
-                    (valueInKey ? " value-in-key" : ""),
+                    (valueInKey ? " value-in-key" : "") +
+                    (splits > 1 ? " split " + std::to_string(splits) : ""),
                 out, want, 1e-4);
 }
 
@@ -626,6 +630,7 @@ inline std::vector<Result> allCases() {
   for (DType t : {DType::F32, DType::BF16, DType::F8E4M3, DType::F4E2M1}) {
     rs.push_back(kvStore(t));
     rs.push_back(attention(t, false));
+    rs.push_back(attention(t, false, 3));
     rs.push_back(attention(t, true));
   }
   rs.push_back(lseCombine(false));

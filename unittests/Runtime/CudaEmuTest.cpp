@@ -53,6 +53,12 @@ class CudaEmuKV : public ::testing::TestWithParam<DType> {};
 TEST_P(CudaEmuKV, KvStore) { check(kvStore(GetParam())); }
 TEST_P(CudaEmuKV, Attention) { check(attention(GetParam(), false)); }
 TEST_P(CudaEmuKV, AttentionValueInKey) { check(attention(GetParam(), true)); }
+// Split-K: 3 and 7 parts (more parts than the 93-key row has chunks of
+// 128, so some parts are empty), merged; the same results.
+TEST_P(CudaEmuKV, AttentionSplitK) {
+  check(attention(GetParam(), false, 3));
+  check(attention(GetParam(), true, 7));
+}
 
 INSTANTIATE_TEST_SUITE_P(Formats, CudaEmuKV,
                          ::testing::Values(DType::F32, DType::BF16,
@@ -74,6 +80,17 @@ TEST(CudaEmuKernels, Gated) {
 TEST(CudaEmuKernels, Dequantize) {
   for (const Result &r : dequantizeAll())
     check(r);
+}
+
+// How many parts split-K cuts a row into: enough blocks for two per SM,
+// at least kMinKeysPerSplit keys each, at most kMaxAttentionSplits.
+TEST(CudaEmuKernels, AttentionSplits) {
+  using cuda::attentionSplits;
+  EXPECT_EQ(attentionSplits(512, 1 << 20, 132), 1); // enough blocks already
+  EXPECT_EQ(attentionSplits(8, 1 << 20, 132), 33);  // 2 x 132 / 8
+  EXPECT_EQ(attentionSplits(8, 1000, 132), 3);      // 1000 / 256 keys
+  EXPECT_EQ(attentionSplits(8, 511, 132), 1);       // under 2 x 256 keys
+  EXPECT_EQ(attentionSplits(1, 1 << 20, 132), 64);  // at most 64
 }
 
 TEST(CudaEmuKernels, LinearResident) {
@@ -99,7 +116,7 @@ TEST(CudaEmuLimits, AttentionSharedMemory) {
     std::vector<float> out(dim, NAN), lse(1, NAN);
     cuda::attention(q.data(), k.data(), nullptr, v.data(), nullptr, DType::F32,
                     1, 1, 1, dim, dim, 1, begin.data(), end.data(), 0.01f,
-                    out.data(), lse.data(), nullptr);
+                    out.data(), lse.data(), 1, nullptr, nullptr);
     cudaError_t e = cudaGetLastError();
     if (fits) {
       ASSERT_EQ(e, cudaSuccess) << helix::cudaemu::lastErrorMessage();
@@ -128,7 +145,7 @@ TEST(CudaEmuLimits, AttentionGrid) {
   std::vector<float> out(batch * dim, NAN), lse(batch, NAN);
   cuda::attention(q.data(), kv.data(), nullptr, nullptr, nullptr, DType::F32,
                   batch, 1, 1, dim, dim, 1, begin.data(), end.data(), 1.0f,
-                  out.data(), lse.data(), nullptr);
+                  out.data(), lse.data(), 1, nullptr, nullptr);
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
   EXPECT_TRUE(std::isnan(out[0])) << "it ran";
   EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the error is not sticky";

@@ -120,48 +120,52 @@ std::vector<float> storedKV(DType dtype, const std::vector<float> &x,
 TEST(QuantKernels, AttentionOverEveryKVFormat) {
   HELIX_NEED_CONTEXT(ctx);
   // GQA with head dims of 24 (an NVFP4 head ends in an 8-value block) and
-  // MLA's latent of 40 values.
-  for (DType dtype : {DType::F32, DType::BF16, DType::F8E4M3, DType::F4E2M1}) {
-    for (bool mla : {false, true}) {
-      SCOPED_TRACE(std::string(dtypeName(dtype)) + (mla ? " MLA" : " GQA"));
-      int64_t B = 2, Hq = 4, Kh = mla ? 1 : 2, kd = mla ? 40 : 24,
-              vd = mla ? 32 : 24, cap = 6;
-      KVCacheConfig c{B, cap, Kh, kd, vd, mla};
-      c.dtype = dtype;
-      KVCache cache = makeKVCache(*ctx, c);
-      std::vector<std::vector<float>> ks, vs;
-      for (int64_t s = 0; s < cap; ++s) {
-        std::vector<float> k = randomVector(B * Kh * kd, 100 + s);
-        std::vector<float> v = randomVector(B * Kh * vd, 200 + s);
-        Tensor kt = ctx->upload(k, {B, Kh, kd}),
-               vt = ctx->upload(v, {B, Kh, vd});
-        kvAppend(*ctx, cache, kt, mla ? nullptr : &vt, {s, s});
-        ks.push_back(storedKV(dtype, k, kd));
-        vs.push_back(storedKV(dtype, v, vd));
-      }
-      auto q = randomVector(B * Hq * kd, 10);
-      AttentionPartial p = attentionPartial(*ctx, ctx->upload(q, {B, Hq, kd}),
-                                            cache, 0.25f, {0, 2}, {cap, 5});
-      auto out = ctx->download(p.out), lse = ctx->download(p.lse);
-      int64_t begin[2] = {0, 2}, end[2] = {cap, 5};
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < Hq; ++h) {
-          int64_t kvh = h / (Hq / Kh);
-          std::vector<const float *> keys, values;
-          for (int64_t s = begin[b]; s < end[b]; ++s) {
-            keys.push_back(ks[s].data() + (b * Kh + kvh) * kd);
-            values.push_back(mla ? keys.back()
-                                 : vs[s].data() + (b * Kh + kvh) * vd);
-          }
-          double l;
-          auto want = naiveAttention(q.data() + (b * Hq + h) * kd, kd, keys,
-                                     values, vd, 0.25, &l);
-          for (int64_t i = 0; i < vd; ++i)
-            EXPECT_NEAR(out[(b * Hq + h) * vd + i], want[i], 1e-5);
-          EXPECT_NEAR(lse[b * Hq + h], l, 1e-5);
+  // MLA's latent of 40 values; 6 slots, and 600 (the CUDA backend then
+  // splits the long row's keys in two, split-K, and merges the parts).
+  for (int64_t cap : {6, 600})
+    for (DType dtype :
+         {DType::F32, DType::BF16, DType::F8E4M3, DType::F4E2M1}) {
+      for (bool mla : {false, true}) {
+        SCOPED_TRACE(std::string(dtypeName(dtype)) + (mla ? " MLA" : " GQA") +
+                     " " + std::to_string(cap) + " slots");
+        int64_t B = 2, Hq = 4, Kh = mla ? 1 : 2, kd = mla ? 40 : 24,
+                vd = mla ? 32 : 24;
+        KVCacheConfig c{B, cap, Kh, kd, vd, mla};
+        c.dtype = dtype;
+        KVCache cache = makeKVCache(*ctx, c);
+        std::vector<std::vector<float>> ks, vs;
+        for (int64_t s = 0; s < cap; ++s) {
+          std::vector<float> k = randomVector(B * Kh * kd, 100 + s);
+          std::vector<float> v = randomVector(B * Kh * vd, 200 + s);
+          Tensor kt = ctx->upload(k, {B, Kh, kd}),
+                 vt = ctx->upload(v, {B, Kh, vd});
+          kvAppend(*ctx, cache, kt, mla ? nullptr : &vt, {s, s});
+          ks.push_back(storedKV(dtype, k, kd));
+          vs.push_back(storedKV(dtype, v, vd));
         }
+        auto q = randomVector(B * Hq * kd, 10);
+        AttentionPartial p = attentionPartial(*ctx, ctx->upload(q, {B, Hq, kd}),
+                                              cache, 0.25f, {0, 2}, {cap, 5});
+        auto out = ctx->download(p.out), lse = ctx->download(p.lse);
+        int64_t begin[2] = {0, 2}, end[2] = {cap, 5};
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t h = 0; h < Hq; ++h) {
+            int64_t kvh = h / (Hq / Kh);
+            std::vector<const float *> keys, values;
+            for (int64_t s = begin[b]; s < end[b]; ++s) {
+              keys.push_back(ks[s].data() + (b * Kh + kvh) * kd);
+              values.push_back(mla ? keys.back()
+                                   : vs[s].data() + (b * Kh + kvh) * vd);
+            }
+            double l;
+            auto want = naiveAttention(q.data() + (b * Hq + h) * kd, kd, keys,
+                                       values, vd, 0.25, &l);
+            for (int64_t i = 0; i < vd; ++i)
+              EXPECT_NEAR(out[(b * Hq + h) * vd + i], want[i], 1e-5);
+            EXPECT_NEAR(lse[b * Hq + h], l, 1e-5);
+          }
+      }
     }
-  }
 }
 
 TEST(QuantKernels, MemoryIsCountedByKind) {

@@ -120,6 +120,9 @@ public:
       throw Error("cuda backend: device " + std::to_string(s_.device) +
                   " requested, " + std::to_string(count) + " present");
     cudaCheck(cudaSetDevice(s_.device), "cudaSetDevice");
+    cudaCheck(cudaDeviceGetAttribute(&s_.sms, cudaDevAttrMultiProcessorCount,
+                                     s_.device),
+              "cudaDeviceGetAttribute");
     cudaCheck(cudaStreamCreateWithFlags(&s_.compute, cudaStreamNonBlocking),
               "cudaStreamCreate");
     cudaCheck(cudaStreamCreateWithFlags(&s_.comm, cudaStreamNonBlocking),
@@ -358,12 +361,23 @@ public:
                  Tensor &lse) override {
     const KVCacheConfig &c = cache.config;
     double tokens = 0;
-    for (size_t i = 0; i < slotBegin.size(); ++i)
-      tokens += double(std::max<int64_t>(0, slotEnd[i] - slotBegin[i]));
+    int64_t longest = 0;
+    for (size_t i = 0; i < slotBegin.size(); ++i) {
+      int64_t n = std::max<int64_t>(0, slotEnd[i] - slotBegin[i]);
+      tokens += double(n);
+      longest = std::max(longest, n);
+    }
+    int64_t qHeads = q.dim(1), rows = c.batch * qHeads;
+    int splits = cuda::attentionSplits(rows, longest, s_.sms);
+    Tensor work;
+    if (splits > 1)
+      work = tmp(cuda::attentionWorkspace(splits, c.batch, qHeads, c.valueDim));
     int64_t perToken = c.heads * (c.keyDim + c.valueDim);
-    count("attention", 0, kvEntryBytes(cache, tokens),
-          f32Bytes(q) + f32Bytes(out) + f32Bytes(lse),
-          2.0 * tokens * double(q.dim(1)) / double(c.heads) * perToken);
+    count(splits > 1 ? "attention (split-K)" : "attention", 0,
+          kvEntryBytes(cache, tokens),
+          f32Bytes(q) + f32Bytes(out) + f32Bytes(lse) +
+              8.0 * double(work.defined() ? work.numel() : 0),
+          2.0 * tokens * double(qHeads) / double(c.heads) * perToken);
     DeviceInts b(slotBegin, s_.compute), e(slotEnd, s_.compute);
     auto scales = [](const Tensor &t) {
       return t.defined() ? static_cast<const uint8_t *>(t.raw()) : nullptr;
@@ -372,7 +386,8 @@ public:
                     c.valueInKey ? nullptr : cache.values.raw(),
                     scales(cache.valueScales), c.dtype, c.batch, q.dim(1),
                     c.heads, c.keyDim, c.valueDim, c.capacity, b.get(), e.get(),
-                    scale, out.f32(), lse.f32(), s_.compute);
+                    scale, out.f32(), lse.f32(), splits,
+                    splits > 1 ? work.f32() : nullptr, s_.compute);
     launched("attention");
   }
 

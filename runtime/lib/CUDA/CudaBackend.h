@@ -23,6 +23,7 @@ void cublasCheck(cublasStatus_t s, const char *what);
 /// Device, streams and handles of one rank.
 struct CudaState {
   int device = 0;
+  int sms = 1; // streaming multiprocessors (split-K attention)
   cudaStream_t compute = nullptr; // every kernel and GEMM
   cudaStream_t comm = nullptr;    // NCCL collectives started with *Start
   cublasHandle_t blas = nullptr;

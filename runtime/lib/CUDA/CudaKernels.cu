@@ -124,9 +124,11 @@ __device__ inline float kvValue(const uint8_t *base, const uint8_t *scales,
       scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr, i);
 }
 
-/// One block per (head, row): online softmax over the row's slot range in
-/// chunks of blockDim slots, K/V decoded from their stored format.
-/// Dynamic shared memory: q [keyDim], acc [valueDim], p [blockDim].
+/// One block per (head, row, split): online softmax over the split's part
+/// of the row's slot range (blockIdx.z of gridDim.z equal parts; one split:
+/// the whole range) in chunks of blockDim slots, K/V decoded from their
+/// stored format. Writes the split's output and log-sum-exp at [split, row,
+/// head]. Dynamic shared memory: q [keyDim], acc [valueDim], p [blockDim].
 __global__ void attentionKernel(const float *q, const uint8_t *keys,
                                 const uint8_t *keyScales, const uint8_t *values,
                                 const uint8_t *valueScales, DType dtype,
@@ -137,8 +139,10 @@ __global__ void attentionKernel(const float *q, const uint8_t *keys,
   extern __shared__ float smem[];
   __shared__ float scratch[32];
   float *qs = smem, *acc = smem + keyDim, *p = acc + valueDim;
-  int64_t h = blockIdx.x, b = blockIdx.y;
+  int64_t h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
   int64_t kvh = h / (qHeads / kvHeads);
+  int64_t per = (end[b] - begin[b] + gridDim.z - 1) / gridDim.z;
+  int64_t lo = begin[b] + split * per, hi = min(end[b], lo + per);
   const float *qv = q + (b * qHeads + h) * keyDim;
   for (int64_t i = threadIdx.x; i < keyDim; i += blockDim.x)
     qs[i] = qv[i];
@@ -149,10 +153,10 @@ __global__ void attentionKernel(const float *q, const uint8_t *keys,
   const uint8_t *vBase = values ? values : keys;
   const uint8_t *vScales = values ? valueScales : keyScales;
   float m = -CUDART_INF_F, l = 0.0f;
-  for (int64_t t0 = begin[b]; t0 < end[b]; t0 += blockDim.x) {
+  for (int64_t t0 = lo; t0 < hi; t0 += blockDim.x) {
     int64_t t = t0 + threadIdx.x;
     float s = -CUDART_INF_F;
-    if (t < end[b]) {
+    if (t < hi) {
       int64_t at = ((b * capacity + t) * kvHeads + kvh) * keyDim;
       float d = 0.0f;
       for (int64_t i = 0; i < keyDim; ++i)
@@ -161,11 +165,11 @@ __global__ void attentionKernel(const float *q, const uint8_t *keys,
     }
     float cm = blockReduce<true>(s, scratch);
     float nm = fmaxf(m, cm);
-    float e = t < end[b] ? __expf(s - nm) : 0.0f;
+    float e = t < hi ? __expf(s - nm) : 0.0f;
     p[threadIdx.x] = e;
     float ps = blockReduce<false>(e, scratch);
     float corr = m == -CUDART_INF_F ? 0.0f : __expf(m - nm);
-    int64_t n = min(static_cast<int64_t>(blockDim.x), end[b] - t0);
+    int64_t n = min(static_cast<int64_t>(blockDim.x), hi - t0);
     __syncthreads();
     for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x) {
       float a = acc[i] * corr;
@@ -179,11 +183,40 @@ __global__ void attentionKernel(const float *q, const uint8_t *keys,
     m = nm;
     __syncthreads();
   }
-  float *o = out + (b * qHeads + h) * valueDim;
+  int64_t row = (split * gridDim.y + b) * qHeads + h;
+  float *o = out + row * valueDim;
   for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x)
     o[i] = l > 0.0f ? acc[i] / l : 0.0f;
   if (threadIdx.x == 0)
-    lse[b * qHeads + h] = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+    lse[row] = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+}
+
+/// Merges the splits of split-K attention: for each (row, head), the
+/// splits' outputs weighted by exp(lse_s - max) and their log-sum-exp
+/// (a split without keys has lse -inf and weight 0).
+__global__ void splitCombineKernel(const float *partials, const float *plse,
+                                   int64_t splits, int64_t rows, int64_t dim,
+                                   float *out, float *lse) {
+  int64_t r = blockIdx.x;
+  float m = -CUDART_INF_F;
+  for (int64_t s = 0; s < splits; ++s)
+    m = fmaxf(m, plse[s * rows + r]);
+  float denom = 0.0f;
+  if (m != -CUDART_INF_F)
+    for (int64_t s = 0; s < splits; ++s)
+      denom += __expf(plse[s * rows + r] - m);
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    float a = 0.0f;
+    if (denom > 0.0f)
+      for (int64_t s = 0; s < splits; ++s) {
+        float w = __expf(plse[s * rows + r] - m);
+        if (w > 0.0f)
+          a += w * partials[(s * rows + r) * dim + i];
+      }
+    out[r * dim + i] = denom > 0.0f ? a / denom : 0.0f;
+  }
+  if (threadIdx.x == 0)
+    lse[r] = denom > 0.0f ? m + logf(denom) : -CUDART_INF_F;
 }
 
 /// out[i] = decode(q[i]) * scale(i): resident weights for f32 kernels.
@@ -401,14 +434,23 @@ void attention(const float *q, const void *keys, const uint8_t *keyScales,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                int64_t valueDim, int64_t capacity, const int64_t *begin,
                const int64_t *end, float scale, float *out, float *lse,
-               cudaStream_t stream) {
+               int splits, float *workspace, cudaStream_t stream) {
   int threads = 128;
   size_t smem = (keyDim + valueDim + threads) * sizeof(float);
-  dim3 grid(static_cast<unsigned>(qHeads), static_cast<unsigned>(batch));
+  splits = std::max(1, splits);
+  int64_t rows = batch * qHeads;
+  float *po = splits > 1 ? workspace : out;
+  float *pl = splits > 1 ? workspace + splits * rows * valueDim : lse;
+  dim3 grid(static_cast<unsigned>(qHeads), static_cast<unsigned>(batch),
+            static_cast<unsigned>(splits));
   attentionKernel<<<grid, threads, smem, stream>>>(
       q, static_cast<const uint8_t *>(keys), keyScales,
       static_cast<const uint8_t *>(values), valueScales, dtype, qHeads, kvHeads,
-      keyDim, valueDim, capacity, begin, end, scale, out, lse);
+      keyDim, valueDim, capacity, begin, end, scale, po, pl);
+  unsigned combineBlocks = static_cast<unsigned>(rows);
+  if (splits > 1)
+    splitCombineKernel<<<combineBlocks, 128, 0, stream>>>(
+        po, pl, splits, rows, valueDim, out, lse);
 }
 
 void dequantize(const void *q, DType dtype, int64_t n, int64_t base,

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace helix {
@@ -38,14 +39,36 @@ void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
 void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
              int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
              const int64_t *slots, cudaStream_t stream);
+/// Split-K decode attention: how many parts to cut each row's key range
+/// into, so that batch x query heads x splits blocks fill the device
+/// (two blocks per SM) while each split keeps at least kMinKeysPerSplit
+/// keys (a split's fixed work: loading q, the final write, the merge);
+/// at most kMaxAttentionSplits. 1: no split, no merge kernel.
+constexpr int64_t kMinKeysPerSplit = 256;
+constexpr int kMaxAttentionSplits = 64;
+inline int attentionSplits(int64_t blocks, int64_t maxKeys, int sms) {
+  if (blocks <= 0 || maxKeys < 2 * kMinKeysPerSplit)
+    return 1;
+  int64_t wanted = (2 * int64_t(sms) + blocks - 1) / blocks;
+  int64_t most = maxKeys / kMinKeysPerSplit;
+  return static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>({wanted, most, int64_t(kMaxAttentionSplits)})));
+}
+/// Floats of workspace attention() needs for `splits` > 1.
+inline int64_t attentionWorkspace(int splits, int64_t batch, int64_t qHeads,
+                                  int64_t valueDim) {
+  return splits > 1 ? int64_t(splits) * batch * qHeads * (valueDim + 1) : 0;
+}
+
 /// K/V stored in `dtype` (NumberFormats.h); values == nullptr: the value
-/// is the first valueDim entries of the key.
+/// is the first valueDim entries of the key. `splits` > 1: split-K, the
+/// parts' outputs in `workspace` (attentionWorkspace floats), then merged.
 void attention(const float *q, const void *keys, const uint8_t *keyScales,
                const void *values, const uint8_t *valueScales, DType dtype,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                int64_t valueDim, int64_t capacity, const int64_t *begin,
                const int64_t *end, float scale, float *out, float *lse,
-               cudaStream_t stream);
+               int splits, float *workspace, cudaStream_t stream);
 /// out[i] = decoded element i of q times its block scale (desc null: no
 /// scales); `base` is q's first element in its storage.
 void dequantize(const void *q, DType dtype, int64_t n, int64_t base,

@@ -134,6 +134,24 @@ inline cudaError_t cudaSetDevice(int d) {
 }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+/// The SM count is HELIX_CUDA_EMU_SMS (default 132, an H100 SXM's).
+inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr attr,
+                                          int device) {
+  if (device < 0 || device >= helix::cudaemu::host().devices)
+    return helix::cudaemu::setError(cudaErrorInvalidDevice,
+                                    "cudaDeviceGetAttribute: device " +
+                                        std::to_string(device));
+  if (attr != cudaDevAttrMultiProcessorCount)
+    return helix::cudaemu::setError(cudaErrorInvalidValue,
+                                    "cudaDeviceGetAttribute: attribute " +
+                                        std::to_string(int(attr)) +
+                                        " is not emulated");
+  const char *s = std::getenv("HELIX_CUDA_EMU_SMS");
+  *v = s && std::atoi(s) > 0 ? std::atoi(s) : 132;
+  return cudaSuccess;
+}
+
 //===-- Memory
 //-------------------------------------------------------------===//
 
