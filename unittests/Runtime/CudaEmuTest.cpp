@@ -379,10 +379,12 @@ TEST(CudaEmuFaults, DeadlockWatchdog) {
 }
 
 // The mode a run uses: fibers where built, threads under
-// HELIX_CUDA_EMU_THREADS (ctest runs this suite both ways).
+// HELIX_CUDA_EMU_THREADS other than "" or "0" (ctest runs this suite both
+// ways).
 TEST(CudaEmu, Mode) {
   const char *env = std::getenv("HELIX_CUDA_EMU_THREADS");
-  bool threads = (env && *env) || !helix::cudaemu::fibersAvailable();
+  bool asked = env && std::string(env) != "" && std::string(env) != "0";
+  bool threads = asked || !helix::cudaemu::fibersAvailable();
   EXPECT_EQ(helix::cudaemu::globals().mode.load(),
             threads ? helix::cudaemu::Mode::Threads
                     : helix::cudaemu::Mode::Fibers);

@@ -103,6 +103,12 @@ constexpr size_t kSharedOptIn = 227 * 1024;   // cudaFuncSetAttribute max
 /// Unwinds an emulated thread out of its kernel once the launch failed.
 struct Abort {};
 
+/// Whether HELIX_CUDA_EMU_THREADS asks for the std::thread mode.
+inline bool threadsRequested() {
+  const char *s = std::getenv("HELIX_CUDA_EMU_THREADS");
+  return s && *s && std::strcmp(s, "0") != 0;
+}
+
 struct Globals {
   std::mutex launchMu; // one launch at a time: `__shared__` is static storage
   std::mutex attrMu;
@@ -111,10 +117,11 @@ struct Globals {
     const char *s = std::getenv("HELIX_CUDA_EMU_WATCHDOG_S");
     return s ? static_cast<int64_t>(std::atof(s) * 1000) : int64_t(60000);
   }()};
-  /// Fibers where built, unless HELIX_CUDA_EMU_THREADS is set (non-empty).
+  /// Fibers where built, unless HELIX_CUDA_EMU_THREADS is set to anything
+  /// but "" or "0".
   std::atomic<Mode> mode{[] {
-    const char *s = std::getenv("HELIX_CUDA_EMU_THREADS");
-    return fibersAvailable() && !(s && *s) ? Mode::Fibers : Mode::Threads;
+    return fibersAvailable() && !threadsRequested() ? Mode::Fibers
+                                                    : Mode::Threads;
   }()};
 };
 inline Globals &globals() {
