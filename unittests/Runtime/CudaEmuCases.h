@@ -570,6 +570,11 @@ inline std::vector<Result> linearResidentAll() {
                               quantized(DType::F8E4M3, ScaleType::F32, 2, 7,
                                         300, 128, 128, 0, 0, false, 60),
                               1, 0, 11, true));
+  // FP8 rows of 256 values (16-byte aligned: the 128-bit load path).
+  rs.push_back(linearResident("fp8 128x128 blocks, aligned rows",
+                              quantized(DType::F8E4M3, ScaleType::F32, 1, 5,
+                                        256, 128, 128, 0, 0, false, 64),
+                              0, 1, 9, true));
   // NVFP4 with a global per matrix, a view starting at row 2.
   rs.push_back(linearResident("nvfp4 rows 2..",
                               quantized(DType::F4E2M1, ScaleType::E4M3, 2, 9,
