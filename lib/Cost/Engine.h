@@ -73,6 +73,15 @@ struct Prepared {
   /// Price the MoE at the mean EP rank's load instead of the busiest's
   /// (the "balanced" figure of helix cost).
   bool balancedMoE = false;
+  /// Speculative decoding (Workload::mtpTokens): every step verifies
+  /// `queryTokens` = 1 + draftTokens query tokens per request (GEMMs,
+  /// activations and exchanges scale with them; each request's KV is read
+  /// once), after draftTokens passes of the MTP layer, shaped like the
+  /// class `draftClass`, at one token per request.
+  double queryTokens = 1;
+  int64_t draftTokens = 0;
+  double acceptance = 1;
+  int64_t draftClass = -1;
   Placement place;
   int64_t pp = 1;
   double hidden = 0;
@@ -194,6 +203,19 @@ struct StepCost {
 
 StepCost costStep(const Prepared &p, int64_t batch);
 
+/// One draft token of the MTP layer (Prepared::draftClass) for `batch`
+/// requests at one query token each: the layer itself (its attention reads
+/// its own KV cache of the context), its eh_proj (2H -> H, sharded like the
+/// output projection, then all-reduced), the embedding of the token and
+/// the shared LM head with sampling.
+struct DraftCost {
+  double timeS = 0;
+  TimeBreakdown where;
+};
+DraftCost costDraft(const Prepared &p, int64_t batch);
+/// eh_proj parameters per GPU.
+double mtpProjectionParams(const Prepared &p);
+
 /// Pipeline: the micro-batches a batch is cut into, M = min(pp, B).
 int64_t microBatchesOf(const Prepared &p, int64_t batch);
 
@@ -208,6 +230,10 @@ struct Totals {
   double stepExposedS = 0;
   double stepComputeS = 0;
   double stepWeightBytes = 0; // embedding rows read + LM head, per GPU
+  /// MTP (Prepared::draftTokens > 0): the verify step, the draft passes
+  /// and the tokens a step yields per request; ttlS is then their time
+  /// per token, (verify + drafts) / expected tokens.
+  double mtpVerifyS = 0, mtpDraftS = 0, mtpExpectedTokens = 1;
   /// Batch slices of the attention-side overlap (the most of any layer
   /// class); 1 = nothing overlapped.
   int64_t slices = 1;

@@ -140,6 +140,17 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
       !checkInteger("context", workload.context, 1, kMaxContext, error) ||
       !checkInteger("kv block", workload.kvBlock, 1, kMaxContext, error))
     return error;
+  if (!checkInteger("mtp draft tokens", workload.mtpTokens, 0, kMaxMTPTokens,
+                    error))
+    return error;
+  if (workload.mtpTokens > 0 &&
+      !(workload.mtpAcceptance > 0 && workload.mtpAcceptance <= 1))
+    return "mtp acceptance must be in (0, 1], got " +
+           std::to_string(workload.mtpAcceptance);
+  if (workload.mtpTokens > 0 && model.mtpLayers == 0)
+    return "model '" + model.name +
+           "' has no multi-token-prediction layer to draft with "
+           "(num_nextn_predict_layers is 0 or absent in its config)";
   if (config.gpus != 0 && config.gpus != l.gpus())
     return "layout " + l.str() + " uses " + str(l.gpus()) +
            " GPUs (pp x kvp x " + "tpa x dp), but " + str(config.gpus) +
@@ -201,6 +212,11 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
   ev.hbmCapacityBytes = hw.hbmCapacityBytes;
   ev.fits = t.fits;
   ev.breakdown = t.where;
+  ev.mtp.draftTokens = workload.mtpTokens;
+  ev.mtp.acceptance = workload.mtpTokens > 0 ? workload.mtpAcceptance : 1;
+  ev.mtp.expectedTokens = t.mtpExpectedTokens;
+  ev.mtp.verifyStepS = t.mtpVerifyS;
+  ev.mtp.draftS = t.mtpDraftS;
   ev.step.computeS = t.stepComputeS;
   ev.step.weightBytesPerGPU = t.stepWeightBytes;
   ev.step.commS = t.stepCommS;

@@ -53,46 +53,52 @@ static KernelMix gemmMix(DType format, double m, int gemms, int elementwise) {
   return k;
 }
 
+// With MTP every request brings p.queryTokens query tokens to a step: the
+// token counts below (t) are requests x query tokens; the KV each request
+// reads is not (one pass over it serves all its query tokens).
+
 OpCost costQKV(const Prepared &p, const LayerShape &s, int64_t batch) {
   const double act = p.precision.activationBytes();
-  const double b = attentionRequests(p, batch);
+  const double t = attentionRequests(p, batch) * p.queryTokens;
   return kernelCost(
-      *p.hw, p.precision.compute, 2.0 * b * s.qkvParams,
-      s.qkvParams * p.attnWeightBytes, 0, b * (p.hidden + s.qkvOutWidth) * act,
-      gemmMix(p.attnWeightFormat, b, s.qkvGemms, s.qkvElementwise));
+      *p.hw, p.precision.compute, 2.0 * t * s.qkvParams,
+      s.qkvParams * p.attnWeightBytes, 0, t * (p.hidden + s.qkvOutWidth) * act,
+      gemmMix(p.attnWeightFormat, t, s.qkvGemms, s.qkvElementwise));
 }
 
 OpCost costAttentionCore(const Prepared &p, const LayerShape &s,
                          int64_t batch) {
   const double b = attentionRequests(p, batch);
-  KernelMix k = gemmMix(p.attnWeightFormat, b, s.coreGemms, s.coreElementwise);
+  const double t = b * p.queryTokens;
+  KernelMix k = gemmMix(p.attnWeightFormat, t, s.coreGemms, s.coreElementwise);
   k.attention = 1;
   k.mla = s.mla;
-  k.rows = b * s.attnRowsPerRequest;
+  // Each query token is a row of the decode kernel (its curve's key).
+  k.rows = t * s.attnRowsPerRequest;
   k.localHeads = s.qHeads;
   k.kvFormat = p.precision.kvCache;
   return kernelCost(
-      *p.hw, p.precision.compute, b * s.coreFlopsPerRequest, 0,
+      *p.hw, p.precision.compute, t * s.coreFlopsPerRequest, 0,
       b * s.kvValuesPerToken * s.tokensRead * p.precision.kvBytes(),
-      b * s.qHeads * (s.qkDim + s.outHeadDim) * p.precision.activationBytes(),
+      t * s.qHeads * (s.qkDim + s.outHeadDim) * p.precision.activationBytes(),
       k);
 }
 
 OpCost costCombine(const Prepared &p, const LayerShape &s, int64_t batch) {
   if (p.place.kvp <= 1)
     return OpCost();
-  const double b = attentionRequests(p, batch);
-  return roofline(*p.hw, p.precision.compute, 3.0 * b * s.qHeads * s.outHeadDim,
-                  0, 0, 2.0 * partialBytes(p, s, b), 1);
+  const double t = attentionRequests(p, batch) * p.queryTokens;
+  return roofline(*p.hw, p.precision.compute, 3.0 * t * s.qHeads * s.outHeadDim,
+                  0, 0, 2.0 * partialBytes(p, s, t), 1);
 }
 
 OpCost costOutProj(const Prepared &p, const LayerShape &s, int64_t batch) {
-  const double b = attentionRequests(p, batch);
-  return kernelCost(*p.hw, p.precision.compute, 2.0 * b * s.oprojParams,
+  const double t = attentionRequests(p, batch) * p.queryTokens;
+  return kernelCost(*p.hw, p.precision.compute, 2.0 * t * s.oprojParams,
                     s.oprojParams * p.attnWeightBytes, 0,
-                    b * (s.oprojParams / p.hidden + p.hidden) *
+                    t * (s.oprojParams / p.hidden + p.hidden) *
                         p.precision.activationBytes(),
-                    gemmMix(p.attnWeightFormat, b, 1, 0));
+                    gemmMix(p.attnWeightFormat, t, 1, 0));
 }
 
 void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
@@ -100,8 +106,9 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
   const Hardware &hw = *p.hw;
   const Placement &pl = p.place;
   const double b = attentionRequests(p, batch);
-  const double partials = partialBytes(p, s, b);
-  const double arBytes = b * p.hidden * p.precision.activationBytes();
+  const double t = b * p.queryTokens;
+  const double partials = partialBytes(p, s, t);
+  const double arBytes = t * p.hidden * p.precision.activationBytes();
   const double ar =
       collectiveTime(hw, CollectiveKind::AllReduce, pl.oprojWidth, arBytes);
   switch (pl.exchange) {
@@ -144,7 +151,7 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
 // the projection / FFN matrices (Appendix A of the paper).
 
 OpCost costDenseFFN(const Prepared &p, const LayerShape &s, int64_t batch) {
-  const double tokens = double(batch);
+  const double tokens = double(batch) * p.queryTokens;
   // Norm, gate-up GEMM, gated activation, down GEMM.
   return kernelCost(*p.hw, p.precision.compute, 2.0 * tokens * s.ffnParams,
                     s.ffnParams * p.ffnWeightBytes, 0,
@@ -162,7 +169,7 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   const double h = p.hidden;
   // Every GPU of the FFN holds every token (with DP attention they are
   // all-gathered first, as the ep strategy is lowered: costFFNComm).
-  const double tokens = double(batch);
+  const double tokens = double(batch) * p.queryTokens;
   const double held = tokens;
   // Norm, router GEMM (BF16) and top-k over the tokens this GPU holds.
   OpCost c = kernelCost(hw, math, 2.0 * held * s.routerParams,
@@ -199,7 +206,7 @@ CommCost costFFNComm(const Prepared &p, const LayerShape &s, int64_t batch) {
   const Placement &pl = p.place;
   const double act = p.precision.activationBytes();
   const double h = p.hidden;
-  const double bytes = double(batch) * h * act;
+  const double bytes = double(batch) * p.queryTokens * h * act;
   double t = 0;
   if (pl.tokensSplit) {
     // DP attention (ep): the replicas' tokens are all-gathered to every GPU
@@ -247,7 +254,7 @@ StepCost costStep(const Prepared &p, int64_t batch) {
   const double act = p.precision.activationBytes();
   const double wb = Prepared::kPlainWeightBytes; // embedding, LM head
   const double h = p.hidden;
-  const double b = double(batch);
+  const double b = double(batch) * p.queryTokens; // tokens embedded, sampled
   const int64_t g = p.place.stageGPUs;
   StepCost s;
   // Embedding rows of the new tokens, broadcast to every GPU of the stage.
@@ -263,6 +270,35 @@ StepCost costStep(const Prepared &p, int64_t batch) {
       collectiveTime(hw, CollectiveKind::AllGather, g, double(g) * b * 8.0);
   s.p2pS = collectiveTime(hw, CollectiveKind::P2P, 2, b * h * act);
   return s;
+}
+
+double mtpProjectionParams(const Prepared &p) {
+  return 2.0 * p.hidden * p.hidden / double(p.place.oprojWidth);
+}
+
+DraftCost costDraft(const Prepared &p, int64_t batch) {
+  thread_local Prepared one; // reused: no allocation per call once sized
+  one = p;
+  one.queryTokens = 1;
+  const double act = p.precision.activationBytes();
+  const double b = attentionRequests(one, batch);
+  LayerCost layer = costLayer(one, one.classes[p.draftClass], batch);
+  const double params = mtpProjectionParams(one);
+  OpCost eh = kernelCost(
+      *p.hw, p.precision.compute, 2.0 * b * params, params * p.attnWeightBytes,
+      0, b * 3.0 * p.hidden * act, gemmMix(p.attnWeightFormat, b, 1, 2));
+  double ehComm = collectiveTime(*p.hw, CollectiveKind::AllReduce,
+                                 one.place.oprojWidth, b * p.hidden * act);
+  StepCost step = costStep(one, batch);
+  DraftCost d;
+  d.timeS = layer.timeS() + eh.timeS + ehComm + step.first.timeS +
+            step.firstCommS + step.last.timeS + step.lastCommS;
+  d.where = layer.where();
+  d.where += eh.where;
+  d.where += step.first.where;
+  d.where += step.last.where;
+  d.where.exposedComm += ehComm + step.firstCommS + step.lastCommS;
+  return d;
 }
 
 } // namespace detail

@@ -130,6 +130,9 @@ void prepare(const ModelSpec &model, const Hardware &hw,
   out.precision = workload.precision;
   out.config = config;
   out.balancedMoE = workload.balancedExperts;
+  out.draftTokens = workload.mtpTokens;
+  out.queryTokens = double(1 + workload.mtpTokens);
+  out.acceptance = workload.mtpAcceptance;
   out.place = place;
   out.pp = config.layout.pp;
   out.hidden = double(model.hiddenSize);
@@ -170,6 +173,10 @@ void prepare(const ModelSpec &model, const Hardware &hw,
     }
     out.classOfLayer[i] = cls;
   }
+
+  // The MTP layer is shaped like the last decoder layer (HFConfig.cpp).
+  if (out.draftTokens > 0 && numLayers > 0)
+    out.draftClass = out.classOfLayer.back();
 
   // Contiguous stages: stage s holds layers [s*L/pp, (s+1)*L/pp).
   out.stageCounts.assign(out.pp, std::vector<int64_t>(out.classes.size(), 0));

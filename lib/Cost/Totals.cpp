@@ -112,7 +112,8 @@ static MemoryUse layerMemory(const Prepared &p, int64_t st, double requests,
 static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
                           int64_t microBatches) {
   const double requests = attentionRequests(p, batch);
-  const double mb = double(micro);
+  // Workspace per query token (MTP verifies 1 + K per request).
+  const double mb = double(micro) * p.queryTokens;
   // Stages with the same layers hold the same (Prepared::sameLayersAs).
   thread_local std::vector<MemoryUse> layers; // no allocation per call
   layers.assign(p.pp, MemoryUse());
@@ -126,6 +127,14 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
     MemoryUse m = layers[st];
     double workspace = m.activations;
     addStageWeights(p, st, m.weights);
+    if (p.draftClass >= 0 && st == p.pp - 1) {
+      // The MTP layer (with its eh_proj) and its KV cache.
+      const LayerShape &s = p.classes[p.draftClass];
+      m.weights += attentionWeightBytes(p, s) + ffnMatrixBytes(p, s) +
+                   normRouterBytes(p, s) +
+                   mtpProjectionParams(p) * p.attnWeightBytes;
+      m.kvCache += kvCacheBytes(p, s, requests);
+    }
     if (st == p.pp - 1)
       workspace = std::max(workspace, logitsWorkspaceBytes(p, mb));
     // fp32 residual stream of every micro-batch in flight.
@@ -205,6 +214,21 @@ Totals totalsFrom(const Prepared &p, int64_t batch,
   t.ttlS = pipelineTTL(stages, step.p2pS, t.microBatches);
   if (breakdown)
     t.where.pipelineStall = t.ttlS - sum;
+  if (p.draftTokens > 0) {
+    // Speculative decoding: the verify step above, then K draft passes of
+    // the MTP layer per micro-batch; a step yields the expected accepted
+    // tokens per request, and ttlS is the time per token.
+    DraftCost d = costDraft(p, t.microBatch);
+    double k = double(p.draftTokens) * double(t.microBatches);
+    t.mtpVerifyS = t.ttlS;
+    t.mtpDraftS = k * d.timeS;
+    t.mtpExpectedTokens = expectedAcceptedTokens(p.draftTokens, p.acceptance);
+    t.ttlS = (t.mtpVerifyS + t.mtpDraftS) / t.mtpExpectedTokens;
+    if (breakdown) {
+      t.where += d.where.scaled(k);
+      t.where = t.where.scaled(1.0 / t.mtpExpectedTokens);
+    }
+  }
   t.memory = memoryOf(p, batch, t.microBatch, t.microBatches);
   t.fits = t.memory.total() <= p.hw->hbmCapacityBytes;
   return t;

@@ -55,6 +55,7 @@ static bool appendMTPLayers(const FieldReader &r, bool include, ModelSpec &m) {
   int64_t count = 0;
   if (!r.getOptInt("num_nextn_predict_layers", count, 0, 0, kMaxLayers))
     return false;
+  m.mtpLayers = count;
   if (!include || count == 0 || m.layers.empty())
     return true;
   LayerSpec mtp = m.layers.back();

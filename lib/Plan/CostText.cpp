@@ -58,6 +58,17 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
   os << "TTL " << fmt::duration(ev.ttlS) << ": "
      << fmt::number(ev.tokensPerSecPerUser) << " tokens/s/user, "
      << fmt::number(ev.tokensPerSecPerGPU) << " tokens/s/GPU\n";
+  if (ev.mtp.draftTokens > 0)
+    os << "MTP: " << ev.mtp.draftTokens
+       << (ev.mtp.draftTokens == 1 ? " draft token" : " draft tokens")
+       << " per step, each "
+       << "accepted with probability " << fmt::number(ev.mtp.acceptance) << ": "
+       << fmt::number(ev.mtp.expectedTokens)
+       << " tokens per request per step; verify step ("
+       << ev.mtp.draftTokens + 1 << " query tokens per request) "
+       << fmt::duration(ev.mtp.verifyStepS) << " + drafts "
+       << fmt::duration(ev.mtp.draftS) << "; TTL above is per accepted "
+       << "token\n";
   if (ev.balancedTtlS != ev.ttlS)
     os << "MoE: the step waits for the busiest EP rank (routing skew "
        << fmt::number(w.routingSkew) << "); every rank at the mean expert "

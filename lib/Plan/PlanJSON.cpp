@@ -116,6 +116,13 @@ void writePlanJSON(std::ostream &os, const PlanResult &r) {
                     {"compute", stringifyDType(p.compute).str()},
                     {"nvfp4_block_scales", p.nvfp4BlockScales}};
   j["ttl_budget_ms"] = r.options.ttlMs > 0 ? ojson(r.options.ttlMs) : ojson();
+  // Speculative decoding: every point's TTL is per accepted token.
+  if (r.workload.mtpTokens > 0)
+    j["mtp"] = {{"draft_tokens", r.workload.mtpTokens},
+                {"acceptance", r.workload.mtpAcceptance},
+                {"expected_accepted_tokens",
+                 expectedAcceptedTokens(r.workload.mtpTokens,
+                                        r.workload.mtpAcceptance)}};
   ojson fronts = ojson::object();
   ojson budget = ojson::object();
   for (const std::string &name : r.order) {
@@ -192,6 +199,12 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev) {
                  {"activations_bytes", ev.memory.activations},
                  {"hbm_capacity_bytes", ev.hbmCapacityBytes}};
   j["breakdown"] = breakdownJSON(ev.breakdown);
+  if (ev.mtp.draftTokens > 0)
+    j["mtp"] = {{"draft_tokens", ev.mtp.draftTokens},
+                {"acceptance", ev.mtp.acceptance},
+                {"expected_accepted_tokens", ev.mtp.expectedTokens},
+                {"verify_step_s", ev.mtp.verifyStepS},
+                {"draft_s", ev.mtp.draftS}};
   j["step"] = {{"compute_s", ev.step.computeS},
                {"weight_bytes_per_gpu", ev.step.weightBytesPerGPU},
                {"comm_s", ev.step.commS},

@@ -145,6 +145,13 @@ void writePlanSummary(std::ostream &os, const PlanResult &r,
   os << "Helix plan: " << r.model << " on " << r.hardware << ", "
      << fmt::count(r.workload.context) << "-token context, "
      << r.workload.precision.describe() << "\n";
+  if (r.workload.mtpTokens > 0)
+    os << "Speculative decoding with MTP: " << r.workload.mtpTokens
+       << " draft tokens per step, acceptance "
+       << fmt::number(r.workload.mtpAcceptance) << " ("
+       << fmt::number(expectedAcceptedTokens(r.workload.mtpTokens,
+                                             r.workload.mtpAcceptance))
+       << " tokens per request per step); TTL is per accepted token.\n";
   os << "Searched " << fmt::count(int64_t(r.configsEvaluated))
      << " configurations (" << r.options.minGPUs << ".." << r.options.maxGPUs
      << " GPUs, all batches) in " << fmt::fixed(r.searchSeconds, 3) << " s.\n";

@@ -63,6 +63,17 @@ void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
                 "MoE: price every EP rank at the mean expert load (a load "
                 "balancer that replicates hot experts) instead of the "
                 "busiest rank's");
+  cmd->add_option("--mtp", args.mtp,
+                  "speculative decoding with the model's MTP layer: draft "
+                  "tokens per step (0: off, at most " +
+                      std::to_string(kMaxMTPTokens) + ")")
+      ->capture_default_str();
+  args.acceptance = fmt(kDefaultMTPAcceptance);
+  cmd->add_option("--acceptance", args.acceptance,
+                  "MTP: probability that each draft token is accepted "
+                  "(default " +
+                      fmt(kDefaultMTPAcceptance) +
+                      ", from the DeepSeek-V3 report; docs/cost-model.md)");
   cmd->add_flag("--no-nvfp4-scales", args.noNvfp4Scales,
                 "FP4 values take 0.5 bytes, scales not counted (the Helix "
                 "paper's convention; helix compile always counts them)");
@@ -152,6 +163,9 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
   if (isIR ? !loadModelIR(args.model, out.model, error)
            : !importHFConfigFile(args.model, ImportOptions{}, out.model, error))
     return fail();
+  if (isIR) // model IR imported with --mtp carries its MTP layers
+    for (const LayerSpec &l : out.model.layers)
+      out.model.mtpLayers += l.isMTP;
   if (!loadHardware(args.hardware, out.hardware, error))
     return fail();
   if (!parseInteger("--context", args.context, 1, kMaxContext,
@@ -166,6 +180,23 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
                  out.workload.routingSkew, error))
     return fail();
   out.workload.balancedExperts = args.balancedExperts;
+  if (!parseInteger("--mtp", args.mtp, 0, kMaxMTPTokens, out.workload.mtpTokens,
+                    error) ||
+      !parseReal("--acceptance", args.acceptance, 0.0, 1.0,
+                 out.workload.mtpAcceptance, error))
+    return fail();
+  if (out.workload.mtpAcceptance <= 0) {
+    error = "--acceptance: expected a probability above 0 and at most 1, "
+            "got '" +
+            args.acceptance + "'";
+    return fail();
+  }
+  if (out.workload.mtpTokens > 0 && out.model.mtpLayers == 0) {
+    error = "--mtp " + args.mtp + ": " + args.model +
+            " has no multi-token-prediction layer to draft with "
+            "(num_nextn_predict_layers is 0 or absent)";
+    return fail();
+  }
   if (args.nvfp4Scales && args.noNvfp4Scales) {
     error = "--nvfp4-scales and --no-nvfp4-scales exclude each other";
     return fail();

@@ -25,6 +25,8 @@ struct WorkloadArgs {
   bool noNvfp4Scales = false;
   std::string routingSkew; // as typed (addWorkloadOptions sets the default)
   bool balancedExperts = false;
+  std::string mtp = "0";  // draft tokens per step, as typed
+  std::string acceptance; // as typed (addWorkloadOptions sets the default)
 };
 
 /// Number flags are taken as text (CLI11 would clamp integers past int64

@@ -129,6 +129,9 @@ static int runCompile(const CompileArgs &args) {
       !readInteger(cmd, "--kv-block", args.kvBlock, 1, in.workload.context,
                    kvBlock))
     return 1;
+  if (in.workload.mtpTokens > 0)
+    return fail("--mtp: generated programs do not run speculative (MTP) "
+                "steps yet; plan and cost them with helix plan / helix cost");
   if (!in.model.quantMethod.empty() && in.model.quantFormat.empty())
     return fail(args.workload.model + ": quantization_config.quant_method \"" +
                 in.model.quantMethod +

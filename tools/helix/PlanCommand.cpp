@@ -88,6 +88,14 @@ static int runPlan(const PlanArgs &args) {
   if (has(Strategy::Helix) && !has(Strategy::HelixNoHopB))
     opts.strategies.push_back(Strategy::HelixNoHopB);
   opts.perLayer = args.perLayer == "on" && has(Strategy::Helix);
+  if (opts.perLayer && in.workload.mtpTokens > 0) {
+    // The per-layer search composes layer times itself and does not price
+    // draft passes yet: say so rather than mix two kinds of TTL.
+    std::cerr << cmd
+              << ": note: --mtp: per-layer layouts are not searched with "
+                 "speculative decoding yet (--per-layer off)\n";
+    opts.perLayer = false;
+  }
   PlanResult result = search(in.model, in.hardware, in.workload, opts);
 
   TextOptions text;

@@ -88,7 +88,17 @@ struct Evaluation {
   /// HOP-B (or the TP baselines' batch-wise all-reduce overlap) is reported
   /// on exactly when more than one slice is used.
   bool hopbUsed() const { return hopbSlices > 1; }
-  double ttlS = 0; // token-to-token latency
+  double ttlS = 0; // token-to-token latency (with MTP: per accepted token)
+  /// Speculative decoding (Workload::mtpTokens > 0): a step verifies
+  /// 1 + draftTokens tokens per request after draftTokens passes of the MTP
+  /// layer and yields expectedTokens per request on average.
+  struct MTP {
+    int64_t draftTokens = 0;
+    double acceptance = 1;
+    double expectedTokens = 1;
+    double verifyStepS = 0;
+    double draftS = 0; // all draft passes of one step
+  } mtp;
   /// TTL with every EP rank at the mean expert load (= ttlS without MoE
   /// layers); ttlS waits for the busiest rank (Workload::routingSkew).
   double balancedTtlS = 0;

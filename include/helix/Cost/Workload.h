@@ -3,6 +3,7 @@
 #ifndef HELIX_COST_WORKLOAD_H
 #define HELIX_COST_WORKLOAD_H
 
+#include "helix/Common/Speculative.h"
 #include "helix/Cost/MoE.h"
 #include "helix/Cost/Precision.h"
 
@@ -11,7 +12,7 @@
 namespace helix {
 
 /// Every request in the batch has `context` tokens of KV history (the paper's
-/// S) and decodes one token per step.
+/// S) and decodes one token per step (with MTP: verifies 1 + mtpTokens).
 struct Workload {
   int64_t context = 1000000;
   Precision precision;
@@ -25,6 +26,11 @@ struct Workload {
   /// deployment with a load balancer that replicates hot experts, EPLB,
   /// comes close) instead of the busiest rank's.
   bool balancedExperts = false;
+  /// Speculative decoding with the model's MTP layer: draft tokens per step
+  /// (0: plain decoding) and the probability each is accepted
+  /// (helix/Common/Speculative.h).
+  int64_t mtpTokens = 0;
+  double mtpAcceptance = kDefaultMTPAcceptance;
 };
 
 } // namespace helix

@@ -106,6 +106,10 @@ struct ModelSpec {
   /// "model.layers.*.self_attn".
   std::vector<std::string> quantExclude;
   std::vector<LayerSpec> layers;
+  /// Multi-token-prediction layers the checkpoint ships
+  /// (num_nextn_predict_layers), whether or not `layers` includes them:
+  /// what speculative decoding with --mtp drafts with.
+  int64_t mtpLayers = 0;
 
   int64_t numLayers() const { return static_cast<int64_t>(layers.size()); }
   int64_t numMoELayers() const;
