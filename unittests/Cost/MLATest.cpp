@@ -4,18 +4,15 @@
 
 #include "PaperModels.h"
 
+#include "TestHardware.h"
+
 #include "gtest/gtest.h"
 
 using namespace helix;
 
 namespace {
 
-Hardware gb200() {
-  Hardware hw;
-  std::string error;
-  EXPECT_TRUE(loadHardware("gb200-nvl72", hw, error)) << error;
-  return hw;
-}
+Hardware gb200() { return test::presetHardware("gb200-nvl72"); }
 
 Evaluation helixR1(int64_t kvp, int64_t batch, const Hardware &hw) {
   Config c;

@@ -10,27 +10,17 @@
 #include "helix/Cost/Evaluate.h"
 #include "helix/Import/HFConfig.h"
 
+#include "TestHardware.h"
+
 #include "gtest/gtest.h"
 
 using namespace helix;
 
 namespace {
 
-Hardware gb200() {
-  Hardware hw;
-  std::string error;
-  EXPECT_TRUE(loadHardware("gb200-nvl72", hw, error)) << error;
-  return hw;
-}
-
+Hardware gb200() { return test::presetHardware("gb200-nvl72"); }
 ModelSpec importModel(const std::string &file) {
-  ModelSpec m;
-  std::string error;
-  EXPECT_TRUE(importHFConfigFile(std::string(HELIX_SOURCE_DIR) +
-                                     "/test/Inputs/models/" + file,
-                                 ImportOptions{}, m, error))
-      << error;
-  return m;
+  return test::importTestModel(file);
 }
 
 Config deepSeekConfig(int64_t batch) {

@@ -8,6 +8,8 @@
 
 #include "PaperModels.h"
 
+#include "TestHardware.h"
+
 #include "gtest/gtest.h"
 
 #include <set>
@@ -16,21 +18,9 @@ using namespace helix;
 
 namespace {
 
-Hardware gb200() {
-  Hardware hw;
-  std::string error;
-  EXPECT_TRUE(loadHardware("gb200-nvl72", hw, error)) << error;
-  return hw;
-}
-
+Hardware gb200() { return test::presetHardware("gb200-nvl72"); }
 ModelSpec importModel(const std::string &file) {
-  ModelSpec m;
-  std::string error;
-  EXPECT_TRUE(importHFConfigFile(std::string(HELIX_SOURCE_DIR) +
-                                     "/test/Inputs/models/" + file,
-                                 ImportOptions{}, m, error))
-      << error;
-  return m;
+  return test::importTestModel(file);
 }
 
 struct Priced {

@@ -1,9 +1,14 @@
-//===- TestHardware.h - Idealised hardware for hand-checked tests -*- C++ -*-//
+//===- TestHardware.h - Hardware and models for the cost tests --*- C++ -*-===//
 
 #ifndef HELIX_UNITTESTS_COST_TESTHARDWARE_H
 #define HELIX_UNITTESTS_COST_TESTHARDWARE_H
 
 #include "helix/Cost/Hardware.h"
+#include "helix/Import/HFConfig.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
 
 namespace helix {
 namespace test {
@@ -25,6 +30,25 @@ inline Hardware appendixAHardware() {
     c.busEfficiency = 1.0;
   }
   return hw;
+}
+
+/// A preset hardware file (data/hardware), by name.
+inline Hardware presetHardware(const std::string &name = "gb200-nvl72") {
+  Hardware hw;
+  std::string error;
+  EXPECT_TRUE(loadHardware(name, hw, error)) << error;
+  return hw;
+}
+
+/// A config.json of test/Inputs/models, imported.
+inline ModelSpec importTestModel(const std::string &file) {
+  ModelSpec m;
+  std::string error;
+  EXPECT_TRUE(importHFConfigFile(std::string(HELIX_SOURCE_DIR) +
+                                     "/test/Inputs/models/" + file,
+                                 ImportOptions{}, m, error))
+      << error;
+  return m;
 }
 
 } // namespace test

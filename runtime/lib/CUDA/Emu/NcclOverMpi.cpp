@@ -365,100 +365,103 @@ ncclResult_t ncclRecv(void *buffer, size_t count, ncclDataType_t t, int peer,
   return pointToPoint(false, "ncclRecv", buffer, count, t, peer, comm, s);
 }
 
+namespace {
+
+/// A collective's MPI type and operation, elements and bytes, once its
+/// arguments passed the checks.
+struct Collective {
+  MPI_Datatype type;
+  MPI_Op op = MPI_OP_NULL;
+  int n = 0;
+  size_t bytes = 0; // of `count` elements
+};
+
+/// The checks every collective makes, then its trace line: the
+/// communicator, type and count (`op`: a reduction), and that `send` and
+/// `recv` (null: not checked) hold sendParts and recvParts times `count`
+/// elements of device memory.
+ncclResult_t checkCollective(const char *call, ncclComm_t comm, size_t count,
+                             ncclDataType_t t, const ncclRedOp_t *op,
+                             const void *send, size_t sendParts,
+                             const void *recv, size_t recvParts, int peer,
+                             cudaStream_t s, Collective &c) {
+  if (ncclResult_t r =
+          prepare(call, comm, count, t, op != nullptr, &c.type, &c.n, &c.bytes))
+    return r;
+  if (op && !mpiOp(*op, &c.op))
+    return fail(ncclInvalidArgument, std::string(call) + ": reduction " +
+                                         std::to_string(static_cast<int>(*op)) +
+                                         " is not supported");
+  if (send)
+    if (ncclResult_t r = device(call, "sendbuff", send, c.bytes * sendParts))
+      return r;
+  if (recv)
+    if (ncclResult_t r = device(call, "recvbuff", recv, c.bytes * recvParts))
+      return r;
+  traceCall(call, c.bytes, comm, peer, s);
+  return ncclSuccess;
+}
+
+} // namespace
+
 ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
                            ncclDataType_t t, ncclRedOp_t op, ncclComm_t comm,
                            cudaStream_t s) {
-  MPI_Datatype type;
-  MPI_Op mop;
-  int n = 0;
-  size_t bytes = 0;
-  if (ncclResult_t r =
-          prepare("ncclAllReduce", comm, count, t, true, &type, &n, &bytes))
+  Collective c;
+  if (ncclResult_t r = checkCollective("ncclAllReduce", comm, count, t, &op,
+                                       send, 1, recv, 1, -1, s, c))
     return r;
-  if (!mpiOp(op, &mop))
-    return fail(ncclInvalidArgument, "ncclAllReduce: reduction " +
-                                         std::to_string(static_cast<int>(op)) +
-                                         " is not supported");
-  if (ncclResult_t r = device("ncclAllReduce", "sendbuff", send, bytes))
-    return r;
-  if (ncclResult_t r = device("ncclAllReduce", "recvbuff", recv, bytes))
-    return r;
-  traceCall("ncclAllReduce", bytes, comm, -1, s);
   return mpiResult("ncclAllReduce",
-                   MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, n,
-                                 type, mop, comm->mpi));
+                   MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, c.n,
+                                 c.type, c.op, comm->mpi));
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
                            ncclDataType_t t, ncclComm_t comm, cudaStream_t s) {
-  MPI_Datatype type;
-  int n = 0;
-  size_t bytes = 0;
+  Collective c;
   if (ncclResult_t r =
-          prepare("ncclAllGather", comm, count, t, false, &type, &n, &bytes))
+          checkCollective("ncclAllGather", comm, count, t, nullptr, send, 1,
+                          recv, comm ? size_t(comm->size) : 0, -1, s, c))
     return r;
-  if (ncclResult_t r = device("ncclAllGather", "sendbuff", send, bytes))
-    return r;
-  if (ncclResult_t r =
-          device("ncclAllGather", "recvbuff", recv, bytes * comm->size))
-    return r;
-  traceCall("ncclAllGather", bytes, comm, -1, s);
-  bool inPlace = send == static_cast<char *>(recv) + bytes * comm->rank;
+  bool inPlace = send == static_cast<char *>(recv) + c.bytes * comm->rank;
   return mpiResult("ncclAllGather",
-                   MPI_Allgather(inPlace ? MPI_IN_PLACE : send, n, type, recv,
-                                 n, type, comm->mpi));
+                   MPI_Allgather(inPlace ? MPI_IN_PLACE : send, c.n, c.type,
+                                 recv, c.n, c.type, comm->mpi));
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
                                ncclDataType_t t, ncclRedOp_t op,
                                ncclComm_t comm, cudaStream_t s) {
-  MPI_Datatype type;
-  MPI_Op mop;
-  int n = 0;
-  size_t bytes = 0;
+  Collective c;
   if (ncclResult_t r =
-          prepare("ncclReduceScatter", comm, count, t, true, &type, &n, &bytes))
+          checkCollective("ncclReduceScatter", comm, count, t, &op, send,
+                          comm ? size_t(comm->size) : 0, recv, 1, -1, s, c))
     return r;
-  if (!mpiOp(op, &mop))
-    return fail(ncclInvalidArgument, "ncclReduceScatter: reduction " +
-                                         std::to_string(static_cast<int>(op)) +
-                                         " is not supported");
-  if (ncclResult_t r =
-          device("ncclReduceScatter", "sendbuff", send, bytes * comm->size))
-    return r;
-  if (ncclResult_t r = device("ncclReduceScatter", "recvbuff", recv, bytes))
-    return r;
-  traceCall("ncclReduceScatter", bytes, comm, -1, s);
   // NCCL's in place puts the result at the rank's slice of the input, MPI's
   // at its start: reduce from a copy of the input.
   std::vector<char> input(static_cast<const char *>(send),
-                          static_cast<const char *>(send) + bytes * comm->size);
-  return mpiResult(
-      "ncclReduceScatter",
-      MPI_Reduce_scatter_block(input.data(), recv, n, type, mop, comm->mpi));
+                          static_cast<const char *>(send) +
+                              c.bytes * comm->size);
+  return mpiResult("ncclReduceScatter",
+                   MPI_Reduce_scatter_block(input.data(), recv, c.n, c.type,
+                                            c.op, comm->mpi));
 }
 
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count,
                            ncclDataType_t t, int root, ncclComm_t comm,
                            cudaStream_t s) {
-  MPI_Datatype type;
-  int n = 0;
-  size_t bytes = 0;
+  bool isRoot = comm && comm->rank == root;
+  Collective c;
   if (ncclResult_t r =
-          prepare("ncclBroadcast", comm, count, t, false, &type, &n, &bytes))
+          checkCollective("ncclBroadcast", comm, count, t, nullptr,
+                          isRoot ? send : nullptr, 1, recv, 1, root, s, c))
     return r;
   if (root < 0 || root >= comm->size)
     return fail(ncclInvalidArgument, "ncclBroadcast: root " +
                                          std::to_string(root) + " of " +
                                          std::to_string(comm->size));
-  if (ncclResult_t r = device("ncclBroadcast", "recvbuff", recv, bytes))
-    return r;
-  if (comm->rank == root) {
-    if (ncclResult_t r = device("ncclBroadcast", "sendbuff", send, bytes))
-      return r;
-    if (send != recv && bytes)
-      std::memmove(recv, send, bytes);
-  }
-  traceCall("ncclBroadcast", bytes, comm, root, s);
-  return mpiResult("ncclBroadcast", MPI_Bcast(recv, n, type, root, comm->mpi));
+  if (isRoot && send != recv && c.bytes)
+    std::memmove(recv, send, c.bytes);
+  return mpiResult("ncclBroadcast",
+                   MPI_Bcast(recv, c.n, c.type, root, comm->mpi));
 }
