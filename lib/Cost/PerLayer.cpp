@@ -129,7 +129,8 @@ PerLayerReuse::~PerLayerReuse() = default;
 struct PerLayerSearch::Impl {
   const ModelSpec &model;
   const Hardware &hw;
-  const Workload &workload;
+  /// A copy: callers may pass a temporary (the workload is small).
+  const Workload workload;
   int64_t gpus;
   bool ok = true;
   /// Candidates by kind (empty for kinds the model lacks).

@@ -109,7 +109,8 @@ private:
 };
 
 /// Prices per-layer plans on one GPU count: candidates are enumerated and
-/// prepared once, then each batch is priced from them.
+/// prepared once, then each batch is priced from them. The model and the
+/// hardware must outlive the search; the workload is copied.
 class PerLayerSearch {
 public:
   PerLayerSearch(const ModelSpec &model, const Hardware &hw,
