@@ -333,6 +333,33 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
   let genVerifyDecl = 1;
 }
 
+def Helix_MTPAttr : Helix_Attr<"MTP", "mtp"> {
+  let summary = "Speculative decoding with the model's MTP layer";
+  let description = [{
+    Carried on the decode-step function (and, in rank IR, on the module) as
+    `helix.mtp` when the plan decodes speculatively
+    (docs/speculative-decoding.md): each step verifies `draft_tokens` + 1
+    query tokens per request (the accepted token and the drafts), after
+    `draft_tokens` passes of the multi-token-prediction layer; the plan's
+    `ttl_s` is then the time per accepted token, priced with `acceptance`,
+    the probability that each draft is accepted given the ones before it.
+
+    ```mlir
+    #helix.mtp<draft_tokens = 2, acceptance = 8.500000e-01>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$draft_tokens,
+    Helix_F64Parameter<"probability that each draft is accepted", "::helix::kDefaultMTPAcceptance">:$acceptance
+  );
+  let extraClassDeclaration = [{
+    /// Query rows per request of the verify step.
+    int64_t getQueryTokens() const { return getDraftTokens() + 1; }
+  }];
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Helix_CostAttr : Helix_Attr<"Cost", "cost"> {
   let summary = "Predicted time and traffic of an op, or of the whole step";
   let description = [{

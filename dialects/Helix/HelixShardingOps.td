@@ -431,7 +431,14 @@ def Helix_AttentionPartialOp : Helix_Op<"attention_partial",
     there are fewer heads than ranks to spread them over.
 
     The requests are rows `batch_offset ..` of the step's batch and cache
-    rows `row_base + batch_offset ..` of `cache_rows`. After
+    rows `row_base + batch_offset ..` of `cache_rows`. A speculative verify
+    step (`queries` = K + 1 > 1, `helix.mtp`) has `queries` consecutive
+    query rows per request, at consecutive positions: query row `i` reads
+    and appends to cache row `row_base + (batch_offset + i) / queries`,
+    every row's KV entry is appended before any row attends, and each row
+    attends over the entries its own span (its position) covers, so the
+    request's later drafts stay invisible to its earlier rows;
+    `batch_offset` and the rows are whole requests. After
     `helix-kv-placement`, `placement` and the `kv(slots, spans)` operands
     (from `helix.kv_slots`) say where each request's new entry goes (slot,
     or -1 when another rank owns the position) and which local entries
@@ -458,7 +465,8 @@ def Helix_AttentionPartialOp : Helix_Op<"attention_partial",
                    DefaultValuedAttr<I64Attr, "1">:$head_split,
                    DefaultValuedAttr<I64Attr, "0">:$batch_offset,
                    I64Attr:$cache_rows,
-                   OptionalAttr<Helix_KVPlacementAttr>:$placement);
+                   OptionalAttr<Helix_KVPlacementAttr>:$placement,
+                   DefaultValuedAttr<I64Attr, "1">:$queries);
   let results = (outs 4DTensorOf<[F32]>:$result);
   let assemblyFormat = [{
     $q `,` $k (`,` $v^)? `cache` `(` $cache `)` (`w_uv` `(` $w_uv^ `)`)?

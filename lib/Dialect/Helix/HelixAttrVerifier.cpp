@@ -5,15 +5,18 @@
 // argument / result hooks):
 //
 //   on a function or module   helix.plan (#helix.plan), helix.model
-//                             (#helix.model), helix.micro_batches (> 0)
+//                             (#helix.model), helix.micro_batches (> 0),
+//                             helix.mtp (#helix.mtp)
 //   on SPMD rank IR           helix.stage (>= 0: a stage program, and what
 //                             code generation makes of it), helix.layers
 //                             (array<i64> of distinct layers >= 0, on a
-//                             layer function)
+//                             layer function), helix.draft_stage (>= 0:
+//                             the MTP drafter of that stage)
 //   on a priced op            helix.cost (#helix.cost)
 //   during code generation    helix.weight_base (>= 0, on a layer call)
 //   on a function argument    helix.name (non-empty string), helix.kv_layer
 //                             (>= 0)
+//   on a function result      helix.name (non-empty string)
 //
 // Any other `helix.*` name is an error, so that a misspelt attribute is not
 // silently ignored.
@@ -86,6 +89,11 @@ LogicalResult verifyPlan(Operation *op, NamedAttribute attr) {
                  failed(requireStepHolder(op, attr)));
 }
 
+LogicalResult verifyMTP(Operation *op, NamedAttribute attr) {
+  return failure(failed(requireKind<MTPAttr>(op, attr, "a #helix.mtp")) ||
+                 failed(requireStepHolder(op, attr)));
+}
+
 LogicalResult verifyModel(Operation *op, NamedAttribute attr) {
   return failure(failed(requireKind<ModelAttr>(op, attr, "a #helix.model")) ||
                  failed(requireStepHolder(op, attr)));
@@ -136,8 +144,10 @@ LogicalResult HelixDialect::verifyOperationAttribute(Operation *op,
   Check check = llvm::StringSwitch<Check>(attr.getName().getValue())
                     .Case("helix.plan", verifyPlan)
                     .Case("helix.model", verifyModel)
+                    .Case("helix.mtp", verifyMTP)
                     .Case("helix.micro_batches", verifyMicroBatches)
                     .Case("helix.stage", verifyNonNegative)
+                    .Case("helix.draft_stage", verifyNonNegative)
                     .Case("helix.layers", verifyLayers)
                     .Case("helix.weight_base", verifyNonNegative)
                     .Case("helix.cost", verifyCost)
@@ -162,5 +172,9 @@ LogicalResult HelixDialect::verifyRegionArgAttribute(Operation *op, unsigned,
 LogicalResult HelixDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                         unsigned,
                                                         NamedAttribute attr) {
+  // A step's results beyond its logits are named (the verify step's
+  // "hidden" state, which the MTP drafter reads).
+  if (attr.getName().getValue() == "helix.name")
+    return verifyName(op, attr);
   return unknown(op, attr, "on a result");
 }

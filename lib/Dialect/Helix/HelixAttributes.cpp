@@ -359,6 +359,22 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// MTPAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult MTPAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              int64_t draftTokens, APFloat acceptance) {
+  // The ranges helix plan / cost / compile --mtp and --acceptance take.
+  if (draftTokens < 1 || draftTokens > ::helix::kMaxMTPTokens)
+    return emitError() << "mtp 'draft_tokens' must be in [1, "
+                       << ::helix::kMaxMTPTokens << "], got " << draftTokens;
+  double a = acceptance.convertToDouble();
+  if (!acceptance.isFinite() || !(a > 0 && a <= 1))
+    return emitError() << "mtp 'acceptance' must be in (0, 1]";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // CostAttr
 //===----------------------------------------------------------------------===//
 

@@ -443,10 +443,11 @@ static LogicalResult verifyCacheOperand(AttentionPartialOp op,
                             << " tokens per request but the placement's "
                                "capacity is "
                             << op.getPlacement()->getCapacity();
-  int64_t b = dim(op.getQ(), 0), offset = op.getBatchOffset();
-  if (!ShapedType::isDynamic(b) && offset + b > shard.getRows())
+  int64_t q = op.getQueries();
+  int64_t b = dim(op.getQ(), 0), offset = op.getBatchOffset() / q;
+  if (!ShapedType::isDynamic(b) && offset + b / q > shard.getRows())
     return op.emitOpError()
-           << "requests [" << offset << ", " << op.getBatchOffset() + b
+           << "requests [" << offset << ", " << offset + b / q
            << ") are outside the KV shard's " << shard.getRows() << " rows";
   return success();
 }
@@ -482,6 +483,15 @@ LogicalResult AttentionPartialOp::verify() {
   if (int64_t(getBatchOffset()) < 0 || int64_t(getCacheRows()) < 1)
     return emitOpError() << "batch_offset must not be negative and cache_rows "
                             "must be positive";
+  int64_t q = getQueries();
+  if (q < 1 || q > ::helix::kMaxMTPTokens + 1)
+    return emitOpError() << "queries (" << q << ") must be in [1, "
+                         << ::helix::kMaxMTPTokens + 1 << "]";
+  if (int64_t(getBatchOffset()) % q != 0 ||
+      (!ShapedType::isDynamic(b) && b % q != 0))
+    return emitOpError() << "the " << b << " query rows from batch_offset "
+                         << getBatchOffset() << " are not whole requests of "
+                         << q << " queries";
   int64_t parts = dim(getResult(), 0);
   if (failed(expectShape(*this, "result", getResult(),
                          {parts, b, hq * s, dv / s + 1})))

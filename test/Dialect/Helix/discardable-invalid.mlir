@@ -137,5 +137,22 @@ func.func private @f(tensor<4xf32> {helix.rank = 0 : i64})
 
 // -----
 
-// expected-error@+1 {{unknown helix attribute 'helix.name' on a result}}
-func.func private @f() -> (tensor<4xf32> {helix.name = "logits"})
+// expected-error@+1 {{unknown helix attribute 'helix.kv_layer' on a result}}
+func.func private @f() -> (tensor<4xf32> {helix.kv_layer = 0 : i64})
+
+// -----
+
+// A step's results past its logits are named (the verify step's hidden
+// state, which the MTP drafter reads).
+// expected-error@+1 {{'helix.name' must be a non-empty string, got ""}}
+func.func private @f() -> (tensor<4xf32>, tensor<4xf32> {helix.name = ""})
+
+// -----
+
+// expected-error@+1 {{'helix.mtp' must be a #helix.mtp, got 2 : i64}}
+func.func private @f() attributes {helix.mtp = 2 : i64}
+
+// -----
+
+// expected-error@+1 {{'helix.draft_stage' must be a non-negative i64 integer, got -1 : i64}}
+func.func private @f() attributes {helix.draft_stage = -1 : i64}

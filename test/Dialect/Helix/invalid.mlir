@@ -388,6 +388,16 @@ func.func @f(%x: tensor<4x32xf32>) {
 
 // -----
 
+// expected-error@+1 {{mtp 'draft_tokens' must be in [1, 8], got 9}}
+func.func private @f() attributes {a = #helix.mtp<draft_tokens = 9>}
+
+// -----
+
+// expected-error@+1 {{mtp 'acceptance' must be in (0, 1]}}
+func.func private @f() attributes {a = #helix.mtp<draft_tokens = 1, acceptance = 0.0>}
+
+// -----
+
 // expected-error@+1 {{'batch' must be positive, got 0}}
 func.func private @f() attributes {a = #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 8, batch = 0, context_length = 1024>}
 

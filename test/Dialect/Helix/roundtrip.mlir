@@ -115,6 +115,15 @@ func.func @mha_mqa_qknorm(%x: tensor<2x1024xf16>, %pos: tensor<2xi64>,
 // CHECK-SAME: layout = #helix.layout<gpus = 8, ep = 8, dp = 8>
 func.func private @plan_and_dp() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "b200", gpus = 8, batch = 64, context_length = 131072, weights = fp8, kv_cache = fp8, compute = fp4, nvfp4_scales = true, hopb = true, ttl_s = 0.0125>, layout = #helix.layout<gpus = 8, tpf = 1, ep = 8, dp = 8>}
 
+// Speculative decoding: the drafts per step and the acceptance the plan was
+// priced with (the default, 0.85, is not printed).
+// CHECK-LABEL: func.func private @speculative
+// CHECK-SAME: helix.mtp = #helix.mtp<draft_tokens = 3, acceptance = 9.000000e-01>
+func.func private @speculative() attributes {helix.mtp = #helix.mtp<draft_tokens = 3, acceptance = 0.9>}
+// CHECK-LABEL: func.func private @speculative_default
+// CHECK-SAME: helix.mtp = #helix.mtp<draft_tokens = 1>}
+func.func private @speculative_default() attributes {helix.mtp = #helix.mtp<draft_tokens = 1, acceptance = 0.85>}
+
 // The MoE routing the plan was priced with; the default skew is not printed.
 // CHECK-LABEL: func.func private @plan_routing
 // CHECK-SAME: helix.plan = #helix.plan<strategy = ep, hardware = "h200", gpus = 8, batch = 16, context_length = 4096, ttl_s = 1.000000e-02, routing_skew = 0.000000e+00, balanced_experts = true>

@@ -102,6 +102,35 @@ func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_cac
 
 // -----
 
+// A verify step's rows are whole requests of `queries` rows each.
+func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) {
+  // expected-error@+1 {{the 4 query rows from batch_offset 0 are not whole requests of 3 queries}}
+  %p = helix.attention_partial %q, %k, %k cache(%c) {cache_rows = 4 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, queries = 3 : i64}
+    : (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) -> tensor<1x4x4x17xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) {
+  // expected-error@+1 {{queries (10) must be in [1, 9]}}
+  %p = helix.attention_partial %q, %k, %k cache(%c) {cache_rows = 4 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, queries = 10 : i64}
+    : (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) -> tensor<1x4x4x17xf32>
+  return
+}
+
+// -----
+
+// Two requests of two queries: cache rows 1 and 2 of a 2-row shard.
+func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_shard<rows = 2, tokens = 32, heads = 2, key_dim = 16, value_dim = 16, element = bf16>, %s: tensor<1x4xi64>, %sp: tensor<1x4x2xi64>) {
+  // expected-error@+1 {{requests [1, 3) are outside the KV shard's 2 rows}}
+  %p = helix.attention_partial %q, %k, %k cache(%c) kv(%s, %sp) {batch_offset = 2 : i64, cache_rows = 2 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, layer = 0 : i64, placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 32>, queries = 2 : i64}
+    : (tensor<4x4x16xbf16>, tensor<4x2x16xbf16>, tensor<4x2x16xbf16>, !helix.kv_shard<rows = 2, tokens = 32, heads = 2, key_dim = 16, value_dim = 16, element = bf16>, tensor<1x4xi64>, tensor<1x4x2xi64>) -> tensor<1x4x4x17xf32>
+  return
+}
+
+// -----
+
 func.func @f(%q: tensor<4x4x16xbf16>, %k: tensor<4x2x16xbf16>, %c: !helix.kv_cache<heads = 2, key_dim = 16, value_dim = 16, element = bf16>) {
   // expected-error@+1 {{head_split (3) must divide v_head_dim (16)}}
   %p = helix.attention_partial %q, %k, %k cache(%c) {cache_rows = 4 : i64, config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16>, head_split = 3 : i64, layer = 0 : i64}

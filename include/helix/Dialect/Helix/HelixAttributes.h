@@ -6,6 +6,7 @@
 #include "helix/Common/DType.h"
 #include "helix/Common/Rope.h"
 #include "helix/Common/Routing.h"
+#include "helix/Common/Speculative.h"
 #include "helix/Common/Strategy.h"
 
 #include "mlir/IR/Attributes.h"
