@@ -79,7 +79,25 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
                     placementFor(plan.config).overlap, plan.config.hopbSlices,
                     plan.kvBlock, APFloat(plan.workload.routingSkew),
                     plan.workload.balancedExperts));
+  recordSpeculative(func, plan.workload);
   return annotated;
+}
+
+void recordSpeculative(Operation *holder, const Workload &workload) {
+  if (workload.mtpTokens <= 0) {
+    holder->removeAttr("helix.mtp");
+    return;
+  }
+  holder->setAttr("helix.mtp",
+                  MTPAttr::get(holder->getContext(), workload.mtpTokens,
+                               APFloat(workload.mtpAcceptance)));
+}
+
+void readSpeculative(Operation *holder, Workload &workload) {
+  if (auto mtp = holder->getAttrOfType<MTPAttr>("helix.mtp")) {
+    workload.mtpTokens = mtp.getDraftTokens();
+    workload.mtpAcceptance = mtp.getAcceptance().convertToDouble();
+  }
 }
 
 PlanAttr planWithProgram(PlanAttr p, int64_t slices, int64_t kvBlock) {
@@ -122,6 +140,7 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
     return false;
   }
   PlanRecord r = planRecordOf(attr);
+  readSpeculative(func, r.workload);
   Config &c = r.config;
 
   // The widths: attention's from an attention op, the FFN grid from an MoE

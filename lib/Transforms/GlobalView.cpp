@@ -25,6 +25,22 @@ int64_t ShardPlan::stageOf(int64_t layer) const {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// A speculative verify step (helix.mtp): K + 1 query rows per request,
+/// request-major, over the same cache rows.
+static LogicalResult readSpeculative(func::FuncOp func, ShardPlan &p) {
+  auto mtp = func->getAttrOfType<MTPAttr>("helix.mtp");
+  if (!mtp)
+    return success();
+  if (p.layout.pp > 1)
+    return func.emitError()
+           << "helix-insert-collectives: speculative (helix.mtp) steps run "
+              "without pipeline stages; the plan has pp = "
+           << p.layout.pp;
+  p.queries = mtp.getQueryTokens();
+  p.batch *= p.queries;
+  return success();
+}
+
 FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
   auto fail = [&](const Twine &why) {
     func.emitError() << "helix-insert-collectives: " << why;
@@ -68,6 +84,8 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
     p.batch = ceilDiv(b, p.microBatches);
     p.cacheRows = p.batch * p.microBatches;
   }
+  if (failed(readSpeculative(func, p)))
+    return failure();
   return p;
 }
 

@@ -44,6 +44,7 @@ struct ShardPlan {
   int64_t planBatch = 1;    // the plan's batch
   int64_t cacheRows = 1;    // KV cache rows of each layer
   int64_t microBatches = 1; // tp-pp: micro-batches per round
+  int64_t queries = 1;      // query rows per request (MTP verify: K + 1)
   int64_t layers = 1;
   std::string modelType;
 

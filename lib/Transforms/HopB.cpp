@@ -179,10 +179,17 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     return part;
   }
 
+  /// The requests of `attn`'s batch: its query rows, or whole groups of
+  /// `queries` rows in a speculative verify step (slices keep them whole).
+  static int64_t requestsOf(AttentionPartialOp attn) {
+    int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
+    return rows / int64_t(attn.getQueries());
+  }
+
   /// The slices the batch of `attn` is cut into (1: left whole).
   int64_t sliceCount(AttentionPartialOp attn) const {
-    int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
-    return count == 0 ? rows : std::min<int64_t>(count, rows);
+    int64_t requests = requestsOf(attn);
+    return count == 0 ? requests : std::min<int64_t>(count, requests);
   }
 
   /// `collective` on `input` (instead of `from`), started and left in
@@ -211,7 +218,7 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
       AttentionPartialOp attn, Operation *anchor, Value replaced,
       function_ref<AsyncStartOp(OpBuilder &, int64_t, int64_t)> start,
       function_ref<Value(OpBuilder &, Value)> finish) {
-    int64_t rows = cast<RankedTensorType>(attn.getQ().getType()).getDimSize(0);
+    int64_t queries = attn.getQueries();
     int64_t n = sliceCount(attn);
     if (n <= 1)
       return 1;
@@ -225,7 +232,8 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
     };
     Value pending;
     int64_t offset = 0;
-    for (int64_t size : sliceSizes(rows, n)) {
+    for (int64_t requests : sliceSizes(requestsOf(attn), n)) {
+      int64_t size = requests * queries;
       AsyncStartOp started = start(b, offset, size);
       // The previous slice's collective has overlapped this slice.
       if (pending)

@@ -37,13 +37,25 @@ Type activationType(func::FuncOp func) {
   return act;
 }
 
+/// `t` with `rows` rows (the step's batch: tokens, positions, and the MTP
+/// drafter's hidden states).
+RankedTensorType withRows(RankedTensorType t, int64_t rows) {
+  SmallVector<int64_t> shape(t.getShape());
+  shape[0] = rows;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
 LogicalResult rewriteOp(ShardRewriter &r, Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](EmbedOp o) { return shardEmbed(r, o); })
       .Case([&](RMSNormOp o) { return shardNorm(r, o); })
       .Case([&](QKVProjOp o) { return shardQKV(r, o); })
       .Case([&](AttentionOp o) { return shardAttention(r, o); })
-      .Case([&](LinearOp o) { return shardLinear(r, o); })
+      .Case([&](LinearOp o) {
+        return isDraftProjection(o) ? shardDraftProjection(r, o)
+                                    : shardLinear(r, o);
+      })
+      .Case([&](tensor::ConcatOp o) { return shardConcat(r, o); })
       .Case([&](AddOp o) { return shardAdd(r, o); })
       .Case([&](FFNOp o) { return shardFFN(r, o); })
       .Case([&](MoEOp o) { return shardMoE(r, o); })
@@ -101,9 +113,7 @@ struct InsertCollectives
     SmallVector<Type> argTypes;
     for (Type t : func.getArgumentTypes()) {
       auto tensor = dyn_cast<RankedTensorType>(t);
-      argTypes.push_back(
-          tensor ? RankedTensorType::get({plan.batch}, tensor.getElementType())
-                 : t);
+      argTypes.push_back(tensor ? withRows(tensor, plan.batch) : t);
     }
     bool microBatched = l.pp > 1;
     if (microBatched)
@@ -144,6 +154,9 @@ struct InsertCollectives
         func::ReturnOp::create(b, g.loc, results);
         sharded.setType(
             b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+        for (unsigned i = 0; i < func.getNumResults(); ++i)
+          if (DictionaryAttr attrs = func.getResultAttrDict(i))
+            sharded.setResultAttrs(i, attrs.getValue());
         continue;
       }
       if (failed(rewriteOp(r, &op)))

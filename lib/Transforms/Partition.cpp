@@ -279,6 +279,10 @@ FailureOr<func::FuncOp> StageBuilder::build() {
   body->getOperations().splice(body->begin(), prologue.getOperations());
   func.setType(
       FunctionType::get(ctx, argTypes, ValueRange(results).getTypes()));
+  if (results.size() == global.getNumResults())
+    for (unsigned i = 0; i < global.getNumResults(); ++i)
+      if (DictionaryAttr attrs = global.getResultAttrDict(i))
+        func.setResultAttrs(i, attrs.getValue());
   return func;
 }
 
@@ -545,7 +549,8 @@ struct Partition : public mlir::helix::impl::HelixPartitionBase<Partition> {
         outlineLayers(*program);
     }
     // The plan and model describe the whole module now.
-    for (StringRef name : {"helix.plan", "helix.model", "helix.micro_batches"})
+    for (StringRef name :
+         {"helix.plan", "helix.model", "helix.micro_batches", "helix.mtp"})
       if (Attribute a = global->getAttr(name))
         module->setAttr(name, a);
     global.erase();

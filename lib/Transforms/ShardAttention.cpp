@@ -143,7 +143,8 @@ LogicalResult shardAttention(ShardRewriter &r, AttentionOp op) {
       g.b, g.loc, partialType, q, r.get(op.getK()), v, r.get(op.getCache()),
       wUV, Value(), Value(), r.rowBase, c, op.getLayerAttr(),
       g.b.getI64IntegerAttr(s), g.b.getI64IntegerAttr(0),
-      g.b.getI64IntegerAttr(g.plan.cacheRows), KVPlacementAttr());
+      g.b.getI64IntegerAttr(g.plan.cacheRows), KVPlacementAttr(),
+      g.b.getI64IntegerAttr(g.plan.queries));
   Value gathered = g.plan.allToAll()
                        ? g.allToAll(partial, g.attnGrid, kvp, 2, 0)
                        : g.allGather(partial, g.attnGrid, kvp, 0);

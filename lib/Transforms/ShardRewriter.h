@@ -12,6 +12,7 @@
 
 #include "GlobalView.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace helix::sharding {
@@ -65,6 +66,12 @@ mlir::LogicalResult shardAttention(ShardRewriter &r,
 mlir::LogicalResult shardLinear(ShardRewriter &r, mlir::helix::LinearOp op);
 mlir::LogicalResult shardFFN(ShardRewriter &r, mlir::helix::FFNOp op);
 mlir::LogicalResult shardMoE(ShardRewriter &r, mlir::helix::MoEOp op);
+/// The MTP drafter (ShardDraft.cpp): the concatenation of the normalized
+/// embedding and hidden state, and eh_proj over it.
+bool isDraftProjection(mlir::helix::LinearOp op);
+mlir::LogicalResult shardDraftProjection(ShardRewriter &r,
+                                         mlir::helix::LinearOp op);
+mlir::LogicalResult shardConcat(ShardRewriter &r, mlir::tensor::ConcatOp op);
 
 } // namespace helix::sharding
 

@@ -96,7 +96,7 @@ FailureOr<int64_t> ShardRewriter::stageOfOp(Operation *op) {
   if (auto linear = dyn_cast<LinearOp>(op))
     return g.plan.stageOf(
         layerOfName(linear.getWeight()).value_or(g.plan.layers));
-  if (isa<AddOp>(op)) {
+  if (isa<AddOp, tensor::ConcatOp>(op)) {
     int64_t stage = 0;
     for (Value operand : op->getOperands())
       stage = std::max(stage, stageOfValue(map.lookup(operand)));

@@ -35,6 +35,13 @@ struct PlanRecord {
 /// the function. Returns the number of ops annotated.
 int64_t applyPlan(mlir::func::FuncOp func, const PlanRecord &plan);
 
+/// Speculative decoding (Workload::mtpTokens, mtpAcceptance) as the
+/// `helix.mtp` attribute of `holder` (the decode step, or the module of
+/// rank IR) records it: set when drafting, removed otherwise; and read
+/// back (nothing when absent).
+void recordSpeculative(mlir::Operation *holder, const Workload &workload);
+void readSpeculative(mlir::Operation *holder, Workload &workload);
+
 /// `plan` with the HOP-B slices and KV block a program was compiled with.
 mlir::helix::PlanAttr planWithProgram(mlir::helix::PlanAttr plan,
                                       int64_t slices, int64_t kvBlock);
