@@ -58,12 +58,8 @@ static bool appendMTPLayers(const FieldReader &r, bool include, ModelSpec &m) {
   m.mtpLayers = count;
   if (!include || count == 0 || m.layers.empty())
     return true;
-  LayerSpec mtp = m.layers.back();
-  mtp.isMTP = true;
-  for (int64_t i = 0; i < count; ++i) {
-    mtp.index = m.numLayers();
-    m.layers.push_back(mtp);
-  }
+  for (int64_t i = 0; i < count; ++i)
+    m.layers.push_back(mtpLayerOf(m, i));
   return true;
 }
 

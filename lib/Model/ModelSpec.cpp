@@ -86,6 +86,20 @@ int64_t moeParameterCount(const MoESpec &m, int64_t h) {
          sharedExpertParameterCount(m, h) + routerParameterCount(m, h);
 }
 
+LayerSpec mtpLayerOf(const ModelSpec &model, int64_t i) {
+  int64_t decoder = 0;
+  const LayerSpec *last = nullptr;
+  for (const LayerSpec &l : model.layers)
+    if (!l.isMTP) {
+      ++decoder;
+      last = &l;
+    }
+  LayerSpec mtp = last ? *last : LayerSpec();
+  mtp.isMTP = true;
+  mtp.index = decoder + i;
+  return mtp;
+}
+
 int64_t ModelSpec::numMoELayers() const {
   int64_t n = 0;
   for (const LayerSpec &l : layers)

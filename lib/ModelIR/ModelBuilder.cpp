@@ -4,6 +4,7 @@
 #include "helix/ModelIR/ModelIR.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -44,7 +45,8 @@ public:
       : ctx(ctx), spec(spec), b(ctx), loc(UnknownLoc::get(ctx)),
         elem(checkpointElementType(ctx, spec.checkpointDType)) {}
 
-  OwningOpRef<ModuleOp> build();
+  OwningOpRef<ModuleOp> build(bool returnHidden);
+  OwningOpRef<ModuleOp> buildDraft();
 
 private:
   RankedTensorType act(int64_t features) const {
@@ -67,6 +69,10 @@ private:
   }
   Value layer(const ::helix::LayerSpec &layer, Value h, Value positions,
               Value cache);
+  /// A module with the decode-step function of `argTypes` (tokens and
+  /// positions first) returning `results`, its body to be built.
+  func::FuncOp stepFunction(ModuleOp module, ArrayRef<Type> argTypes,
+                            ArrayRef<Type> results);
 
   MLIRContext *ctx;
   const ::helix::ModelSpec &spec;
@@ -154,18 +160,12 @@ Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h,
   return AddOp::create(b, loc, r, f);
 }
 
-OwningOpRef<ModuleOp> ModelIRBuilder::build() {
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  b.setInsertionPointToEnd(module->getBody());
-
-  auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
-  SmallVector<Type> argTypes = {ids, ids};
-  for (const ::helix::LayerSpec &l : spec.layers)
-    argTypes.push_back(cacheType(l.attention));
-  auto logits = RankedTensorType::get({ShapedType::kDynamic, spec.vocabSize},
-                                      b.getF32Type());
+func::FuncOp ModelIRBuilder::stepFunction(ModuleOp module,
+                                          ArrayRef<Type> argTypes,
+                                          ArrayRef<Type> results) {
+  b.setInsertionPointToEnd(module.getBody());
   auto func = func::FuncOp::create(b, loc, ::helix::kDecodeStepFunc,
-                                   b.getFunctionType(argTypes, {logits}));
+                                   b.getFunctionType(argTypes, results));
   int64_t mainLayers = llvm::count_if(
       spec.layers, [](const ::helix::LayerSpec &l) { return !l.isMTP; });
   func->setAttr(::helix::kModelAttrName,
@@ -177,8 +177,24 @@ OwningOpRef<ModuleOp> ModelIRBuilder::build() {
                                spec.tieWordEmbeddings));
   func.setArgAttr(0, "helix.name", b.getStringAttr("tokens"));
   func.setArgAttr(1, "helix.name", b.getStringAttr("positions"));
-  Block *body = func.addEntryBlock();
-  b.setInsertionPointToStart(body);
+  if (results.size() > 1)
+    func.setResultAttr(1, "helix.name", b.getStringAttr("hidden"));
+  b.setInsertionPointToStart(func.addEntryBlock());
+  return func;
+}
+
+OwningOpRef<ModuleOp> ModelIRBuilder::build(bool returnHidden) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
+  SmallVector<Type> argTypes = {ids, ids};
+  for (const ::helix::LayerSpec &l : spec.layers)
+    argTypes.push_back(cacheType(l.attention));
+  SmallVector<Type> results = {RankedTensorType::get(
+      {ShapedType::kDynamic, spec.vocabSize}, b.getF32Type())};
+  if (returnHidden)
+    results.push_back(act(spec.hiddenSize));
+  func::FuncOp func = stepFunction(*module, argTypes, results);
+  Block *body = &func.getBody().front();
 
   Value h = EmbedOp::create(b, loc, act(spec.hiddenSize), body->getArgument(0),
                             b.getI64IntegerAttr(spec.vocabSize),
@@ -186,21 +202,68 @@ OwningOpRef<ModuleOp> ModelIRBuilder::build() {
   for (auto [i, l] : llvm::enumerate(spec.layers))
     h = layer(l, h, body->getArgument(1), body->getArgument(2 + i));
   Value n = rmsNorm(h, "model.norm.weight");
-  Value out = LMHeadOp::create(b, loc, logits, n,
+  Value out = LMHeadOp::create(b, loc, results[0], n,
                                b.getStringAttr(spec.tieWordEmbeddings
                                                    ? "model.embed_tokens.weight"
                                                    : "lm_head.weight"),
                                LayoutAttr());
-  func::ReturnOp::create(b, loc, out);
+  SmallVector<Value> returned = {out};
+  if (returnHidden)
+    returned.push_back(n); // what the LM head reads: the drafter's input
+  func::ReturnOp::create(b, loc, returned);
+  return module;
+}
+
+// DeepSeek-V3's MTP module (docs/speculative-decoding.md): the normalized
+// embedding of the next token and the normalized hidden state,
+// concatenated in that order and projected by eh_proj, a decoder layer,
+// then shared_head's norm and LM head; its own embedding and head tensors
+// (model.layers.<N>.embed_tokens / shared_head.head).
+OwningOpRef<ModuleOp> ModelIRBuilder::buildDraft() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  const ::helix::LayerSpec l = ::helix::mtpLayerOf(spec, 0);
+  std::string p = layerPrefix(l.index) + ".";
+  int64_t H = spec.hiddenSize;
+  auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
+  Type logits =
+      RankedTensorType::get({ShapedType::kDynamic, spec.vocabSize},
+                            b.getF32Type());
+  func::FuncOp func = stepFunction(
+      *module, {ids, ids, act(H), cacheType(l.attention)}, {logits, act(H)});
+  func.setArgAttr(2, "helix.name", b.getStringAttr("hidden"));
+  Block *body = &func.getBody().front();
+  Value e = EmbedOp::create(b, loc, act(H), body->getArgument(0),
+                            b.getI64IntegerAttr(spec.vocabSize),
+                            b.getStringAttr(p + "embed_tokens.weight"));
+  Value en = rmsNorm(e, p + "enorm.weight");
+  Value hn = rmsNorm(body->getArgument(2), p + "hnorm.weight");
+  Value both = tensor::ConcatOp::create(
+      b, loc, RankedTensorType::get({ShapedType::kDynamic, 2 * H}, elem),
+      /*dim=*/1, ValueRange{en, hn});
+  Value x = LinearOp::create(b, loc, act(H), both,
+                             b.getStringAttr(p + "eh_proj.weight"),
+                             StringAttr(), LayoutAttr());
+  Value h = layer(l, x, body->getArgument(1), body->getArgument(3));
+  Value n = rmsNorm(h, p + "shared_head.norm.weight");
+  Value out = LMHeadOp::create(b, loc, logits, n,
+                               b.getStringAttr(p + "shared_head.head.weight"),
+                               LayoutAttr());
+  func::ReturnOp::create(b, loc, ValueRange{out, h});
   return module;
 }
 
 } // namespace
 
 namespace helix {
-OwningOpRef<ModuleOp> buildModelIR(MLIRContext &context,
-                                   const ModelSpec &spec) {
+OwningOpRef<ModuleOp> buildModelIR(MLIRContext &context, const ModelSpec &spec,
+                                   bool returnHidden) {
   context.loadDialect<HelixDialect, func::FuncDialect>();
-  return ModelIRBuilder(&context, spec).build();
+  return ModelIRBuilder(&context, spec).build(returnHidden);
+}
+
+OwningOpRef<ModuleOp> buildDraftModelIR(MLIRContext &context,
+                                        const ModelSpec &spec) {
+  context.loadDialect<HelixDialect, func::FuncDialect, tensor::TensorDialect>();
+  return ModelIRBuilder(&context, spec).buildDraft();
 }
 } // namespace helix

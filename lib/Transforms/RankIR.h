@@ -27,6 +27,10 @@ inline constexpr const char *kStageFuncPrefix = "decode_step_stage";
 inline constexpr const char *kStageAttr = "helix.stage";
 /// On a layer function of SPMD rank IR: the decoder layers it implements.
 inline constexpr const char *kLayersAttr = "helix.layers";
+/// A speculative program's MTP drafter (helix compile --mtp): its own SPMD
+/// program @draft_step_stage<S>, `helix.draft_stage` = S.
+inline constexpr const char *kDraftFuncPrefix = "draft_step_stage";
+inline constexpr const char *kDraftStageAttr = "helix.draft_stage";
 
 /// The shard.grid symbols of a module: name -> shape.
 struct Grids {

@@ -49,8 +49,10 @@ std::string signature(Operation *op) {
 
 class Checker {
 public:
-  Checker(ModuleOp module, const Grids &grids, StringRef pass)
-      : module(module), grids(grids), pass(pass) {}
+  /// `drafts`: check the MTP drafter's programs (helix.draft_stage)
+  /// instead of the stage programs; each is an SPMD program of its own.
+  Checker(ModuleOp module, const Grids &grids, StringRef pass, bool drafts)
+      : module(module), grids(grids), pass(pass), drafts(drafts) {}
 
   LogicalResult run();
 
@@ -58,6 +60,7 @@ private:
   ModuleOp module;
   const Grids &grids;
   StringRef pass;
+  bool drafts;
   SmallVector<func::FuncOp> programs; // by stage
   SmallVector<func::FuncOp> layerFunctions;
 
@@ -100,13 +103,27 @@ LogicalResult Checker::collectPrograms() {
       layerFunctions.push_back(func);
       continue;
     }
+    if (auto draft = func->getAttrOfType<IntegerAttr>(kDraftStageAttr)) {
+      if (drafts) {
+        int64_t s = draft.getInt();
+        if (s < 0 || s >= grids.stages() || programs[s] ||
+            func.getSymName() != kDraftFuncPrefix + std::to_string(s))
+          return fail(func) << "the drafter of stage " << s << " must be @"
+                            << kDraftFuncPrefix << s << ", one per stage";
+        programs[s] = func;
+      }
+      continue;
+    }
     auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
     if (!stage)
       return fail(func) << "@" << func.getSymName()
                         << " is not a stage program (every function of rank "
                            "IR has "
                         << kStageAttr << ", or " << kLayersAttr
-                        << " on a layer function)";
+                        << " on a layer function, or " << kDraftStageAttr
+                        << " on the MTP drafter)";
+    if (drafts)
+      continue;
     int64_t s = stage.getInt();
     if (s < 0 || s >= grids.stages())
       return fail(func) << "stage " << s << " is outside the grids' "
@@ -119,10 +136,15 @@ LogicalResult Checker::collectPrograms() {
     programs[s] = func;
   }
   for (auto [s, func] : llvm::enumerate(programs))
-    if (!func)
+    if (!func && !drafts)
       return module.emitError()
              << pass << ": no program for stage " << s << " (the grids have "
              << grids.stages() << " pipeline stages)";
+  // The drafter runs with one pipeline stage (helix compile --mtp).
+  if (drafts && !(programs.size() == 1 && programs.front()))
+    return module.emitError() << pass << ": the MTP drafter needs one "
+                              << "pipeline stage and its program @"
+                              << kDraftFuncPrefix << "0";
   return success();
 }
 
@@ -367,7 +389,12 @@ LogicalResult verifyRankIR(ModuleOp module, StringRef pass) {
   FailureOr<Grids> grids = Grids::read(module, pass);
   if (failed(grids))
     return failure();
-  return Checker(module, *grids, pass).run();
+  bool drafter = llvm::any_of(module.getOps<func::FuncOp>(), [](auto f) {
+    return f->hasAttr(kDraftStageAttr);
+  });
+  return success(
+      succeeded(Checker(module, *grids, pass, false).run()) &&
+      (!drafter || succeeded(Checker(module, *grids, pass, true).run())));
 }
 
 } // namespace helix::sharding

@@ -97,7 +97,7 @@ func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
 
 // -----
 
-// CHECK: error: helix-verify-partition: @decode_step is not a stage program (every function of rank IR has helix.stage, or helix.layers on a layer function)
+// CHECK: error: helix-verify-partition: @decode_step is not a stage program (every function of rank IR has helix.stage, or helix.layers on a layer function, or helix.draft_stage on the MTP drafter)
 shard.grid @g(shape = 1x2)
 func.func @decode_step() {
   return
@@ -299,5 +299,31 @@ func.func @decode_step_stage0(%x: tensor<4x8xf32>) attributes {helix.stage = 0 :
 }
 func.func @decode_step_stage1(%x: tensor<4x8xf32>) attributes {helix.stage = 1 : i64} {
   %r = shard.recv %x on @g grid_axes = [0] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// A speculative program's MTP drafter (helix compile --mtp) is its own SPMD
+// program, checked like a stage program: here both ranks load the same
+// rows of its weight.
+// CHECK: error: helix-verify-partition: checkpoint tensor model.layers.3.eh_proj.weight: the ranks load 32 of its 64 values
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
+  return
+}
+func.func @draft_step_stage0() -> tensor<4x8xf32> attributes {helix.draft_stage = 0 : i64} {
+  %w = helix.weight "model.layers.3.eh_proj.weight" [8, 8] offsets [0, 0] : tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// CHECK: error: helix-verify-partition: the drafter of stage 0 must be @draft_step_stage0, one per stage
+shard.grid @g(shape = 1x2)
+func.func @decode_step_stage0() attributes {helix.stage = 0 : i64} {
+  return
+}
+func.func @draft() attributes {helix.draft_stage = 0 : i64} {
   return
 }

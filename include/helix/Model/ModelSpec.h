@@ -120,6 +120,12 @@ struct ModelSpec {
   int64_t activeParameterCount() const;
 };
 
+/// Multi-token-prediction layer `i` (of model.mtpLayers) of a model whose
+/// `layers` are its decoder layers: shaped like the last decoder layer
+/// (DeepSeek-V3's MTP module holds a full MLA + MoE layer), marked isMTP,
+/// its index numLayers() + i (its checkpoint prefix model.layers.<index>).
+LayerSpec mtpLayerOf(const ModelSpec &model, int64_t i);
+
 /// Parameter counts of the pieces, shared by the model summary and the cost
 /// model so both count the same way.
 int64_t attentionParameterCount(const AttentionSpec &attn, int64_t hidden);

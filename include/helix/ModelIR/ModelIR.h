@@ -34,9 +34,21 @@ inline constexpr const char *kModelAttrName = "helix.model";
 /// Builds a module holding `func.func @decode_step` for `spec`: embedding,
 /// every layer (norm, QKV projection, attention, output projection, residual,
 /// norm, FFN or MoE, residual), final norm and LM head. The batch dimension is
-/// dynamic. Does not verify the result.
+/// dynamic. With `returnHidden` (the verify step of speculative decoding)
+/// it also returns the final norm's output, the hidden state the MTP
+/// drafter reads (result `helix.name` "hidden"). Does not verify the
+/// result.
 mlir::OwningOpRef<mlir::ModuleOp> buildModelIR(mlir::MLIRContext &context,
-                                               const ModelSpec &spec);
+                                               const ModelSpec &spec,
+                                               bool returnHidden = false);
+
+/// The draft pass of speculative decoding, as a decode-step function the
+/// sharding passes take: the model's first MTP layer (mtpLayerOf) over
+/// (tokens, positions, hidden states [B, H], its KV cache), returning its
+/// logits and its output hidden state (before shared_head.norm, what the
+/// next draft pass reads). Needs spec.mtpLayers > 0.
+mlir::OwningOpRef<mlir::ModuleOp> buildDraftModelIR(mlir::MLIRContext &context,
+                                                    const ModelSpec &spec);
 
 /// The model-level fields of a ModelSpec (no layers) from #helix.model.
 ModelSpec modelSpecBasics(mlir::helix::ModelAttr model);

@@ -21,6 +21,10 @@ bool isLayerLinearWeight(WeightOp w) {
   if (!name.starts_with("model.layers.") || name.ends_with("bias") ||
       w.getShape().size() < 2)
     return false;
+  // An MTP layer's own embedding and LM head are kept like the model's.
+  if (name.ends_with(".embed_tokens.weight") ||
+      name.ends_with(".shared_head.head.weight"))
+    return false;
   for (Operation *user : w->getUsers())
     if (isa<MoERouterOp>(user))
       return false;

@@ -24,7 +24,9 @@ namespace helix {
 
 /// Whether `w` is a linear weight of a decoder layer: a matrix (its
 /// checkpoint tensor has rank >= 2) named model.layers.* that is no bias
-/// (gpt-oss's expert biases are [E, n]) and that no router reads.
+/// (gpt-oss's expert biases are [E, n]), no MTP layer's embed_tokens or
+/// shared_head.head (kept like the model's embedding and LM head) and
+/// that no router reads.
 bool isLayerLinearWeight(WeightOp w);
 
 /// Whether the plan's weights format applies to `w`: a layer linear
