@@ -61,23 +61,16 @@ std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
   return {slots, spans};
 }
 
-Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
-                        const Tensor &v, KVCache cache, const Tensor &wUV,
-                        const Ints &slots, const Ints &spans, int64_t rowBase,
-                        int64_t batchOffset, int64_t headSplit, float scale) {
+/// One block of rows, each with its own cache row of `c`: appends k (and
+/// v) at `slots`, attends q over `spans` (a ring of the shard's capacity
+/// slots), applies W_UV for MLA, and packs [B, Hq * s, Dv / s + 1].
+static Tensor packedAttention(Context &ctx, const Tensor &q, const Tensor &k,
+                              const Tensor &v, KVCache c, const Tensor &wUV,
+                              const std::vector<int64_t> &slots,
+                              const std::vector<int64_t> &spans,
+                              int64_t headSplit, float scale) {
   int64_t B = q.dim(0), Hq = q.dim(1);
-  check(slots.data.size() == static_cast<size_t>(B) &&
-            spans.data.size() == static_cast<size_t>(2 * B),
-        "attention_partial: expected the slots and spans of one KV shard "
-        "for " +
-            std::to_string(B) + " rows");
-  int64_t row0 = rowBase + batchOffset;
-  check(row0 >= 0 && row0 + B <= cache.config.batch,
-        "attention_partial: rows [" + std::to_string(row0) + ", " +
-            std::to_string(row0 + B) + ") outside the " +
-            std::to_string(cache.config.batch) + " rows of the KV shard");
-  KVCache c = cache.rows(row0, row0 + B);
-  kvAppend(ctx, c, k, v.defined() ? &v : nullptr, slots.data);
+  kvAppend(ctx, c, k, v.defined() ? &v : nullptr, slots);
 
   // The entries a row holds are local indices [begin, end), stored in a
   // ring of `capacity` slots: one or two slot ranges.
@@ -85,7 +78,7 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
   std::vector<int64_t> b1(B), e1(B), b2(B, 0), e2(B, 0);
   bool wraps = false;
   for (int64_t r = 0; r < B; ++r) {
-    int64_t begin = spans.data[2 * r], n = spans.data[2 * r + 1] - begin;
+    int64_t begin = spans[2 * r], n = spans[2 * r + 1] - begin;
     check(n >= 0 && n <= cap, "attention_partial: row " + std::to_string(r) +
                                   " holds " + std::to_string(n) +
                                   " entries, more than the " +
@@ -120,9 +113,68 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
   Tensor l = lse.view({B, Hq, 1}), rep = l;
   for (int64_t i = 1; i < s; ++i)
     rep = concatLast(ctx, rep, l);
-  Tensor packed =
-      concatLast(ctx, out.view({B, Hq * s, vd / s}), rep.view({B, Hq * s, 1}));
-  return packed.view({1, B, Hq * s, vd / s + 1});
+  return concatLast(ctx, out.view({B, Hq * s, vd / s}),
+                    rep.view({B, Hq * s, 1}));
+}
+
+/// x [B * q, ...] request-major -> [q * B, ...]: query j of every request
+/// in block j.
+static Tensor queryMajor(Context &ctx, const Tensor &x, int64_t q) {
+  int64_t rows = x.dim(0), rest = x.numel() / rows;
+  std::vector<int64_t> shape = x.shape();
+  return swapAxes01(ctx, x.view({rows / q, q, rest})).view(shape);
+}
+
+Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
+                        const Tensor &v, KVCache cache, const Tensor &wUV,
+                        const Ints &slots, const Ints &spans, int64_t rowBase,
+                        int64_t batchOffset, int64_t headSplit, float scale,
+                        int64_t queries) {
+  int64_t R = q.dim(0);
+  check(slots.data.size() == static_cast<size_t>(R) &&
+            spans.data.size() == static_cast<size_t>(2 * R),
+        "attention_partial: expected the slots and spans of one KV shard "
+        "for " +
+            std::to_string(R) + " rows");
+  check(queries >= 1 && R % queries == 0 && batchOffset % queries == 0,
+        "attention_partial: " + std::to_string(R) + " rows from " +
+            std::to_string(batchOffset) + " are not whole requests of " +
+            std::to_string(queries) + " queries");
+  int64_t B = R / queries, row0 = rowBase + batchOffset / queries;
+  check(row0 >= 0 && row0 + B <= cache.config.batch,
+        "attention_partial: rows [" + std::to_string(row0) + ", " +
+            std::to_string(row0 + B) + ") outside the " +
+            std::to_string(cache.config.batch) + " rows of the KV shard");
+  KVCache c = cache.rows(row0, row0 + B);
+  if (queries == 1) {
+    Tensor packed = packedAttention(ctx, q, k, v, c, wUV, slots.data,
+                                    spans.data, headSplit, scale);
+    return packed.view({1, R, packed.dim(1), packed.dim(2)});
+  }
+  // A verify step: block j holds every request's j-th query (the request's
+  // rows are at consecutive positions). Block j appends its entries, then
+  // attends within its spans, before block j + 1: each row sees the
+  // request's earlier queries' entries and none of its later drafts'.
+  Tensor qT = queryMajor(ctx, q, queries), kT = queryMajor(ctx, k, queries);
+  Tensor vT = v.defined() ? queryMajor(ctx, v, queries) : Tensor();
+  std::vector<Tensor> blocks;
+  for (int64_t j = 0; j < queries; ++j) {
+    std::vector<int64_t> bSlots, bSpans;
+    for (int64_t r = 0; r < B; ++r) {
+      int64_t i = r * queries + j;
+      bSlots.push_back(slots.data[i]);
+      bSpans.push_back(spans.data[2 * i]);
+      bSpans.push_back(spans.data[2 * i + 1]);
+    }
+    blocks.push_back(packedAttention(
+        ctx, qT.rows(j * B, (j + 1) * B), kT.rows(j * B, (j + 1) * B),
+        vT.defined() ? vT.rows(j * B, (j + 1) * B) : Tensor(), c, wUV, bSlots,
+        bSpans, headSplit, scale));
+  }
+  Tensor all = concat(ctx, 0, blocks); // [q * B, Hq * s, d + 1]
+  int64_t w = all.dim(1), d = all.dim(2);
+  Tensor back = swapAxes01(ctx, all.view({queries, B, w * d}));
+  return back.view({1, R, w, d});
 }
 
 Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks) {

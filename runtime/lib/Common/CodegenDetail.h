@@ -14,6 +14,13 @@ Tensor sliceAxisOf(Context &ctx, const Tensor &x, int64_t axis, int64_t begin,
                    int64_t count);
 Ints sliceAxisOf(const Ints &x, int64_t axis, int64_t begin, int64_t count);
 
+/// The registered program of the rank's pipeline stage; throws Error when
+/// there is none.
+const StageProgram &stageProgramOf(Context &ctx);
+/// The start-up log of how a state's weights are kept (rank 0's share).
+void logWeightFormats(Context &ctx, const std::string &name,
+                      const RankState &state);
+
 } // namespace cg
 } // namespace rt
 } // namespace helix

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CodegenDetail.h"
+
 #include "helix/Runtime/Codegen.h"
 #include "helix/Runtime/Quant.h"
 
@@ -354,6 +356,18 @@ Ints positions(const StepInputs &in, int64_t batch) {
   return hostInts(in.positions, batch, "positions");
 }
 
+Tensor hidden(const StepInputs &in, int64_t rows, int64_t width) {
+  check(in.hidden.defined() && in.hidden.rank() == 2 &&
+            in.hidden.dim(0) == rows && in.hidden.dim(1) == width,
+        "step hidden states: " + in.hidden.str() + ", the program reads [" +
+            std::to_string(rows) + ", " + std::to_string(width) + "]");
+  return in.hidden;
+}
+
+void output(RankState &state, const char *name, const Tensor &value) {
+  state.outputs[name] = value;
+}
+
 Tensor weight(RankState &state, int64_t slot) {
   check(slot >= 0 && slot < static_cast<int64_t>(state.weights.size()),
         "weight slot " + std::to_string(slot) + " was not loaded");
@@ -367,9 +381,29 @@ KVCache kvShard(RankState &state, int64_t slot) {
 }
 
 StageProgram::StageProgram(int stage, LoadFn load, PrepareFn prepare,
-                           StepFn step)
-    : stage(stage), load(load), prepare(prepare), step(step) {
+                           StepFn step, LoadFn draftLoad, StepFn draftStep)
+    : stage(stage), load(load), prepare(prepare), step(step),
+      draftLoad(draftLoad), draftStep(draftStep) {
   registry().push_back(this);
+}
+
+const StageProgram &stageProgramOf(Context &ctx) {
+  check(!grids().empty(), "the program registers no grid");
+  int64_t stage = coord(ctx, grids().front().name.c_str(), 0);
+  for (const StageProgram *p : registry())
+    if (p->stage == stage)
+      return *p;
+  throw Error("no generated program for pipeline stage " +
+              std::to_string(stage) + " (rank " + std::to_string(ctx.rank()) +
+              ")");
+}
+
+void logWeightFormats(Context &ctx, const std::string &name,
+                      const RankState &state) {
+  if (ctx.rank() == 0)
+    for (const auto &kv : state.formats)
+      std::fprintf(stderr, "%s: weights: %d tensor%s %s\n", name.c_str(),
+                   kv.second, kv.second == 1 ? "" : "s", kv.first.c_str());
 }
 
 /// Rows [begin, end) of the step's inputs.
@@ -407,21 +441,11 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
     check(microBatch >= 1 && batch % microBatch == 0,
           "micro-batches of " + std::to_string(microBatch) +
               " rows do not divide the batch of " + std::to_string(batch));
-    check(!grids().empty(), "the program registers no grid");
-    int64_t stage = coord(ctx, grids().front().name.c_str(), 0);
-    for (const StageProgram *p : registry())
-      if (p->stage == stage)
-        mine = p;
-    check(mine != nullptr, "no generated program for pipeline stage " +
-                               std::to_string(stage) + " (rank " +
-                               std::to_string(ctx.rank()) + ")");
+    mine = &stageProgramOf(ctx);
     rows = promptRows;
     mine->load(ctx, ckpt, state);
     // The start-up log: how the weights are kept (rank 0's share).
-    if (ctx.rank() == 0)
-      for (const auto &kv : state.formats)
-        std::fprintf(stderr, "%s: weights: %d tensor%s %s\n", name.c_str(),
-                     kv.second, kv.second == 1 ? "" : "s", kv.first.c_str());
+    logWeightFormats(ctx, name, state);
   };
   prog.prepare = [&](Context &ctx) { mine->prepare(ctx); };
   prog.step = [&](Context &ctx, const StepInputs &in) {

@@ -4,9 +4,11 @@
 #include "helix/Runtime/Backend.h"
 #include "helix/Runtime/DecodeIO.h"
 #include "helix/Runtime/Error.h"
+#include "helix/Runtime/Speculative.h"
 
 #include "MpiGroup.h"
 #include "MpiWait.h"
+#include "SpeculativeDecode.h"
 
 #include <algorithm>
 #include <chrono>
@@ -24,6 +26,8 @@ namespace {
 
 struct DecodeArgs {
   std::string weights, prompts, dumpLogits, dumpTokens;
+  // Speculative programs only.
+  std::string draftOracle, dumpDraftLogits, dumpAcceptance;
   int64_t steps = -1;
   ContextOptions context;
   bool help = false;
@@ -109,6 +113,16 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
       a.dumpLogits = value;
     else if (flag == "--dump-tokens")
       a.dumpTokens = value;
+    else if (flag == "--draft-oracle" || flag == "--dump-draft-logits" ||
+             flag == "--dump-acceptance") {
+      if (prog.draftTokens <= 0)
+        throw Error(flag + ": this program decodes greedily, one token per "
+                           "step (compile it with helix compile --mtp K for "
+                           "speculative decoding)");
+      (flag == "--draft-oracle"        ? a.draftOracle
+       : flag == "--dump-draft-logits" ? a.dumpDraftLogits
+                                       : a.dumpAcceptance) = value;
+    }
     else if (flag == "--backend")
       a.context.backend = value;
     else if (flag == "--collectives")
@@ -205,6 +219,15 @@ void reportTraffic(Context &ctx, int64_t step) {
   std::fflush(stdout);
 }
 
+/// `text` from rank 0 on every rank.
+void broadcastText(std::string &text) {
+  long long len = static_cast<long long>(text.size());
+  MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  text.resize(static_cast<size_t>(len));
+  if (len > 0)
+    MPI_Bcast(&text[0], static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
 std::string usage(const DecodeProgram &prog) {
   std::string s = "usage: mpirun -np " + std::to_string(prog.worldSize) + " " +
                   prog.name +
@@ -214,6 +237,10 @@ std::string usage(const DecodeProgram &prog) {
                   "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
                   "[--device D]\n"
                   "         [--step-timeout SECONDS (default 60; 0: none)]\n";
+  if (prog.draftTokens > 0)
+    s += "         speculative (" + std::to_string(prog.draftTokens) +
+         " drafts per step): [--draft-oracle FILE]\n"
+         "         [--dump-draft-logits FILE] [--dump-acceptance FILE]\n";
   if (!prog.optionsHelp.empty())
     s += prog.optionsHelp;
   return s;
@@ -282,11 +309,7 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
   }
   if (!(err = agreeOnError(err)).empty())
     return fail(err);
-  long long len = static_cast<long long>(text.size());
-  MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-  text.resize(static_cast<size_t>(len));
-  if (len > 0)
-    MPI_Bcast(&text[0], static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
+  broadcastText(text);
   Prompts prompts;
   try {
     prompts = parsePrompts(text, args.prompts);
@@ -304,14 +327,42 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
     return fail(err);
   int64_t batch = static_cast<int64_t>(prompts.size());
 
+  // Speculative programs: the draft oracle, read like the prompts.
+  SpeculativeRun spec;
+  if (!args.draftOracle.empty()) {
+    std::string oracleText;
+    if (rank == 0) {
+      try {
+        oracleText = readTextFile(args.draftOracle);
+      } catch (const std::exception &e) {
+        err = e.what();
+      }
+    }
+    if (!(err = agreeOnError(err)).empty())
+      return fail(err);
+    broadcastText(oracleText);
+    try {
+      spec.oracle = readDraftOracle(oracleText, args.draftOracle, batch,
+                                    scheduleSteps(prompts, args.steps),
+                                    prog.vocabSize);
+    } catch (const std::exception &e) {
+      err = e.what();
+    }
+    if (!(err = agreeOnError(err)).empty())
+      return fail(err);
+  }
+
   // Output files (rank 0), so a bad path fails before the work.
   LogitsWriter logits;
   if (rank == 0) {
     try {
       if (!args.dumpLogits.empty())
         logits.open(args.dumpLogits);
-      if (!args.dumpTokens.empty())
-        writeTokens(args.dumpTokens, {}); // probe: created, rewritten at end
+      if (!args.dumpDraftLogits.empty())
+        spec.draftLogits.open(args.dumpDraftLogits);
+      for (const std::string &f : {args.dumpTokens, args.dumpAcceptance})
+        if (!f.empty())
+          writeTokens(f, {}); // probe: created, rewritten at end
     } catch (const std::exception &e) {
       err = e.what();
     }
@@ -335,6 +386,20 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
   try {
     if (prog.prepare)
       prog.prepare(*ctx);
+    if (prog.draftTokens > 0) {
+      spec.prompts = prompts;
+      spec.steps = args.steps;
+      spec.stepTimeoutS = args.context.stepTimeoutS;
+      spec.logits = &logits;
+      spec.dumpLogits = args.dumpLogits;
+      spec.dumpDraftLogits = args.dumpDraftLogits;
+      spec.dumpTokens = args.dumpTokens;
+      spec.dumpAcceptance = args.dumpAcceptance;
+      runSpeculative(*ctx, prog, spec);
+      if (args.reportMemory)
+        reportMemory(*ctx);
+      return finish(0);
+    }
     GreedySchedule schedule(prompts, args.steps);
     int64_t V = prog.vocabSize;
     if (rank == 0 && logits.isOpen()) {

@@ -93,6 +93,9 @@ struct RankState {
   /// How the weights are kept ("as stored (fp8-block) in f8E4M3, ..." ->
   /// tensors), for the start-up log.
   std::map<std::string, int> formats;
+  /// The step's named results beyond its logits (the verify step's and a
+  /// draft pass's "hidden" states), set by output().
+  std::map<std::string, Tensor> outputs;
 };
 
 /// How a weight slice is stored after loading (helix/Common/WeightLayout.h,
@@ -158,6 +161,10 @@ Members members(Context &ctx, const char *grid, Dims axes);
 /// The step's token ids / positions as a [batch] host tensor.
 Ints tokens(const StepInputs &in, int64_t batch);
 Ints positions(const StepInputs &in, int64_t batch);
+/// The hidden states [rows, width] a draft pass reads (StepInputs::hidden).
+Tensor hidden(const StepInputs &in, int64_t rows, int64_t width);
+/// A named result of the step beyond its logits (RankState::outputs).
+void output(RankState &state, const char *name, const Tensor &value);
 Tensor weight(RankState &state, int64_t slot);
 /// Weight `k` of a layer function called with its slots from `base`.
 inline Tensor layerWeight(RankState &state, int64_t base, int64_t k) {
@@ -225,10 +232,14 @@ std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
 /// [rowBase + batchOffset, + B), applies W_UV ([Hq, Dv, kv_lora]) for MLA,
 /// and packs [1, B, Hq * headSplit, Dv / headSplit + 1] (outputs, then
 /// LSE). `rowBase`: the micro-batch's first row (pipeline stages), else 0.
+/// A verify step has `queries` rows per request (request-major; cache row
+/// rowBase + (batchOffset + i) / queries): each row sees the entries of
+/// its request's earlier rows, none of its later ones.
 Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
                         const Tensor &v, KVCache cache, const Tensor &wUV,
                         const Ints &slots, const Ints &spans, int64_t rowBase,
-                        int64_t batchOffset, int64_t headSplit, float scale);
+                        int64_t batchOffset, int64_t headSplit, float scale,
+                        int64_t queries = 1);
 /// helix.lse_combine: [P, B, Hs, d + 1] (+ sinks [Hs]) -> [B, Hs * d].
 Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks);
 
@@ -322,13 +333,18 @@ using StepFn = Tensor (*)(Context &, RankState &, const StepInputs &,
                           size_t microBatchRow);
 
 /// One pipeline stage's generated functions, run by every rank of the
-/// stage; constructing one registers it.
+/// stage; constructing one registers it. A program compiled with --mtp
+/// also has the MTP layer's draft pass (its own weights and KV shards,
+/// loaded into a RankState of its own).
 struct StageProgram {
   int stage;
   LoadFn load;
   PrepareFn prepare;
   StepFn step;
-  StageProgram(int stage, LoadFn load, PrepareFn prepare, StepFn step);
+  LoadFn draftLoad = nullptr;
+  StepFn draftStep = nullptr;
+  StageProgram(int stage, LoadFn load, PrepareFn prepare, StepFn step,
+               LoadFn draftLoad = nullptr, StepFn draftStep = nullptr);
 };
 
 /// Runs the helix-decode driver, each rank the program of its pipeline
@@ -343,20 +359,43 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
                     int64_t batch, int64_t microBatch, int logitsRank,
                     const std::string &defaultBackend);
 
+/// Runs the helix-decode driver's speculative schedule (Speculative.h)
+/// with the stage program's step as the verify step (K + 1 rows for each
+/// of `requests` requests) and its draft pass (pipeline stages: none).
+int runSpeculativePrograms(int argc, char **argv, const std::string &name,
+                           int worldSize, int64_t vocab, int64_t maxContext,
+                           int64_t requests, int64_t draftTokens,
+                           const std::string &defaultBackend);
+
+/// The backends the program was built for: registers the CUDA backend
+/// (HELIX_RUNTIME_CUDA) and names the default one.
+inline const char *registerBackends() {
+#ifdef HELIX_RUNTIME_CUDA
+  registerCudaBackend();
+  return "cuda";
+#else
+  return "cpu";
+#endif
+}
+
 /// What the generated main calls: registers the backends the program was
 /// built for (HELIX_RUNTIME_CUDA: the CUDA backend, the default one) and
 /// runs the rank programs.
 inline int run(int argc, char **argv, const char *name, int worldSize,
                int64_t vocab, int64_t maxContext, int64_t batch,
                int64_t microBatch, int logitsRank) {
-#ifdef HELIX_RUNTIME_CUDA
-  registerCudaBackend();
-  const char *backend = "cuda";
-#else
-  const char *backend = "cpu";
-#endif
+  const char *backend = registerBackends();
   return runRankPrograms(argc, argv, name, worldSize, vocab, maxContext, batch,
                          microBatch, logitsRank, backend);
+}
+
+/// The generated main of a program compiled with --mtp K.
+inline int runSpeculative(int argc, char **argv, const char *name,
+                          int worldSize, int64_t vocab, int64_t maxContext,
+                          int64_t requests, int64_t draftTokens) {
+  const char *backend = registerBackends();
+  return runSpeculativePrograms(argc, argv, name, worldSize, vocab, maxContext,
+                                requests, draftTokens, backend);
 }
 
 } // namespace cg

@@ -5,13 +5,18 @@
 //   mpirun -np N ./helix-decode --weights PATH --prompts FILE --steps K
 //          [--dump-logits FILE] [--dump-tokens FILE]
 //          [--backend cpu|cuda] [--collectives auto|nccl|mpi]
+//          (speculative programs: [--draft-oracle FILE]
+//          [--dump-draft-logits FILE] [--dump-acceptance FILE])
 //
 // runDecode initializes MPI, parses and checks the arguments and the prompt
 // file, checks the rank count against the plan, creates the Context, opens
 // the checkpoint, lets the program load its slices, then runs the greedy
 // schedule of DecodeIO.h calling `step` once per decode step. Rank 0 picks
 // the next tokens (argmax of the logits the step returns) and broadcasts
-// them; rank 0 prints the generated ids and writes the dumps.
+// them; rank 0 prints the generated ids and writes the dumps. A program
+// compiled with --mtp runs the speculative schedule of Speculative.h
+// instead (verify step, then the MTP layer's draft passes), with the same
+// outputs, per position, and its acceptance.
 //
 // Errors (bad arguments, a bad prompt file, a token id out of range, a
 // prompt longer than the planned context, a wrong rank count, a checkpoint
@@ -42,6 +47,16 @@ struct StepInputs {
   std::vector<int64_t> tokens;
   std::vector<int64_t> positions;      // position of the token fed
   std::vector<int64_t> contextLengths; // positions + 1 (current included)
+  /// A draft pass of speculative decoding: the hidden states [rows,
+  /// hidden] the MTP layer reads with the tokens (Speculative.h).
+  Tensor hidden;
+};
+
+/// What a pass of speculative decoding returns: its logits [rows, vocab]
+/// (needed on rank 0) and its hidden states [rows, hidden] (every rank's
+/// copy): the verify step's feed the extend pass, a draft pass's the next.
+struct PassOutputs {
+  Tensor logits, hidden;
 };
 
 struct DecodeProgram {
@@ -75,6 +90,14 @@ struct DecodeProgram {
   /// Optional: checks after the options, before the rank count is checked
   /// against worldSize (e.g. the layout); throw Error. Runs on every rank.
   std::function<void(int worldSize)> validate;
+
+  /// Speculative decoding with the model's MTP layer (Speculative.h): the
+  /// drafts per step K, or 0 for the greedy schedule of `step`. With
+  /// K > 0, `verify` runs the verify step (K + 1 rows per request) and
+  /// `draft` one pass of the MTP layer (K + 1 rows per request, with
+  /// StepInputs::hidden), both over the prompt rows; `step` is unused.
+  int64_t draftTokens = 0;
+  std::function<PassOutputs(Context &, const StepInputs &)> verify, draft;
 };
 
 /// The whole driver; returns the process exit status. Calls MPI_Init and
