@@ -203,16 +203,25 @@ struct StepCost {
 
 StepCost costStep(const Prepared &p, int64_t batch);
 
-/// One draft token of the MTP layer (Prepared::draftClass) for `batch`
-/// requests at one query token each: the layer itself (its attention reads
-/// its own KV cache of the context), its eh_proj (2H -> H, sharded like the
-/// output projection, then all-reduced), the embedding of the token and
-/// the shared LM head with sampling.
+/// One draft pass of the MTP layer (Prepared::draftClass) for `batch`
+/// requests at the verify step's queryTokens rows each (what the generated
+/// program runs): the layer itself (its attention reads its own KV cache
+/// of the context once per request), its eh_proj (2H -> H, sharded like
+/// the output projection, then all-reduced), the embedding of the tokens
+/// and the shared LM head with sampling.
 struct DraftCost {
   double timeS = 0;
   TimeBreakdown where;
 };
 DraftCost costDraft(const Prepared &p, int64_t batch);
+
+/// The drafter's eh_proj of costDraft: its GEMM and its all-reduce (over
+/// the output projection's GPUs, exposed).
+struct DraftProjectionCost {
+  OpCost kernels;
+  double commS = 0;
+};
+DraftProjectionCost costDraftProjection(const Prepared &p, int64_t batch);
 /// eh_proj parameters per GPU.
 double mtpProjectionParams(const Prepared &p);
 

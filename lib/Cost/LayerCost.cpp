@@ -276,28 +276,35 @@ double mtpProjectionParams(const Prepared &p) {
   return 2.0 * p.hidden * p.hidden / double(p.place.oprojWidth);
 }
 
-DraftCost costDraft(const Prepared &p, int64_t batch) {
-  thread_local Prepared one; // reused: no allocation per call once sized
-  one = p;
-  one.queryTokens = 1;
+DraftProjectionCost costDraftProjection(const Prepared &p, int64_t batch) {
   const double act = p.precision.activationBytes();
-  const double b = attentionRequests(one, batch);
-  LayerCost layer = costLayer(one, one.classes[p.draftClass], batch);
-  const double params = mtpProjectionParams(one);
-  OpCost eh = kernelCost(
-      *p.hw, p.precision.compute, 2.0 * b * params, params * p.attnWeightBytes,
-      0, b * 3.0 * p.hidden * act, gemmMix(p.attnWeightFormat, b, 1, 2));
-  double ehComm = collectiveTime(*p.hw, CollectiveKind::AllReduce,
-                                 one.place.oprojWidth, b * p.hidden * act);
-  StepCost step = costStep(one, batch);
+  const double t = attentionRequests(p, batch) * p.queryTokens;
+  const double params = mtpProjectionParams(p);
+  DraftProjectionCost c;
+  c.kernels = kernelCost(
+      *p.hw, p.precision.compute, 2.0 * t * params, params * p.attnWeightBytes,
+      0, t * 3.0 * p.hidden * act, gemmMix(p.attnWeightFormat, t, 1, 2));
+  c.commS = collectiveTime(*p.hw, CollectiveKind::AllReduce,
+                           p.place.oprojWidth, t * p.hidden * act);
+  return c;
+}
+
+// A draft pass runs the MTP layer over the verify step's K + 1 rows per
+// request (as the generated program does: the first pass writes the MTP
+// KV entries of every accepted position, the later ones repeat one row),
+// so it is priced at p.queryTokens tokens per request like the verify step.
+DraftCost costDraft(const Prepared &p, int64_t batch) {
+  LayerCost layer = costLayer(p, p.classes[p.draftClass], batch);
+  DraftProjectionCost eh = costDraftProjection(p, batch);
+  StepCost step = costStep(p, batch);
   DraftCost d;
-  d.timeS = layer.timeS() + eh.timeS + ehComm + step.first.timeS +
+  d.timeS = layer.timeS() + eh.kernels.timeS + eh.commS + step.first.timeS +
             step.firstCommS + step.last.timeS + step.lastCommS;
   d.where = layer.where();
-  d.where += eh.where;
+  d.where += eh.kernels.where;
   d.where += step.first.where;
   d.where += step.last.where;
-  d.where.exposedComm += ehComm + step.firstCommS + step.lastCommS;
+  d.where.exposedComm += eh.commS + step.firstCommS + step.lastCommS;
   return d;
 }
 

@@ -80,6 +80,12 @@ PricedOp OpPricer::lmHead() const {
   return priced(s.last, {s.lastCommS, s.lastCommS});
 }
 
+PricedOp OpPricer::draftProjection() const {
+  detail::DraftProjectionCost c =
+      detail::costDraftProjection(impl_->prepared, impl_->microBatch);
+  return priced(c.kernels, {c.commS, c.commS});
+}
+
 PricedOp OpPricer::stageTransfer() const {
   const detail::StepCost &s = impl_->step;
   return priced(OpCost(), {s.p2pS, s.p2pS});

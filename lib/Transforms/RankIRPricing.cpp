@@ -77,12 +77,20 @@ std::optional<int64_t> layerAttr(Operation *op) {
   return std::nullopt;
 }
 
-/// The LM head: the matmul with the vocabulary's weight.
-bool isLMHead(Operation *op) {
+/// The matmul of op whose weight is named `name`, or ends so.
+bool readsWeight(Operation *op, llvm::function_ref<bool(StringRef)> name) {
   auto mm = dyn_cast<MatmulOp>(op);
   auto w = mm ? mm.getWeight().getDefiningOp<WeightOp>() : WeightOp();
-  return w && (w.getName() == "lm_head.weight" ||
-               w.getName() == "model.embed_tokens.weight");
+  return w && name(w.getName());
+}
+
+/// The LM head: the matmul with the vocabulary's weight (an MTP drafter's
+/// shared_head.head).
+bool isLMHead(Operation *op) {
+  return readsWeight(op, [](StringRef n) {
+    return n == "lm_head.weight" || n == "model.embed_tokens.weight" ||
+           n.ends_with(".shared_head.head.weight");
+  });
 }
 
 struct RankIR {
@@ -130,8 +138,13 @@ FailureOr<ModelSpec> RankIR::model() {
                           << " has no attention or no FFN in the stage "
                              "programs";
     layer.isMTP = index >= attr.getLayers();
+    spec.mtpLayers += layer.isMTP ? 1 : 0;
     spec.layers.push_back(layer);
   }
+  // A speculative program was planned for a model with an MTP layer (its
+  // verify step has none).
+  if (module->hasAttr("helix.mtp"))
+    spec.mtpLayers = std::max<int64_t>(spec.mtpLayers, 1);
   return spec;
 }
 
@@ -140,6 +153,7 @@ FailureOr<PlanRecord> RankIR::plan() {
   if (!attr)
     return fail(module) << "the module has no helix.plan";
   PlanRecord r = planRecordOf(attr);
+  readSpeculative(module, r.workload);
   // The widths: the grids pp x dp x kvp x tpa and pp x replicas x ep x tpf.
   auto attn = module.lookupSymbol<shard::GridOp>(sharding::kAttnGrid);
   auto ffn = module.lookupSymbol<shard::GridOp>(sharding::kFFNGrid);
@@ -189,6 +203,12 @@ LogicalResult RankIR::price(const OpPricer &pricer, const ModelSpec &model) {
       if (isLMHead(&op)) {
         step.attach(&op, {pricer.lmHead()}, pricer.stages() - 1);
         ++heads;
+        continue;
+      }
+      if (readsWeight(&op, [](StringRef n) {
+            return n.ends_with(".eh_proj.weight");
+          })) {
+        step.attach(&op, {pricer.draftProjection()}, 0); // the MTP drafter
         continue;
       }
       if (auto call = dyn_cast<func::CallOp>(op)) {

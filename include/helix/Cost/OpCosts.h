@@ -77,6 +77,10 @@ public:
   PricedOp lmHead() const;
   /// One stage-to-stage transfer of a micro-batch (tp-pp).
   PricedOp stageTransfer() const;
+  /// Speculative decoding: the MTP drafter's eh_proj (2H -> H, sharded
+  /// like the output projection) and its all-reduce, at the verify step's
+  /// rows (a draft pass is the MTP layer, this, embedding and LM head).
+  PricedOp draftProjection() const;
 
 private:
   struct Impl;
