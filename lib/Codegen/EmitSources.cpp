@@ -44,6 +44,10 @@ ProgramSummary summarize(ModuleOp m) {
     s.kvBlock = plan.getKvBlock();
     s.ttlS = plan.getTtlS().convertToDouble();
   }
+  if (auto mtp = m->getAttrOfType<mlir::helix::MTPAttr>("helix.mtp")) {
+    s.draftTokens = mtp.getDraftTokens();
+    s.acceptance = mtp.getAcceptance().convertToDouble();
+  }
   for (auto grid : m.getOps<shard::GridOp>())
     s.grids.push_back(
         {grid.getSymName().str(),

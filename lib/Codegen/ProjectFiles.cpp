@@ -123,8 +123,15 @@ std::string readme(const ProgramSummary &s, const ProjectOptions &o) {
      << "| context | " << s.context << " positions per request |\n";
   for (const auto &[name, shape] : s.grids)
     os << "| grid `" << name << "` | " << join(shape, " x ") << " |\n";
+  if (s.draftTokens > 0)
+    os << "| speculative decoding | the MTP layer drafts " << s.draftTokens
+       << " tokens per step, verified in one step of " << s.draftTokens + 1
+       << " query rows per request; priced with acceptance " << s.acceptance
+       << " |\n";
   os << "| planned for | " << s.hardware << ", " << s.dtype << ", predicted "
-     << s.ttlS * 1e3 << " ms per token |\n\n"
+     << s.ttlS * 1e3
+     << (s.draftTokens > 0 ? " ms per accepted token |\n\n"
+                           : " ms per token |\n\n")
      << "`plan.json` records the plan, the cost model's evaluation "
         "(`cost`) and helix-estimate-cost's price of this program's rank "
         "IR (`estimate`).\n\n"
@@ -147,18 +154,33 @@ std::string readme(const ProgramSummary &s, const ProjectOptions &o) {
      << "```sh\n"
      << "mpirun -np " << s.gpus << " ./build/" << o.programName
      << " --weights PATH --prompts FILE --steps K \\\n"
-     << "    [--dump-logits FILE] [--dump-tokens FILE]\n"
+     << "    [--dump-logits FILE] [--dump-tokens FILE]"
+     << (s.draftTokens > 0 ? " \\\n    [--draft-oracle FILE] "
+                             "[--dump-draft-logits FILE] "
+                             "[--dump-acceptance FILE]\n"
+                           : "\n")
      << "```\n\n"
      << "- `--weights`: the model's Hugging Face safetensors (a file, an "
         "index.json or a directory); each rank reads only its slices.\n"
      << "- `--prompts`: one line of comma-separated token ids per request, "
         "at most "
-     << s.stepRows << " lines; each request may use " << s.context
-     << " positions (prompt + K - 1).\n"
+     << s.stepRows / (s.draftTokens + 1) << " lines; each request may use "
+     << s.context << " positions (prompt + K - 1).\n"
      << "- Rank 0 prints `row R: id,...` (the K greedy tokens of each "
         "request); `--dump-logits` writes every step's logits "
         "([steps, batch, vocab] float32), `--dump-tokens` prompt + "
         "generated ids.\n"
+     << (s.draftTokens > 0
+             ? "- Speculative decoding (docs/speculative-decoding.md): each "
+               "step verifies the drafts of the MTP layer and accepts them "
+               "greedily; the tokens and logits per position are those of "
+               "greedy decoding. Rank 0 prints the acceptance (accepted / "
+               "drafted) and the tokens per step; `--dump-draft-logits` "
+               "writes the MTP layer's logits per position, "
+               "`--dump-acceptance` the drafts accepted per verify step, "
+               "and `--draft-oracle FILE` takes the drafts from a file (a "
+               "line per request, the draft for each position).\n"
+             : "")
      << "- `--backend cpu|cuda` (default " << (cuda ? "cuda" : "cpu")
      << "), `--collectives auto|nccl|mpi`, `--device D` as in the helix "
         "runtime's `runDecode`.\n";
@@ -198,6 +220,9 @@ std::string planJson(const ProgramSummary &s, const ProjectOptions &o) {
     else
       llvm::consumeError(value.takeError());
   };
+  if (s.draftTokens > 0)
+    plan["mtp"] = llvm::json::Object{{"draft_tokens", s.draftTokens},
+                                     {"acceptance", s.acceptance}};
   record("cost", o.costJson);
   record("estimate", o.estimateJson);
   std::string out;

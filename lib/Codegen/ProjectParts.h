@@ -29,8 +29,13 @@ struct ProgramSummary {
   int64_t slices = 0;   // batch slices of the HOP-B / TP overlap (0: none)
   int64_t kvBlock = 16; // KV tokens per round-robin block
   double ttlS = 0;
-  /// Rows each step runs (the rank programs' batch, padded for DP).
+  /// Rows each step runs (the rank programs' batch, padded for DP; with
+  /// MTP, draftTokens + 1 per request).
   int64_t stepRows = 0;
+  /// Speculative decoding (helix.mtp): drafts per step (0: none) and the
+  /// acceptance the plan was priced with.
+  int64_t draftTokens = 0;
+  double acceptance = 0;
   std::vector<std::pair<std::string, std::vector<int64_t>>> grids;
 };
 

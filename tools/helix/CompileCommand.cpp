@@ -15,6 +15,8 @@
 #include "helix/InitAllHelix.h"
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Plan/PlanJSON.h"
+#include "helix/Common/Speculative.h"
+#include "helix/Transforms/DraftProgram.h"
 #include "helix/Transforms/Passes.h"
 #include "helix/Transforms/Pipeline.h"
 #include "helix/Transforms/Planning.h"
@@ -79,32 +81,59 @@ static bool makeRequest(const CompileArgs &args, PlanRequest &request,
   return true;
 }
 
-/// helix-estimate-cost on a copy of the rank IR `program` (what the project
-/// runs): the step's estimate as plan.json records it, or "" when the pass
-/// fails.
-static std::string estimateJSON(mlir::ModuleOp program) {
+/// helix-estimate-cost on a copy of the rank IR `program`: the step's
+/// #helix.cost, or null when the pass fails.
+static mlir::helix::CostAttr priceRankIR(mlir::ModuleOp program) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = program.clone();
   mlir::PassManager pm(program.getContext());
   pm.addPass(mlir::helix::createHelixEstimateCost());
   if (mlir::failed(pm.run(*copy)))
+    return {};
+  return (*copy)->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
+}
+
+/// What the project runs, priced on its rank IR (`program`, and with --mtp
+/// the drafter's `draft`), as plan.json records it; "" when the pass
+/// fails. With --mtp a step is the verify step and K draft passes, and the
+/// figures are per accepted token (the cost model's TTL): (verify + K x
+/// draft) / E, bytes and flops per step.
+static std::string estimateJSON(mlir::ModuleOp program, mlir::ModuleOp draft,
+                                const Workload &workload) {
+  mlir::helix::CostAttr verify = priceRankIR(program), pass;
+  if (!verify || (draft && !(pass = priceRankIR(draft))))
     return "";
-  auto cost = (*copy)->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
-  if (!cost)
-    return "";
-  auto ms = [](const llvm::APFloat &us) { return us.convertToDouble() / 1e3; };
+  int64_t k = draft ? workload.mtpTokens : 0;
+  double e = k ? expectedAcceptedTokens(k, workload.mtpAcceptance) : 1.0;
+  // One field of the step's cost, in ms per accepted token (or a sum).
+  auto per = [&](auto get, double divide) {
+    double us = get(verify).convertToDouble() +
+                (k ? double(k) * get(pass).convertToDouble() : 0.0);
+    return us / divide;
+  };
+  using C = mlir::helix::CostAttr;
+  auto ms = [&](auto get) { return per(get, 1e3 * e); };
   llvm::json::Object estimate{
-      {"source", "helix-estimate-cost on the rank IR"},
-      {"ttl_ms", ms(cost.getTimeUs())},
+      {"source", k ? "helix-estimate-cost on the rank IR of the verify step "
+                     "and the MTP drafter"
+                   : "helix-estimate-cost on the rank IR"},
+      {"ttl_ms", ms([](C c) { return c.getTimeUs(); })},
       {"time_ms",
-       llvm::json::Object{{"kv_read", ms(cost.getKvReadUs())},
-                          {"weight_read", ms(cost.getWeightReadUs())},
-                          {"compute", ms(cost.getComputeUs())},
-                          {"kernel_overhead", ms(cost.getOverheadUs())},
-                          {"exposed_comm", ms(cost.getCommUs())},
-                          {"pipeline_stall", ms(cost.getStallUs())}}},
-      {"comm_total_ms", ms(cost.getCommTotalUs())},
-      {"bytes", cost.getBytes().convertToDouble()},
-      {"flops", cost.getFlops().convertToDouble()}};
+       llvm::json::Object{
+           {"kv_read", ms([](C c) { return c.getKvReadUs(); })},
+           {"weight_read", ms([](C c) { return c.getWeightReadUs(); })},
+           {"compute", ms([](C c) { return c.getComputeUs(); })},
+           {"kernel_overhead", ms([](C c) { return c.getOverheadUs(); })},
+           {"exposed_comm", ms([](C c) { return c.getCommUs(); })},
+           {"pipeline_stall", ms([](C c) { return c.getStallUs(); })}}},
+      {"comm_total_ms", ms([](C c) { return c.getCommTotalUs(); })},
+      {"bytes", per([](C c) { return c.getBytes(); }, 1.0)},
+      {"flops", per([](C c) { return c.getFlops(); }, 1.0)}};
+  if (k)
+    estimate["mtp"] = llvm::json::Object{
+        {"draft_tokens", k},
+        {"expected_accepted_tokens", e},
+        {"verify_step_ms", verify.getTimeUs().convertToDouble() / 1e3},
+        {"draft_pass_ms", pass.getTimeUs().convertToDouble() / 1e3}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(estimate));
@@ -129,9 +158,6 @@ static int runCompile(const CompileArgs &args) {
       !readInteger(cmd, "--kv-block", args.kvBlock, 1, in.workload.context,
                    kvBlock))
     return 1;
-  if (in.workload.mtpTokens > 0)
-    return fail("--mtp: generated programs do not run speculative (MTP) "
-                "steps yet; plan and cost them with helix plan / helix cost");
   if (!in.model.quantMethod.empty() && in.model.quantFormat.empty())
     return fail(args.workload.model + ": quantization_config.quant_method \"" +
                 in.model.quantMethod +
@@ -148,6 +174,16 @@ static int runCompile(const CompileArgs &args) {
   if (!makeRequest(args, request, error) ||
       !choosePlan(in.model, in.hardware, in.workload, request, record, error))
     return fail(error);
+  // The speculative schedule runs one verify step and its draft passes on
+  // every rank at once: no pipeline stages, no DP attention replicas.
+  const Layout &chosen = record.config.layout;
+  if (in.workload.mtpTokens > 0 && (chosen.pp > 1 || chosen.dp > 1))
+    return fail("--mtp " + args.workload.mtp +
+                ": speculative programs run without pipeline stages or DP "
+                "attention, but the " +
+                stringifyStrategy(record.config.strategy).str() + " plan " +
+                chosen.str() + " has pp=" + std::to_string(chosen.pp) +
+                ", dp=" + std::to_string(chosen.dp));
 
   // HOP-B slices: the count the cost model finds best (what choosePlan
   // fixed), one per request (the paper's), or the user's; the plan records
@@ -173,8 +209,13 @@ static int runCompile(const CompileArgs &args) {
       diagnostic = d.str();
     return mlir::success();
   });
-  mlir::OwningOpRef<mlir::ModuleOp> module = buildModelIR(context, in.model);
+  // With --mtp the decode step is the verify step: K + 1 query rows per
+  // request, returning the hidden state the drafter reads.
+  bool speculative = in.workload.mtpTokens > 0;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      buildModelIR(context, in.model, speculative);
   applyPlan(findDecodeStep(*module), record);
+  mlir::OwningOpRef<mlir::ModuleOp> draft; // the MTP drafter's rank IR
   if (args.emit == "rank-ir" || args.emit == "project") {
     ShardingPipelineOptions options;
     options.hopb = args.hopb == "on";
@@ -182,16 +223,25 @@ static int runCompile(const CompileArgs &args) {
     options.kvBlock = record.kvBlock;
     mlir::PassManager pm(&context);
     buildShardingPipeline(pm, options);
-    if (mlir::failed(pm.run(*module)))
+    if (mlir::failed(pm.run(*module)) ||
+        (speculative &&
+         !(draft = buildDraftProgram(context, in.model, record, options))))
       return fail(diagnostic.empty() ? "the sharding pipeline failed"
                                      : diagnostic);
   }
+  std::string estimate;
   if (args.emit == "project") {
     // What the emitted program costs: its rank IR priced.
-    std::string estimate = estimateJSON(*module);
+    estimate = estimateJSON(*module, draft ? *draft : mlir::ModuleOp(),
+                            in.workload);
     if (estimate.empty())
       return fail(diagnostic.empty() ? "helix-estimate-cost failed"
                                      : diagnostic);
+  }
+  if (draft && mlir::failed(mergeDraftProgram(*module, *draft)))
+    return fail(diagnostic.empty() ? "cannot add the MTP drafter"
+                                   : diagnostic);
+  if (args.emit == "project") {
     ProjectOptions project;
     project.outputDir = args.output;
     project.backend = args.backend;
@@ -209,6 +259,15 @@ static int runCompile(const CompileArgs &args) {
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);
+  if (speculative && args.emit == "planned-ir") {
+    // The drafter's planned IR follows as a second module
+    // (helix-opt --split-input-file takes both).
+    mlir::OwningOpRef<mlir::ModuleOp> planned =
+        buildDraftModelIR(context, in.model);
+    applyPlan(findDecodeStep(*planned), record);
+    os << "\n// -----\n";
+    planned->print(os);
+  }
   return writeOutputFile(cmd, args.output,
                          [&](std::ostream &out) { out << text; })
              ? 0

@@ -49,6 +49,9 @@ public:
 
 /// On a call of a layer function: the first weight slot of the call.
 inline constexpr const char *kWeightBaseAttr = "helix.weight_base";
+/// On a step's return: the names of the results past the logits, set as
+/// outputs of the rank state (the verify step's and drafter's "hidden").
+inline constexpr const char *kOutputNamesAttr = "output_names";
 
 /// The step function's Context& and RankState& arguments.
 mlir::Value contextOf(mlir::Operation *op);

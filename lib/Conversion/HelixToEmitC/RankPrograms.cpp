@@ -36,6 +36,10 @@ namespace {
 
 constexpr const char *kStagePrefix = "decode_step_stage";
 constexpr const char *kStageAttr = "helix.stage";
+/// The MTP drafter of a speculative program (helix compile --mtp):
+/// @draft_step_stage<S> with `helix.draft_stage` = S.
+constexpr const char *kDraftPrefix = "draft_step_stage";
+constexpr const char *kDraftStageAttr = "helix.draft_stage";
 constexpr const char *kLayersAttr = "helix.layers";
 
 /// One weight load: a box of a checkpoint tensor's view, stored in a layout;
@@ -178,7 +182,11 @@ private:
     return f;
   }
   LogicalResult buildStage(func::FuncOp f, int64_t stage,
-                           ArrayRef<GroupKind> kinds, int64_t logitsRank);
+                           ArrayRef<GroupKind> kinds, int64_t logitsRank,
+                           func::FuncOp draft);
+  /// The step function (and its load function) of stage program or
+  /// drafter `f`; its results past the logits become output() calls.
+  emitc::FuncOp buildStep(func::FuncOp f, int64_t stage);
 
   // Weight loading of one stage: every load the load function makes, in
   // slot order.
@@ -206,21 +214,13 @@ private:
 
 LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
                                          ArrayRef<GroupKind> kinds,
-                                         int64_t logitsRank) {
+                                         int64_t logitsRank,
+                                         func::FuncOp draft) {
   Location loc = f.getLoc();
   std::string name = f.getSymName().str();
   b.setInsertionPoint(f);
-  Type ctxT = contextType(ctx), stateT = stateType(ctx);
-  load = makeFunc(
-      loc, name + "_load",
-      {ctxT, opaque(ctx, "const helix::rt::SafetensorsCheckpoint&"), stateT},
-      {});
+  Type ctxT = contextType(ctx);
   emitc::FuncOp prepare = makeFunc(loc, name + "_prepare", {ctxT}, {});
-  emitc::FuncOp step =
-      makeFunc(loc, name,
-               {ctxT, stateT, opaque(ctx, "const helix::rt::StepInputs&"),
-                b.getIndexType()},
-               {tensorType(ctx)});
 
   // Communicators, in the order every rank of every stage shares.
   b.setInsertionPointToEnd(&prepare.getBody().front());
@@ -236,6 +236,71 @@ LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
         .ints({0, logitsRank})
         .create();
   emitc::ReturnOp::create(b, loc, Value());
+
+  emitc::FuncOp step = buildStep(f, stage);
+  if (!step)
+    return failure();
+  prepare->moveBefore(step); // load, prepare, step
+  SmallVector<Operation *> made = {load.getOperation(), prepare.getOperation(),
+                                   step.getOperation()};
+  std::string fns = name + "_load, " + name + "_prepare, " + name;
+  if (draft) {
+    std::string d = draft.getSymName().str();
+    emitc::FuncOp draftStep = buildStep(draft, stage);
+    if (!draftStep)
+      return failure();
+    made.append({load.getOperation(), draftStep.getOperation()});
+    fns += ", " + d + "_load, " + d;
+  }
+
+  // The registration of the stage's program (after the functions it
+  // names); each generated op names its stage (one source file per stage).
+  b.setInsertionPoint(draft ? draft : f);
+  auto program = emitc::GlobalOp::create(
+      b, loc, name + "_program", opaque(ctx, "helix::rt::cg::StageProgram"),
+      emitc::OpaqueAttr::get(ctx,
+                             "{" + std::to_string(stage) + ", " + fns + "}"));
+  made.push_back(program);
+  for (Operation *op : made)
+    op->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
+  if (draft)
+    draft.erase();
+  f.erase();
+  return success();
+}
+
+emitc::FuncOp ProgramBuilder::buildStep(func::FuncOp f, int64_t stage) {
+  Location loc = f.getLoc();
+  std::string name = f.getSymName().str();
+  b.setInsertionPoint(f);
+  Type ctxT = contextType(ctx), stateT = stateType(ctx);
+  load = makeFunc(
+      loc, name + "_load",
+      {ctxT, opaque(ctx, "const helix::rt::SafetensorsCheckpoint&"), stateT},
+      {});
+  emitc::FuncOp step =
+      makeFunc(loc, name,
+               {ctxT, stateT, opaque(ctx, "const helix::rt::StepInputs&"),
+                b.getIndexType()},
+               {tensorType(ctx)});
+
+  // The results past the logits: named outputs of the state, which the
+  // return's lowering sets (TensorOps.cpp).
+  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+  SmallVector<Attribute> outputs;
+  for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+    auto resultName = f.getResultAttrOfType<StringAttr>(i, "helix.name");
+    if (!resultName) {
+      f.emitError("convert-helix-to-emitc: result ")
+          << i << " of @" << name
+          << " has no helix.name (a step returns its logits, then named "
+             "outputs)";
+      return {};
+    }
+    outputs.push_back(resultName);
+  }
+  if (!outputs.empty())
+    ret->setAttr(kOutputNamesAttr, b.getArrayAttr(outputs));
 
   // The step body: the stage function's ops, its arguments from calls.
   Block &body = step.getBody().front();
@@ -271,6 +336,14 @@ LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
               .operand(step.getArgument(2))
               .i64(type.getDimSize(0))
               .create1(intsType(ctx));
+    } else if (nameAttr && nameAttr.getValue() == "hidden") {
+      // The MTP drafter's input hidden states.
+      auto type = cast<RankedTensorType>(arg.getType());
+      v = Call(b, loc, "hidden")
+              .operand(step.getArgument(2))
+              .i64(type.getDimSize(0))
+              .i64(type.getDimSize(1))
+              .create1(tensorType(ctx));
     } else {
       // The micro-batch's first row (pipeline stages).
       arg.replaceAllUsesWith(step.getArgument(3));
@@ -287,22 +360,9 @@ LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
   step.walk([&](func::CallOp c) { calls.push_back(c); });
   for (func::CallOp c : calls)
     if (failed(lowerLayerCall(c, step)))
-      return failure();
+      return {};
   emitc::ReturnOp::create(lb, loc, Value());
-
-  // The registration of the stage's program; each generated op names its
-  // stage (one source file per stage).
-  b.setInsertionPoint(f);
-  auto program = emitc::GlobalOp::create(
-      b, loc, name + "_program", opaque(ctx, "helix::rt::cg::StageProgram"),
-      emitc::OpaqueAttr::get(ctx, "{" + std::to_string(stage) + ", " + name +
-                                      "_load, " + name + "_prepare, " + name +
-                                      "}"));
-  for (Operation *op : {load.getOperation(), prepare.getOperation(),
-                        step.getOperation(), program.getOperation()})
-    op->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
-  f.erase();
-  return success();
+  return step;
 }
 
 /// A loadWeight call in the load function; `inLoad` maps the offsets'
@@ -486,14 +546,42 @@ LogicalResult ProgramBuilder::lowerLayerCall(func::CallOp call,
   return success();
 }
 
+/// Whether `arg` of step function `f` is an input the driver provides.
+LogicalResult checkStepInput(func::FuncOp f, BlockArgument arg) {
+  auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
+  bool known = isa<KVShardType>(arg.getType()) ||
+               (name && (name.getValue() == "tokens" ||
+                         name.getValue() == "positions")) ||
+               (name && name.getValue() == "hidden" &&
+                isa<RankedTensorType>(arg.getType())) ||
+               (name && name.getValue() == "micro_batch_row" &&
+                arg.getType().isIndex());
+  if (known)
+    return success();
+  return f.emitError("convert-helix-to-emitc: argument ")
+         << arg.getArgNumber() << " of @" << f.getSymName() << " ("
+         << (name ? name.getValue() : StringRef("unnamed"))
+         << ") is not a step input (tokens, positions, hidden, a KV shard or "
+            "micro_batch_row)";
+}
+
 LogicalResult ProgramBuilder::build(StringRef programName) {
   SmallVector<std::pair<func::FuncOp, int64_t>> stages;
+  std::map<int64_t, func::FuncOp> drafts;
   auto grids = llvm::to_vector(module.getOps<shard::GridOp>());
   int64_t stageCount = grids.front().getShape()[0];
   for (auto f : module.getOps<func::FuncOp>()) {
     StringRef n = f.getSymName();
     if (f->hasAttr(kLayersAttr))
       continue; // a layer function: converted at its first call
+    if (auto d = f->getAttrOfType<IntegerAttr>(kDraftStageAttr)) {
+      if (!n.starts_with(kDraftPrefix) || drafts.count(d.getInt()))
+        return f.emitError("convert-helix-to-emitc: @")
+               << n << " is not the one drafter @" << kDraftPrefix
+               << "<S> of stage " << d.getInt();
+      drafts[d.getInt()] = f;
+      continue;
+    }
     int64_t s = -1;
     if (auto attr = f->getAttrOfType<IntegerAttr>(kStageAttr))
       s = attr.getInt();
@@ -502,25 +590,27 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
              << "@" << n << " is not a stage program @" << kStagePrefix
              << "<S> (with " << kStageAttr << ") of the " << stageCount
              << " pipeline stages";
-    for (BlockArgument arg : f.getArguments()) {
-      auto name =
-          f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
-      bool known = isa<KVShardType>(arg.getType()) ||
-                   (name && (name.getValue() == "tokens" ||
-                             name.getValue() == "positions")) ||
-                   (name && name.getValue() == "micro_batch_row" &&
-                    arg.getType().isIndex());
-      if (!known)
-        return f.emitError("convert-helix-to-emitc: argument ")
-               << arg.getArgNumber() << " of @" << n << " ("
-               << (name ? name.getValue() : StringRef("unnamed"))
-               << ") is not a step input (tokens, positions, a KV shard or "
-                  "micro_batch_row)";
-    }
+    for (BlockArgument arg : f.getArguments())
+      if (failed(checkStepInput(f, arg)))
+        return failure();
     stages.push_back({f, s});
   }
   if (stages.empty())
     return module.emitError("convert-helix-to-emitc: no stage program");
+  auto mtp = module->getAttrOfType<MTPAttr>("helix.mtp");
+  for (auto &[s, d] : drafts) {
+    if (!mtp || s != 0 || stageCount != 1)
+      return d.emitError("convert-helix-to-emitc: a drafter belongs to a "
+                         "speculative program (helix.mtp) of one pipeline "
+                         "stage");
+    for (BlockArgument arg : d.getArguments())
+      if (failed(checkStepInput(d, arg)))
+        return failure();
+  }
+  if (mtp && !drafts.count(0))
+    return module.emitError("convert-helix-to-emitc: the speculative "
+                            "program (helix.mtp) has no drafter @")
+           << kDraftPrefix << "0";
 
   // Every group kind of every stage, in one order: each rank creates its
   // groups in that order, so creation (collective over the members) cannot
@@ -530,6 +620,8 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
   std::set<GroupKind> kinds;
   int64_t microBatch = 0, cacheRows = 0, logitsStage = -1;
   bool pipelined = false;
+  for (auto &[s, d] : drafts)
+    groupKindsOf(d, kinds);
   for (auto [f, s] : stages) {
     groupKindsOf(f, kinds);
     for (BlockArgument arg : f.getArguments()) {
@@ -551,7 +643,8 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
   int64_t batch = pipelined ? cacheRows : microBatch;
   std::vector<GroupKind> ordered(kinds.begin(), kinds.end());
   for (auto [f, s] : stages)
-    if (failed(buildStage(f, s, ordered, logitsRank)))
+    if (failed(buildStage(f, s, ordered, logitsRank,
+                          drafts.count(s) ? drafts[s] : func::FuncOp())))
       return failure();
 
   // The header, the grids, then main.
@@ -576,17 +669,18 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
       FunctionType::get(ctx, {b.getI32Type(), argv}, {b.getI32Type()}));
   Block *entry = main.addEntryBlock();
   OpBuilder mb = OpBuilder::atBlockEnd(entry);
-  Value rc = Call(mb, loc, "run")
-                 .operand(main.getArgument(0))
-                 .operand(main.getArgument(1))
-                 .str(programName)
-                 .i64(facts.devices)
-                 .i64(facts.vocab)
-                 .i64(facts.context)
-                 .i64(batch)
-                 .i64(microBatch)
-                 .i64(logitsRank)
-                 .create1(mb.getI32Type());
+  Call run(mb, loc, mtp ? "runSpeculative" : "run");
+  run.operand(main.getArgument(0))
+      .operand(main.getArgument(1))
+      .str(programName)
+      .i64(facts.devices)
+      .i64(facts.vocab)
+      .i64(facts.context);
+  if (mtp) // the requests and the drafts per step
+    run.i64(batch / mtp.getQueryTokens()).i64(mtp.getDraftTokens());
+  else
+    run.i64(batch).i64(microBatch).i64(logitsRank);
+  Value rc = run.create1(mb.getI32Type());
   emitc::ReturnOp::create(mb, loc, rc);
   return success();
 }

@@ -69,16 +69,25 @@ struct EmptyLowering : public OpConversionPattern<tensor::EmptyOp> {
   }
 };
 
-/// The step returns its logits (or no tensor on ranks that have none).
+/// The step returns its logits (or no tensor on ranks that have none);
+/// its named results past them become outputs of the rank state.
 struct ReturnLowering : public OpConversionPattern<func::ReturnOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(func::ReturnOp op, OpAdaptor a,
                   ConversionPatternRewriter &rewriter) const override {
-    if (a.getOperands().size() > 1)
+    auto names = op->getAttrOfType<ArrayAttr>(kOutputNamesAttr);
+    size_t named = names ? names.size() : 0;
+    if (a.getOperands().size() > 1 + named)
       return op.emitOpError("convert-helix-to-emitc: a rank function returns "
-                            "at most its logits"),
+                            "its logits and named outputs"),
              failure();
+    for (size_t i = 0; i < named; ++i)
+      Call(rewriter, op.getLoc(), "output")
+          .operand(stateOf(op))
+          .str(cast<StringAttr>(names[i]).getValue())
+          .operand(a.getOperands()[i + 1])
+          .create();
     Value v = a.getOperands().empty() ? Call(rewriter, op.getLoc(), "none")
                                             .create1(tensorType(getContext()))
                                       : a.getOperands()[0];
