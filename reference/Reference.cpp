@@ -197,18 +197,116 @@ struct ReferenceModel::RowCache {
 
 ReferenceModel::~ReferenceModel() = default;
 
-ReferenceModel::ReferenceModel(const ModelSpec &spec,
-                               const nlohmann::json &config,
-                               const rt::SafetensorsCheckpoint &ckpt,
-                               int64_t batch, KvDtype kvDtype)
-    : spec_(spec), type_(spec.modelType), kvDtype_(kvDtype) {
-  WeightLoader W(ckpt, config);
+std::unique_ptr<ReferenceModel::Layer>
+ReferenceModel::loadLayer(const WeightLoader &W,
+                          const rt::SafetensorsCheckpoint &ckpt,
+                          const LayerSpec &ls) {
   auto load = [&](const std::string &name, std::vector<int64_t> shape) {
     return W.plain(name, shape);
   };
   auto loadIf = [&](bool cond, const std::string &name,
                     std::vector<int64_t> shape) {
     return cond ? load(name, shape) : Mat();
+  };
+  // Linear weights of the decoder layers: float or quantized.
+  auto lin = [&](const std::string &name, std::vector<int64_t> shape) {
+    return W.linear(name, shape);
+  };
+  int64_t H = spec_.hiddenSize;
+  auto L = std::make_unique<Layer>();
+  L->spec = &ls;
+  std::string p = "model.layers." + std::to_string(ls.index) + ".";
+  std::string s = p + "self_attn.";
+  const AttentionSpec &a = ls.attention;
+  L->inNorm = load(p + "input_layernorm.weight", {H});
+  L->postNorm = load(p + "post_attention_layernorm.weight", {H});
+  if (a.kind == AttentionKind::MLA) {
+    int64_t qk = a.qkNopeHeadDim + a.qkRopeHeadDim;
+    if (a.qLoraRank > 0) {
+      L->qa = lin(s + "q_a_proj.weight", {a.qLoraRank, H});
+      L->qaBias = loadIf(a.qkvBias, s + "q_a_proj.bias", {a.qLoraRank});
+      L->qaNorm = load(s + "q_a_layernorm.weight", {a.qLoraRank});
+      L->qbProj = lin(s + "q_b_proj.weight", {a.numHeads * qk, a.qLoraRank});
+    } else {
+      L->q = lin(s + "q_proj.weight", {a.numHeads * qk, H});
+    }
+    L->kva = lin(s + "kv_a_proj_with_mqa.weight",
+                 {a.kvLoraRank + a.qkRopeHeadDim, H});
+    L->kvaBias = loadIf(a.qkvBias, s + "kv_a_proj_with_mqa.bias",
+                        {a.kvLoraRank + a.qkRopeHeadDim});
+    L->kvaNorm = load(s + "kv_a_layernorm.weight", {a.kvLoraRank});
+    L->kvb = lin(s + "kv_b_proj.weight",
+                 {a.numHeads * (a.qkNopeHeadDim + a.vHeadDim), a.kvLoraRank});
+    L->o = lin(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
+    L->ob = loadIf(a.outBias, s + "o_proj.bias", {H});
+  } else {
+    int64_t q = a.numHeads * a.headDim, kv = a.numKVHeads * a.headDim;
+    L->q = lin(s + "q_proj.weight", {q, H});
+    L->k = lin(s + "k_proj.weight", {kv, H});
+    L->v = lin(s + "v_proj.weight", {kv, H});
+    L->o = lin(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
+    L->qb = loadIf(a.qkvBias, s + "q_proj.bias", {q});
+    L->kb = loadIf(a.qkvBias, s + "k_proj.bias", {kv});
+    L->vb = loadIf(a.qkvBias, s + "v_proj.bias", {kv});
+    L->ob = loadIf(a.outBias, s + "o_proj.bias", {H});
+    L->qNorm = loadIf(a.qkNorm, s + "q_norm.weight", {a.headDim});
+    L->kNorm = loadIf(a.qkNorm, s + "k_norm.weight", {a.headDim});
+    L->sinks = loadIf(a.sinks, s + "sinks", {a.numHeads});
+  }
+  if (!ls.isMoE) {
+    int64_t I = ls.ffn.intermediate;
+    L->gate = lin(p + "mlp.gate_proj.weight", {I, H});
+    L->up = lin(p + "mlp.up_proj.weight", {I, H});
+    L->down = lin(p + "mlp.down_proj.weight", {H, I});
+    L->gateB = loadIf(ls.ffn.bias, p + "mlp.gate_proj.bias", {I});
+    L->upB = loadIf(ls.ffn.bias, p + "mlp.up_proj.bias", {I});
+    L->downB = loadIf(ls.ffn.bias, p + "mlp.down_proj.bias", {H});
+  } else {
+    const MoESpec &m = ls.moe;
+    int64_t E = m.numExperts, I = m.expertIntermediate;
+    if (type_ == "gpt_oss") {
+      std::string x = p + "mlp.experts.";
+      L->router = load(p + "mlp.router.weight", {E, H});
+      L->routerBias = load(p + "mlp.router.bias", {E});
+      L->gateUp = W.experts(x + "gate_up_proj", E, H, 2 * I);
+      L->gateUpBias = load(x + "gate_up_proj_bias", {E, 2 * I});
+      L->downProj = W.experts(x + "down_proj", E, I, H);
+      L->downProjBias = load(x + "down_proj_bias", {E, H});
+    } else {
+      bool mixtral = type_ == "mixtral";
+      std::string x = p + (mixtral ? "block_sparse_moe." : "mlp.");
+      L->router = load(x + "gate.weight", {E, H});
+      if (ckpt.has(x + "gate.e_score_correction_bias"))
+        L->correction = load(x + "gate.e_score_correction_bias", {E});
+      for (int64_t j = 0; j < E; ++j) {
+        std::string e = x + "experts." + std::to_string(j) + ".";
+        L->eGate.push_back(
+            lin(e + (mixtral ? "w1" : "gate_proj") + ".weight", {I, H}));
+        L->eUp.push_back(
+            lin(e + (mixtral ? "w3" : "up_proj") + ".weight", {I, H}));
+        L->eDown.push_back(
+            lin(e + (mixtral ? "w2" : "down_proj") + ".weight", {H, I}));
+      }
+      if (m.numSharedExperts > 0) {
+        int64_t S = m.sharedIntermediate * m.numSharedExperts;
+        L->sGate = lin(x + "shared_experts.gate_proj.weight", {S, H});
+        L->sUp = lin(x + "shared_experts.up_proj.weight", {S, H});
+        L->sDown = lin(x + "shared_experts.down_proj.weight", {H, S});
+      }
+    }
+  }
+  return L;
+}
+
+ReferenceModel::ReferenceModel(const ModelSpec &spec,
+                               const nlohmann::json &config,
+                               const rt::SafetensorsCheckpoint &ckpt,
+                               int64_t batch, KvDtype kvDtype, bool withMTP)
+    : spec_(spec), mtpSpec_(mtpLayerOf(spec, 0)), type_(spec.modelType),
+      kvDtype_(kvDtype) {
+  WeightLoader W(ckpt, config);
+  auto load = [&](const std::string &name, std::vector<int64_t> shape) {
+    return W.plain(name, shape);
   };
   // Linear weights of the decoder layers: float or quantized.
   auto lin = [&](const std::string &name, std::vector<int64_t> shape) {
@@ -221,99 +319,35 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
   embed_ = load("model.embed_tokens.weight", {V, H});
   finalNorm_ = load("model.norm.weight", {H});
   lmHead_ = spec.tieWordEmbeddings ? embed_ : load("lm_head.weight", {V, H});
-  for (const LayerSpec &ls : spec.layers) {
-    if (ls.isMTP)
-      continue;
-    auto L = std::make_unique<Layer>();
-    L->spec = &ls;
-    std::string p = "model.layers." + std::to_string(ls.index) + ".";
-    std::string s = p + "self_attn.";
-    const AttentionSpec &a = ls.attention;
-    L->inNorm = load(p + "input_layernorm.weight", {H});
-    L->postNorm = load(p + "post_attention_layernorm.weight", {H});
-    if (a.kind == AttentionKind::MLA) {
-      int64_t qk = a.qkNopeHeadDim + a.qkRopeHeadDim;
-      if (a.qLoraRank > 0) {
-        L->qa = lin(s + "q_a_proj.weight", {a.qLoraRank, H});
-        L->qaBias = loadIf(a.qkvBias, s + "q_a_proj.bias", {a.qLoraRank});
-        L->qaNorm = load(s + "q_a_layernorm.weight", {a.qLoraRank});
-        L->qbProj = lin(s + "q_b_proj.weight", {a.numHeads * qk, a.qLoraRank});
-      } else {
-        L->q = lin(s + "q_proj.weight", {a.numHeads * qk, H});
-      }
-      L->kva = lin(s + "kv_a_proj_with_mqa.weight",
-                   {a.kvLoraRank + a.qkRopeHeadDim, H});
-      L->kvaBias = loadIf(a.qkvBias, s + "kv_a_proj_with_mqa.bias",
-                          {a.kvLoraRank + a.qkRopeHeadDim});
-      L->kvaNorm = load(s + "kv_a_layernorm.weight", {a.kvLoraRank});
-      L->kvb = lin(s + "kv_b_proj.weight",
-                   {a.numHeads * (a.qkNopeHeadDim + a.vHeadDim), a.kvLoraRank});
-      L->o = lin(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
-      L->ob = loadIf(a.outBias, s + "o_proj.bias", {H});
-    } else {
-      int64_t q = a.numHeads * a.headDim, kv = a.numKVHeads * a.headDim;
-      L->q = lin(s + "q_proj.weight", {q, H});
-      L->k = lin(s + "k_proj.weight", {kv, H});
-      L->v = lin(s + "v_proj.weight", {kv, H});
-      L->o = lin(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
-      L->qb = loadIf(a.qkvBias, s + "q_proj.bias", {q});
-      L->kb = loadIf(a.qkvBias, s + "k_proj.bias", {kv});
-      L->vb = loadIf(a.qkvBias, s + "v_proj.bias", {kv});
-      L->ob = loadIf(a.outBias, s + "o_proj.bias", {H});
-      L->qNorm = loadIf(a.qkNorm, s + "q_norm.weight", {a.headDim});
-      L->kNorm = loadIf(a.qkNorm, s + "k_norm.weight", {a.headDim});
-      L->sinks = loadIf(a.sinks, s + "sinks", {a.numHeads});
-    }
-    if (!ls.isMoE) {
-      int64_t I = ls.ffn.intermediate;
-      L->gate = lin(p + "mlp.gate_proj.weight", {I, H});
-      L->up = lin(p + "mlp.up_proj.weight", {I, H});
-      L->down = lin(p + "mlp.down_proj.weight", {H, I});
-      L->gateB = loadIf(ls.ffn.bias, p + "mlp.gate_proj.bias", {I});
-      L->upB = loadIf(ls.ffn.bias, p + "mlp.up_proj.bias", {I});
-      L->downB = loadIf(ls.ffn.bias, p + "mlp.down_proj.bias", {H});
-    } else {
-      const MoESpec &m = ls.moe;
-      int64_t E = m.numExperts, I = m.expertIntermediate;
-      if (type_ == "gpt_oss") {
-        std::string x = p + "mlp.experts.";
-        L->router = load(p + "mlp.router.weight", {E, H});
-        L->routerBias = load(p + "mlp.router.bias", {E});
-        L->gateUp = W.experts(x + "gate_up_proj", E, H, 2 * I);
-        L->gateUpBias = load(x + "gate_up_proj_bias", {E, 2 * I});
-        L->downProj = W.experts(x + "down_proj", E, I, H);
-        L->downProjBias = load(x + "down_proj_bias", {E, H});
-      } else {
-        bool mixtral = type_ == "mixtral";
-        std::string x = p + (mixtral ? "block_sparse_moe." : "mlp.");
-        L->router = load(x + "gate.weight", {E, H});
-        if (ckpt.has(x + "gate.e_score_correction_bias"))
-          L->correction = load(x + "gate.e_score_correction_bias", {E});
-        for (int64_t j = 0; j < E; ++j) {
-          std::string e = x + "experts." + std::to_string(j) + ".";
-          L->eGate.push_back(
-              lin(e + (mixtral ? "w1" : "gate_proj") + ".weight", {I, H}));
-          L->eUp.push_back(
-              lin(e + (mixtral ? "w3" : "up_proj") + ".weight", {I, H}));
-          L->eDown.push_back(
-              lin(e + (mixtral ? "w2" : "down_proj") + ".weight", {H, I}));
-        }
-        if (m.numSharedExperts > 0) {
-          int64_t S = m.sharedIntermediate * m.numSharedExperts;
-          L->sGate = lin(x + "shared_experts.gate_proj.weight", {S, H});
-          L->sUp = lin(x + "shared_experts.up_proj.weight", {S, H});
-          L->sDown = lin(x + "shared_experts.down_proj.weight", {H, S});
-        }
-      }
-    }
-    layers_.push_back(std::move(L));
+  for (const LayerSpec &ls : spec.layers)
+    if (!ls.isMTP)
+      layers_.push_back(loadLayer(W, ckpt, ls));
+  // DeepSeek-V3's MTP module (docs/speculative-decoding.md): a decoder
+  // layer with its own embedding, input norms, eh_proj and shared head.
+  if (withMTP) {
+    if (spec.mtpLayers <= 0)
+      throw Error("reference: the model has no multi-token-prediction layer "
+                  "(num_nextn_predict_layers)");
+    std::string p = "model.layers." + std::to_string(mtpSpec_.index) + ".";
+    mtp_ = loadLayer(W, ckpt, mtpSpec_);
+    mtpEmbed_ = load(p + "embed_tokens.weight", {V, H});
+    enorm_ = load(p + "enorm.weight", {H});
+    hnorm_ = load(p + "hnorm.weight", {H});
+    ehProj_ = lin(p + "eh_proj.weight", {H, 2 * H});
+    sharedNorm_ = load(p + "shared_head.norm.weight", {H});
+    sharedHead_ = load(p + "shared_head.head.weight", {V, H});
   }
   for (int64_t r = 0; r < batch; ++r) {
     auto c = std::make_unique<RowCache>();
     c->keys.resize(layers_.size());
     c->values.resize(layers_.size());
     rows_.push_back(std::move(c));
+    auto m = std::make_unique<RowCache>();
+    m->keys.resize(1);
+    m->values.resize(1);
+    mtpRows_.push_back(std::move(m));
   }
+  lastHidden_.resize(batch);
 }
 
 //===----------------------------------------------------------------------===//
@@ -585,21 +619,56 @@ Vec ReferenceModel::step(int64_t row, int64_t token, int64_t pos) {
   RowCache &c = *rows_[row];
   int64_t H = spec_.hiddenSize;
   Vec h(embed_.v.begin() + token * H, embed_.v.begin() + (token + 1) * H);
-  for (size_t li = 0; li < layers_.size(); ++li) {
-    Layer &l = *layers_[li];
-    Vec n = rmsnorm(h, l.inNorm, spec_.rmsNormEps);
-    Vec a = l.spec->attention.kind == AttentionKind::MLA
-                ? mla(l, c, li, n, pos)
-                : attention(l, c, li, n, pos);
-    for (int64_t j = 0; j < H; ++j)
-      h[j] += a[j];
-    n = rmsnorm(h, l.postNorm, spec_.rmsNormEps);
-    Vec f = l.spec->isMoE ? moe(l, n) : ffn(l, n);
-    for (int64_t j = 0; j < H; ++j)
-      h[j] += f[j];
-  }
-  Vec n = rmsnorm(h, finalNorm_, spec_.rmsNormEps);
-  return matvec(lmHead_, n);
+  for (size_t li = 0; li < layers_.size(); ++li)
+    h = decoderLayer(*layers_[li], c, li, h, pos);
+  lastHidden_[row] = rmsnorm(h, finalNorm_, spec_.rmsNormEps);
+  return matvec(lmHead_, lastHidden_[row]);
+}
+
+Vec ReferenceModel::decoderLayer(Layer &l, RowCache &c, size_t li, Vec h,
+                                 int64_t pos) {
+  int64_t H = spec_.hiddenSize;
+  Vec n = rmsnorm(h, l.inNorm, spec_.rmsNormEps);
+  Vec a = l.spec->attention.kind == AttentionKind::MLA
+              ? mla(l, c, li, n, pos)
+              : attention(l, c, li, n, pos);
+  for (int64_t j = 0; j < H; ++j)
+    h[j] += a[j];
+  n = rmsnorm(h, l.postNorm, spec_.rmsNormEps);
+  Vec f = l.spec->isMoE ? moe(l, n) : ffn(l, n);
+  for (int64_t j = 0; j < H; ++j)
+    h[j] += f[j];
+  return h;
+}
+
+ReferenceModel::MTPOutput ReferenceModel::mtpStep(int64_t row, int64_t token,
+                                                  int64_t pos,
+                                                  const Vec &hidden) {
+  if (!mtp_)
+    throw Error("reference: the MTP layer was not loaded");
+  if (row < 0 || row >= static_cast<int64_t>(mtpRows_.size()) || token < 0 ||
+      token >= spec_.vocabSize || pos < 0)
+    throw Error("reference: MTP step out of range");
+  int64_t H = spec_.hiddenSize;
+  if (static_cast<int64_t>(hidden.size()) != H)
+    throw Error("reference: MTP step: hidden state of the wrong size");
+  RowCache &c = *mtpRows_[row];
+  if (static_cast<int64_t>(c.keys[0].size()) < pos)
+    throw Error("reference: MTP positions must be fed in order");
+  // A position fed again replaces it and drops what came after it.
+  c.keys[0].resize(pos);
+  c.values[0].resize(pos);
+  // eh_proj([enorm(embedding of the next token); hnorm(hidden state)]).
+  Vec e(mtpEmbed_.v.begin() + token * H,
+        mtpEmbed_.v.begin() + (token + 1) * H);
+  Vec both = rmsnorm(e, enorm_, spec_.rmsNormEps);
+  Vec hn = rmsnorm(hidden, hnorm_, spec_.rmsNormEps);
+  both.insert(both.end(), hn.begin(), hn.end());
+  MTPOutput out;
+  out.hidden = decoderLayer(*mtp_, c, 0, matvec(ehProj_, both), pos);
+  out.logits =
+      matvec(sharedHead_, rmsnorm(out.hidden, sharedNorm_, spec_.rmsNormEps));
+  return out;
 }
 
 } // namespace reference

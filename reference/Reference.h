@@ -60,14 +60,34 @@ public:
   /// checkpoints (Weights.h); throws rt::Error on a missing tensor, a wrong
   /// shape, a malformed quantized tensor or an unsupported feature (also
   /// --kv-dtype fp4 with a cached head not a multiple of 16 long).
+  /// `withMTP` also loads the model's first multi-token-prediction layer
+  /// (DeepSeek-V3's MTP module, model.layers.<num_hidden_layers>.*).
   ReferenceModel(const ModelSpec &spec, const nlohmann::json &config,
                  const rt::SafetensorsCheckpoint &ckpt, int64_t batch,
-                 KvDtype kvDtype = KvDtype::F32);
+                 KvDtype kvDtype = KvDtype::F32, bool withMTP = false);
   ~ReferenceModel();
 
   /// Feeds `token` at `position` to batch row `row` (positions must come in
   /// order 0, 1, 2, ... per row) and returns the logits [vocab].
   std::vector<float> step(int64_t row, int64_t token, int64_t position);
+  /// The final norm's output of row `row`'s last step: what the LM head
+  /// read, and what the MTP layer reads as the main model's hidden state.
+  const std::vector<float> &lastHidden(int64_t row) const {
+    return lastHidden_.at(row);
+  }
+
+  /// The MTP layer on the pair (hidden state of position `position`, the
+  /// token at position + 1) of row `row`, at `position` of its own KV cache
+  /// (a position fed again replaces itself and what came after it):
+  /// eh_proj([enorm(embed(token)); hnorm(hidden)]), the decoder layer,
+  /// shared_head.norm and shared_head.head. Returns the logits (its
+  /// guess of the token at position + 2) and the layer's output hidden
+  /// state (before shared_head.norm: what a next draft reads).
+  struct MTPOutput {
+    std::vector<float> logits, hidden;
+  };
+  MTPOutput mtpStep(int64_t row, int64_t token, int64_t position,
+                    const std::vector<float> &hidden);
 
   int64_t vocabSize() const { return spec_.vocabSize; }
 
@@ -75,6 +95,7 @@ private:
   struct Layer;
   struct RowCache;
   ModelSpec spec_;
+  LayerSpec mtpSpec_;
   std::string type_;
   std::string topkMethod_;
   double swigluLimit_ = 7.0;
@@ -82,6 +103,18 @@ private:
   Mat embed_, finalNorm_, lmHead_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<std::unique_ptr<RowCache>> rows_;
+  std::vector<std::vector<float>> lastHidden_;
+  // The MTP layer (withMTP) and its KV cache per row.
+  std::unique_ptr<Layer> mtp_;
+  Mat mtpEmbed_, enorm_, hnorm_, ehProj_, sharedNorm_, sharedHead_;
+  std::vector<std::unique_ptr<RowCache>> mtpRows_;
+
+  std::unique_ptr<Layer> loadLayer(const WeightLoader &W,
+                                   const rt::SafetensorsCheckpoint &ckpt,
+                                   const LayerSpec &ls);
+  /// A decoder layer on the residual stream `h` at `pos`.
+  std::vector<float> decoderLayer(Layer &l, RowCache &c, size_t li,
+                                  std::vector<float> h, int64_t pos);
 
   std::vector<float> attention(Layer &l, RowCache &c, size_t li,
                                const std::vector<float> &x, int64_t pos);

@@ -3,13 +3,17 @@
 //   helix-reference --config CONFIG --weights PATH --prompts FILE --steps K
 //                   [--kv-dtype f32|bf16|fp8|fp4]
 //                   [--dump-logits FILE] [--dump-tokens FILE]
+//                   [--dump-draft-logits FILE]
 //
 // Greedy decoding with the unsharded reference model, with the interface and
 // the output formats of helix-decode (see helix/Runtime/DecodeIO.h for the
 // schedule). One process, no MPI. Checkpoints may be bf16 / f16 / f32 or
 // quantized (fp8-block, fp8-tensor, nvfp4, mxfp4: dequantized at load);
 // --kv-dtype rounds the KV cache as docs/quantization.md specifies (see
-// Reference.h).
+// Reference.h). --dump-draft-logits runs the model's MTP layer too: at
+// every step, on the pair (the step's hidden state, the next token), and
+// writes its logits per position as helix-decode --dump-draft-logits does
+// (docs/speculative-decoding.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +33,8 @@ static int fail(const std::string &msg) {
 }
 
 int main(int argc, char **argv) {
-  std::string config, weights, prompts, dumpLogits, dumpTokens;
+  std::string config, weights, prompts, dumpLogits, dumpTokens,
+      dumpDraftLogits;
   reference::KvDtype kvDtype = reference::KvDtype::F32;
   long long steps = -1;
   for (int i = 1; i < argc; ++i) {
@@ -57,7 +62,11 @@ int main(int argc, char **argv) {
           "                          values along the head dim, E2M1 values\n"
           "                          (head dims must be multiples of 16)\n"
           "  --dump-logits F write the logits of every step (as helix-decode)\n"
-          "  --dump-tokens F write prompts + generated tokens\n");
+          "  --dump-tokens F write prompts + generated tokens\n"
+          "  --dump-draft-logits F\n"
+          "                  run the MTP layer (num_nextn_predict_layers) on\n"
+          "                  each step's hidden state and next token; write\n"
+          "                  its logits per position, [steps, batch, vocab]\n");
       return 0;
     }
     if (i + 1 >= argc)
@@ -73,6 +82,8 @@ int main(int argc, char **argv) {
       dumpLogits = v;
     else if (a == "--dump-tokens")
       dumpTokens = v;
+    else if (a == "--dump-draft-logits")
+      dumpDraftLogits = v;
     else if (a == "--kv-dtype") {
       if (!reference::parseKvDtype(v, kvDtype))
         return fail("--kv-dtype: expected f32, bf16, fp8 or fp4, got \"" + v +
@@ -103,7 +114,8 @@ int main(int argc, char **argv) {
                         prompts);
     rt::SafetensorsCheckpoint ckpt = rt::SafetensorsCheckpoint::open(weights);
     int64_t B = static_cast<int64_t>(rows.size());
-    reference::ReferenceModel model(spec, raw, ckpt, B, kvDtype);
+    bool drafts = !dumpDraftLogits.empty();
+    reference::ReferenceModel model(spec, raw, ckpt, B, kvDtype, drafts);
     int64_t V = spec.vocabSize;
 
     // The greedy schedule, written out on its own (see DecodeIO.h).
@@ -112,12 +124,17 @@ int main(int argc, char **argv) {
       longest = std::max<int64_t>(longest, r.size());
     int64_t total = longest + steps - 1;
     std::vector<std::vector<int64_t>> feed = rows, generated(B);
-    rt::LogitsWriter out;
+    rt::LogitsWriter out, draftOut;
     if (!dumpLogits.empty()) {
       out.open(dumpLogits);
       std::printf("%s\n", rt::logitsShapeLine(total, B, V, dumpLogits).c_str());
     }
-    std::vector<float> all(B * V);
+    if (drafts) {
+      draftOut.open(dumpDraftLogits);
+      std::printf("draft %s\n",
+                  rt::logitsShapeLine(total, B, V, dumpDraftLogits).c_str());
+    }
+    std::vector<float> all(B * V), draftAll(B * V);
     for (int64_t t = 0; t < total; ++t) {
       for (int64_t r = 0; r < B; ++r) {
         std::vector<float> l = model.step(r, feed[r][t], t);
@@ -131,11 +148,21 @@ int main(int argc, char **argv) {
           generated[r].push_back(best);
         if (static_cast<int64_t>(feed[r].size()) == t + 1)
           feed[r].push_back(best);
+        if (drafts) {
+          // The MTP layer at position t: this step's hidden state and the
+          // token at t + 1.
+          auto d = model.mtpStep(r, feed[r][t + 1], t, model.lastHidden(r));
+          std::copy(d.logits.begin(), d.logits.end(),
+                    draftAll.begin() + r * V);
+        }
       }
       if (out.isOpen())
         out.write(all.data(), all.size());
+      if (draftOut.isOpen())
+        draftOut.write(draftAll.data(), draftAll.size());
     }
     out.commit();
+    draftOut.commit();
     for (int64_t r = 0; r < B; ++r)
       std::printf("row %lld: %s\n", static_cast<long long>(r),
                   rt::joinIds(generated[r]).c_str());

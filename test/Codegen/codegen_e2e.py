@@ -31,6 +31,13 @@ usage: codegen_e2e.py --bin DIR --prefix PREFIX --config CONFIG --work DIR
    With --expect-error the checkpoint (made with --drop, then damaged by
    damage_checkpoint.py --damage OPs) must make every rank of the program
    exit non-zero with RE in its error line, and helix-reference fail too.
+6. A plan compiled with --mtp K decodes speculatively: besides the tokens
+   and logits per position, its MTP layer's logits per position must match
+   the reference's (--dump-draft-logits), its accepted drafts per verify
+   step the greedy chain rule's (with K = 1; speculative_check.py), and a
+   second run with a draft oracle (the greedy tokens, every
+   --oracle-every-th generated one wrong) must give the same tokens and
+   accept exactly the drafts the rule accepts.
 
 With --gpu the run uses the CUDA backend (MPI collectives: the ranks share
 the device) and the test is skipped (exit 77) without a CUDA device.
@@ -45,6 +52,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import speculative_check  # noqa: E402
 COMPARE = os.path.join(HERE, "..", "Runtime", "compare_logits.py")
 DAMAGE = os.path.join(HERE, "damage_checkpoint.py")
 
@@ -215,6 +224,9 @@ def main():
                    help="with --backend cuda: build the project with "
                         "-DHELIX_CUDA_EMULATION=ON and run it on the CPU")
     p.add_argument("--generator", default="Ninja")
+    p.add_argument("--oracle-every", type=int, default=3,
+                   help="--mtp plans: the draft oracle's every n-th "
+                        "generated token is wrong")
     a = p.parse_args(argv)
     if a.gpu:
         probe = shutil.which("nvidia-smi")
@@ -286,10 +298,13 @@ def main():
         print(r.stdout.strip())
         print(r.stderr.strip())
         return check_memory(plan, r.stdout)
+    drafts = int(option(compile_args, "--mtp") or 0)
     step("reference", [tool("helix-reference"), "--config", config,
                        "--kv-dtype", kv] +
          common + ["--dump-logits", out("reference.bin"), "--dump-tokens",
-                   out("reference.tokens")])
+                   out("reference.tokens")] +
+         (["--dump-draft-logits", out("reference-draft.bin")] if drafts
+          else []))
     np = option(compile_args, "--gpus")
     mpirun = ["mpirun", "-np", np, "--oversubscribe"]
     if os.geteuid() == 0:
@@ -300,7 +315,10 @@ def main():
              ["--dump-logits", out("generated.bin"), "--dump-tokens",
               out("generated.tokens")] + extra +
              (["--report-memory"] if a.report_memory else []) +
-             (["--report-traffic"] if a.check_traffic else []), env=env)
+             (["--report-traffic"] if a.check_traffic else []) +
+             (["--dump-draft-logits", out("generated-draft.bin"),
+               "--dump-acceptance", out("generated.acceptance")] if drafts
+              else []), env=env)
     print(r.stdout.strip())
     print(r.stderr.strip())
     generated = r.stdout
@@ -322,7 +340,52 @@ def main():
         return 1
     if a.report_memory and check_memory(plan, generated):
         return 1
+    if drafts and r.returncode == 0:
+        return check_speculative(a, drafts, vocab, mpirun + [program] + common,
+                                 env, out)
     return r.returncode
+
+
+def check_speculative(a, k, vocab, command, env, out):
+    """Step 6 of the module doc: the MTP layer's logits, the acceptance of
+    its drafts (K = 1) and of a draft oracle's (any K)."""
+    sc = speculative_check
+    r = run([sys.executable, COMPARE, out("generated-draft.bin"),
+             out("reference-draft.bin"), "--vocab", str(vocab), "--rtol",
+             str(a.rtol)])
+    print("MTP layer's logits per position: " + r.stdout + r.stderr)
+    if r.returncode:
+        return 1
+    prompts = sc.read_prompts(a.prompts)
+    T = max(len(p) for p in prompts) + a.steps - 1
+    B = len(prompts)
+    best = sc.argmaxes(sc.load(out("reference.bin")), T, B, vocab)
+    truth = sc.greedy_tokens(prompts, best, T)
+    if k == 1:
+        draft = sc.argmaxes(sc.load(out("reference-draft.bin")), T, B, vocab)
+        want = sc.simulate(prompts, truth, T, 1,
+                           lambda r, pos, p: None if p == 0
+                           else draft[p - 1][r])
+        if sc.check_acceptance(out("generated.acceptance"), want,
+                               "the MTP layer's drafts"):
+            return 1
+    oracle = sc.write_oracle(out("oracle.txt"), truth, prompts,
+                             a.oracle_every, vocab)
+    r = step("generated program, draft oracle",
+             command + ["--draft-oracle", out("oracle.txt"), "--dump-tokens",
+                        out("oracle.tokens"), "--dump-acceptance",
+                        out("oracle.acceptance")], env=env)
+    print(r.stdout.strip())
+    with open(out("reference.tokens")) as f, open(out("oracle.tokens")) as g:
+        if f.read() != g.read():
+            print("FAIL: tokens with the draft oracle differ from the "
+                  "reference's")
+            return 1
+    want = sc.simulate(prompts, truth, T, k,
+                       lambda r, pos, p: oracle[r][pos])
+    return sc.check_acceptance(out("oracle.acceptance"), want,
+                               f"a draft oracle wrong every {a.oracle_every} "
+                               "tokens")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,13 @@
 // checkpoint). Quantized are the linear weights of the decoder layers
 // (attention projections, dense MLP, shared and routed experts); the token
 // embedding, LM head, norms, biases, MoE routers, DeepSeek's correction
-// bias and attention sinks stay BF16. For a linear weight X.weight [N, K]:
+// bias and attention sinks stay BF16. A config with num_nextn_predict_layers
+// gets DeepSeek-V3's multi-token-prediction layers after the decoder
+// layers, model.layers.<N + i> with N = num_hidden_layers: a decoder layer
+// shaped like the last one, plus its embed_tokens, enorm, hnorm, eh_proj
+// [H, 2H], shared_head.norm and shared_head.head (its own random values;
+// eh_proj is quantized like the layers' linear weights, the embedding and
+// head are not). For a linear weight X.weight [N, K]:
 //
 //   fp8-block   X.weight F8_E4M3 [N, K], X.weight_scale_inv F32
 //               [ceil(N/128), ceil(K/128)]  (DeepSeek-V3/R1, Kimi-K2)
@@ -173,6 +179,14 @@ std::vector<Spec> tensorsFor(const ModelSpec &m, const json &config) {
       if (a.sinks)
         b.specs.push_back({s + "sinks", {a.numHeads}, Init::Sink});
     }
+    if (layer.isMTP) {
+      b.specs.push_back({p + "embed_tokens.weight", {V, H}, Init::Embed, 1});
+      b.norm(p + "enorm.weight", H);
+      b.norm(p + "hnorm.weight", H);
+      b.linear(p + "eh_proj.weight", H, 2 * H);
+      b.norm(p + "shared_head.norm.weight", H);
+      b.linear(p + "shared_head.head.weight", V, H);
+    }
     if (!layer.isMoE) {
       b.mlp(p + "mlp.", H, layer.ffn.intermediate, layer.ffn.bias);
       continue;
@@ -292,7 +306,7 @@ bool isQuantized(const Spec &s, CheckpointFormat format) {
            (endsWith(s.name, ".mlp.experts.gate_up_proj") ||
             endsWith(s.name, ".mlp.experts.down_proj"));
   return s.shape.size() == 2 && endsWith(s.name, ".weight") &&
-         !isRouter(s.name);
+         !isRouter(s.name) && !endsWith(s.name, ".shared_head.head.weight");
 }
 
 /// "X.weight" -> "X." (the prefix of its scale tensors).
@@ -534,7 +548,9 @@ int main(int argc, char **argv) {
 
   ModelSpec m;
   std::string err;
-  if (!importHFConfigFile(config, ImportOptions(), m, err)) {
+  ImportOptions withMTP;
+  withMTP.includeMTP = true; // the checkpoint holds the MTP layers too
+  if (!importHFConfigFile(config, withMTP, m, err)) {
     std::fprintf(stderr, "helix-make-checkpoint: error: %s\n", err.c_str());
     return 1;
   }
