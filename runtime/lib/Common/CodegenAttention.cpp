@@ -36,6 +36,25 @@ float logAddExp(float a, float b) {
   return static_cast<float>(m + std::log(std::exp(a - m) + std::exp(b - m)));
 }
 
+/// The exact softmax over the union of two sets of entries from their
+/// partial attentions (out [B, H, d], lse [B, H]); the LSE is combined on
+/// the host.
+AttentionPartial mergePartials(Context &ctx, const AttentionPartial &a,
+                               const AttentionPartial &b) {
+  int64_t B = a.out.dim(0), H = a.out.dim(1), d = a.out.dim(2);
+  Tensor both =
+      concatLast(ctx, a.out.view({B, 1, H * d}), b.out.view({B, 1, H * d}));
+  Tensor bothLse =
+      concatLast(ctx, a.lse.view({B, 1, H}), b.lse.view({B, 1, H}));
+  AttentionPartial m;
+  m.out = rt::lseCombine(ctx, both.view({B, 2, H, d}), bothLse.view({B, 2, H}));
+  std::vector<float> l1 = ctx.download(a.lse), l2 = ctx.download(b.lse);
+  for (size_t i = 0; i < l1.size(); ++i)
+    l1[i] = logAddExp(l1[i], l2[i]);
+  m.lse = ctx.upload(l1, {B, H});
+  return m;
+}
+
 } // namespace
 
 std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
@@ -61,20 +80,14 @@ std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
   return {slots, spans};
 }
 
-/// One block of rows, each with its own cache row of `c`: appends k (and
-/// v) at `slots`, attends q over `spans` (a ring of the shard's capacity
-/// slots), applies W_UV for MLA, and packs [B, Hq * s, Dv / s + 1].
-static Tensor packedAttention(Context &ctx, const Tensor &q, const Tensor &k,
-                              const Tensor &v, KVCache c, const Tensor &wUV,
-                              const std::vector<int64_t> &slots,
-                              const std::vector<int64_t> &spans,
-                              int64_t headSplit, float scale) {
-  int64_t B = q.dim(0), Hq = q.dim(1);
-  kvAppend(ctx, c, k, v.defined() ? &v : nullptr, slots);
-
-  // The entries a row holds are local indices [begin, end), stored in a
-  // ring of `capacity` slots: one or two slot ranges.
-  int64_t cap = c.config.capacity;
+/// Attention of q [B, Hq, D] over local entries [begin, end) of each row
+/// (spans: begin, end per row) of `c`, stored in a ring of the shard's
+/// capacity slots: one or two slot ranges, merged exactly.
+static AttentionPartial attendSpans(Context &ctx, const Tensor &q,
+                                    const KVCache &c,
+                                    const std::vector<int64_t> &spans,
+                                    float scale) {
+  int64_t B = q.dim(0), Hq = q.dim(1), cap = c.config.capacity;
   std::vector<int64_t> b1(B), e1(B), b2(B, 0), e2(B, 0);
   bool wraps = false;
   for (int64_t r = 0; r < B; ++r) {
@@ -89,28 +102,25 @@ static Tensor packedAttention(Context &ctx, const Tensor &q, const Tensor &k,
     wraps = wraps || e2[r] > 0;
   }
   AttentionPartial part = rt::attentionPartial(ctx, q, c, scale, b1, e1);
-  Tensor out = part.out, lse = part.lse;
-  if (wraps) {
-    AttentionPartial rest = rt::attentionPartial(ctx, q, c, scale, b2, e2);
-    int64_t d = out.dim(2);
-    Tensor both = concatLast(ctx, out.view({B, 1, Hq * d}),
-                             rest.out.view({B, 1, Hq * d}));
-    Tensor bothLse =
-        concatLast(ctx, lse.view({B, 1, Hq}), rest.lse.view({B, 1, Hq}));
-    out =
-        rt::lseCombine(ctx, both.view({B, 2, Hq, d}), bothLse.view({B, 2, Hq}));
-    std::vector<float> l1 = ctx.download(lse), l2 = ctx.download(rest.lse);
-    for (size_t i = 0; i < l1.size(); ++i)
-      l1[i] = logAddExp(l1[i], l2[i]);
-    lse = ctx.upload(l1, {B, Hq});
-  }
+  if (!wraps)
+    return part;
+  AttentionPartial rest = rt::attentionPartial(ctx, q, c, scale, b2, e2);
+  return mergePartials(ctx, part, rest);
+}
+
+/// W_UV for MLA, then the packing [B, Hq * s, Dv / s + 1] (outputs, then
+/// each head's LSE).
+static Tensor packPartial(Context &ctx, const AttentionPartial &part,
+                          const Tensor &wUV, int64_t headSplit) {
+  Tensor out = part.out;
+  int64_t B = out.dim(0), Hq = out.dim(1);
   if (wUV.defined())
     out = headMatmul(ctx, out, wUV); // MLA: latent -> v_head_dim
   int64_t vd = out.dim(2), s = headSplit;
   check(s >= 1 && vd % s == 0,
         "attention_partial: head_split " + std::to_string(s) +
             " does not divide the value dimension " + std::to_string(vd));
-  Tensor l = lse.view({B, Hq, 1}), rep = l;
+  Tensor l = part.lse.view({B, Hq, 1}), rep = l;
   for (int64_t i = 1; i < s; ++i)
     rep = concatLast(ctx, rep, l);
   return concatLast(ctx, out.view({B, Hq * s, vd / s}),
@@ -118,11 +128,69 @@ static Tensor packedAttention(Context &ctx, const Tensor &q, const Tensor &k,
 }
 
 /// x [B * q, ...] request-major -> [q * B, ...]: query j of every request
-/// in block j.
-static Tensor queryMajor(Context &ctx, const Tensor &x, int64_t q) {
+/// in block j (and back with the roles of B and q swapped).
+static Tensor swapBlocks(Context &ctx, const Tensor &x, int64_t outer,
+                         int64_t inner) {
   int64_t rows = x.dim(0), rest = x.numel() / rows;
   std::vector<int64_t> shape = x.shape();
-  return swapAxes01(ctx, x.view({rows / q, q, rest})).view(shape);
+  return swapAxes01(ctx, x.view({outer, inner, rest})).view(shape);
+}
+
+/// The spans of query j of every request (rows r * q + j).
+static std::vector<int64_t> blockSpans(const Ints &spans, int64_t q,
+                                       int64_t j, int64_t B) {
+  std::vector<int64_t> out;
+  for (int64_t r = 0; r < B; ++r) {
+    out.push_back(spans.data[2 * (r * q + j)]);
+    out.push_back(spans.data[2 * (r * q + j) + 1]);
+  }
+  return out;
+}
+
+/// Whether a verify step's attention can read each request's entries once:
+/// one KV head (MLA's latent, MQA), every row of a request from the same
+/// first entry and at or after its first row's position.
+static bool readsOnce(const KVCache &c, const Ints &spans, int64_t q,
+                      int64_t B) {
+  if (c.config.heads != 1)
+    return false;
+  for (int64_t r = 0; r < B; ++r)
+    for (int64_t j = 1; j < q; ++j) {
+      const int64_t *first = &spans.data[2 * r * q], *row = first + 2 * j;
+      if (row[0] != first[0] || row[1] < first[1])
+        return false;
+    }
+  return true;
+}
+
+/// A verify step's attention, each request's entries read once: all q
+/// queries of a request (as q * Hq heads of one row: one KV head serves
+/// them all) over the entries its first query sees (positions up to its
+/// own), then each query over the request's later entries up to its own
+/// position (at most q - 1), merged exactly. [R, Hq, D] request-major.
+static AttentionPartial attendOnce(Context &ctx, const Tensor &q,
+                                   const KVCache &c, const Ints &spans,
+                                   int64_t queries, float scale) {
+  int64_t R = q.dim(0), Hq = q.dim(1), D = q.dim(2), B = R / queries;
+  AttentionPartial common = attendSpans(
+      ctx, q.view({B, queries * Hq, D}), c, blockSpans(spans, queries, 0, B),
+      scale);
+  Tensor qT = swapBlocks(ctx, q, B, queries);
+  std::vector<Tensor> outs, lses;
+  for (int64_t j = 0; j < queries; ++j) {
+    std::vector<int64_t> tail = blockSpans(spans, queries, j, B);
+    for (int64_t r = 0; r < B; ++r)
+      tail[2 * r] = spans.data[2 * r * queries + 1]; // after the first's
+    AttentionPartial t =
+        attendSpans(ctx, qT.rows(j * B, (j + 1) * B), c, tail, scale);
+    outs.push_back(t.out);
+    lses.push_back(t.lse);
+  }
+  AttentionPartial later{swapBlocks(ctx, concat(ctx, 0, outs), queries, B),
+                         swapBlocks(ctx, concat(ctx, 0, lses), queries, B)};
+  AttentionPartial first{common.out.view({R, Hq, common.out.dim(2)}),
+                         common.lse.view({R, Hq})};
+  return mergePartials(ctx, first, later);
 }
 
 Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
@@ -146,35 +214,40 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
             std::to_string(row0 + B) + ") outside the " +
             std::to_string(cache.config.batch) + " rows of the KV shard");
   KVCache c = cache.rows(row0, row0 + B);
-  if (queries == 1) {
-    Tensor packed = packedAttention(ctx, q, k, v, c, wUV, slots.data,
-                                    spans.data, headSplit, scale);
+  auto pack = [&](const AttentionPartial &part) {
+    Tensor packed = packPartial(ctx, part, wUV, headSplit);
     return packed.view({1, R, packed.dim(1), packed.dim(2)});
+  };
+  if (queries == 1) {
+    kvAppend(ctx, c, k, v.defined() ? &v : nullptr, slots.data);
+    return pack(attendSpans(ctx, q, c, spans.data, scale));
   }
-  // A verify step: block j holds every request's j-th query (the request's
-  // rows are at consecutive positions). Block j appends its entries, then
-  // attends within its spans, before block j + 1: each row sees the
-  // request's earlier queries' entries and none of its later drafts'.
-  Tensor qT = queryMajor(ctx, q, queries), kT = queryMajor(ctx, k, queries);
-  Tensor vT = v.defined() ? queryMajor(ctx, v, queries) : Tensor();
-  std::vector<Tensor> blocks;
+  // A verify step: block j holds every request's j-th query (1:1 with the
+  // cache rows); every block's entries are appended before any attends.
+  Tensor kT = swapBlocks(ctx, k, B, queries);
+  Tensor vT = v.defined() ? swapBlocks(ctx, v, B, queries) : Tensor();
   for (int64_t j = 0; j < queries; ++j) {
-    std::vector<int64_t> bSlots, bSpans;
-    for (int64_t r = 0; r < B; ++r) {
-      int64_t i = r * queries + j;
-      bSlots.push_back(slots.data[i]);
-      bSpans.push_back(spans.data[2 * i]);
-      bSpans.push_back(spans.data[2 * i + 1]);
-    }
-    blocks.push_back(packedAttention(
-        ctx, qT.rows(j * B, (j + 1) * B), kT.rows(j * B, (j + 1) * B),
-        vT.defined() ? vT.rows(j * B, (j + 1) * B) : Tensor(), c, wUV, bSlots,
-        bSpans, headSplit, scale));
+    std::vector<int64_t> blockSlots;
+    for (int64_t r = 0; r < B; ++r)
+      blockSlots.push_back(slots.data[r * queries + j]);
+    Tensor vj = vT.defined() ? vT.rows(j * B, (j + 1) * B) : Tensor();
+    kvAppend(ctx, c, kT.rows(j * B, (j + 1) * B), vj.defined() ? &vj : nullptr,
+             blockSlots);
   }
-  Tensor all = concat(ctx, 0, blocks); // [q * B, Hq * s, d + 1]
-  int64_t w = all.dim(1), d = all.dim(2);
-  Tensor back = swapAxes01(ctx, all.view({queries, B, w * d}));
-  return back.view({1, R, w, d});
+  if (readsOnce(c, spans, queries, B))
+    return pack(attendOnce(ctx, q, c, spans, queries, scale));
+  // Otherwise (several KV heads, sliding windows): block j attends within
+  // its rows' spans, the request's entries read once per query.
+  Tensor qT = swapBlocks(ctx, q, B, queries);
+  std::vector<Tensor> outs, lses;
+  for (int64_t j = 0; j < queries; ++j) {
+    AttentionPartial t = attendSpans(ctx, qT.rows(j * B, (j + 1) * B), c,
+                                     blockSpans(spans, queries, j, B), scale);
+    outs.push_back(t.out);
+    lses.push_back(t.lse);
+  }
+  return pack({swapBlocks(ctx, concat(ctx, 0, outs), queries, B),
+               swapBlocks(ctx, concat(ctx, 0, lses), queries, B)});
 }
 
 Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks) {

@@ -395,9 +395,12 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
       spec.dumpDraftLogits = args.dumpDraftLogits;
       spec.dumpTokens = args.dumpTokens;
       spec.dumpAcceptance = args.dumpAcceptance;
-      runSpeculative(*ctx, prog, spec);
+      spec.countTraffic = args.reportTraffic;
+      int64_t rounds = runSpeculative(*ctx, prog, spec);
       if (args.reportMemory)
         reportMemory(*ctx);
+      if (args.reportTraffic) // the last verify step and its draft passes
+        reportTraffic(*ctx, rounds - 1);
       return finish(0);
     }
     GreedySchedule schedule(prompts, args.steps);

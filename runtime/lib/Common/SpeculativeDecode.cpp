@@ -2,6 +2,7 @@
 
 #include "SpeculativeDecode.h"
 
+#include "helix/Runtime/Backend.h"
 #include "helix/Runtime/Error.h"
 #include "helix/Runtime/Ops.h"
 #include "helix/Runtime/Speculative.h"
@@ -70,7 +71,8 @@ StepInputs inputsOf(const PassRows &rows, int64_t step) {
 
 } // namespace
 
-void runSpeculative(Context &ctx, DecodeProgram &prog, SpeculativeRun &run) {
+int64_t runSpeculative(Context &ctx, DecodeProgram &prog,
+                       SpeculativeRun &run) {
   check(prog.verify && prog.draft,
         "a speculative program needs its verify and draft functions");
   SpeculativeSchedule s(run.prompts, run.steps, prog.draftTokens, run.oracle);
@@ -88,8 +90,11 @@ void runSpeculative(Context &ctx, DecodeProgram &prog, SpeculativeRun &run) {
                 logitsShapeLine(T, B, V, run.dumpDraftLogits).c_str());
   std::fflush(stdout);
 
-  for (int64_t step = 0; !s.done(); ++step) {
+  int64_t step = 0;
+  for (; !s.done(); ++step) {
     std::string at = "verify step " + std::to_string(step);
+    if (run.countTraffic)
+      ctx.backend().resetTraffic(); // the last round is reported
     PassOutputs out = prog.verify(ctx, inputsOf(s.verifyRows(), step));
     s.accept(argmaxOnRoot(ctx, out.logits, R, V, run.stepTimeoutS, at, &host));
     if (dumpMain)
@@ -113,7 +118,7 @@ void runSpeculative(Context &ctx, DecodeProgram &prog, SpeculativeRun &run) {
     }
   }
   if (!root)
-    return;
+    return step;
   if (dumpMain) {
     run.logits->write(mainDump.data(), mainDump.size());
     run.logits->commit();
@@ -142,6 +147,7 @@ void runSpeculative(Context &ctx, DecodeProgram &prog, SpeculativeRun &run) {
     writeTokens(run.dumpTokens, s.sequences());
   if (!run.dumpAcceptance.empty())
     writeTokens(run.dumpAcceptance, s.acceptedPerStep());
+  return step;
 }
 
 } // namespace rt
