@@ -16,18 +16,12 @@ speculatively (helix/Runtime/Speculative.h). Checked here:
   K = 1 (its draft for position p + 1 after a step that ends at p is the
   reference MTP layer's argmax at position p - 1).
 """
-import array
 import os
 import sys
 
-
-def load(path):
-    a = array.array("f")
-    with open(path, "rb") as f:
-        a.frombytes(f.read())
-    if sys.byteorder != "little":
-        a.byteswap()
-    return a
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "Runtime"))
+from compare_logits import load  # noqa: E402,F401 (a logits dump)
 
 
 def argmaxes(logits, positions, batch, vocab):

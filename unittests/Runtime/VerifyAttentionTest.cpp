@@ -96,7 +96,12 @@ TEST_P(VerifyAttention, RowsMatchDecodingEachPositionAlone) {
 
 INSTANTIATE_TEST_SUITE_P(Heads, VerifyAttention,
                          ::testing::Values(Case{1, 0}, Case{1, 1}, Case{2, 0},
-                                           Case{2, 1}));
+                                           Case{2, 1}),
+                         [](const ::testing::TestParamInfo<Case> &i) {
+                           return "kv_heads" + std::to_string(i.param.heads) +
+                                  "_kvp_rank" +
+                                  std::to_string(i.param.kvpRank);
+                         });
 
 } // namespace
 } // namespace rt

@@ -14,6 +14,13 @@ Tensor sliceAxisOf(Context &ctx, const Tensor &x, int64_t axis, int64_t begin,
                    int64_t count);
 Ints sliceAxisOf(const Ints &x, int64_t axis, int64_t begin, int64_t count);
 
+/// A generated program's driver settings (name, ranks, vocabulary,
+/// context, default backend).
+DecodeProgram generatedProgram(const std::string &name, int worldSize,
+                               int64_t vocab, int64_t maxContext,
+                               const std::string &defaultBackend);
+/// Throws Error when a prompt file has more rows than the plan's batch.
+void checkPromptRows(int64_t rows, int64_t planned);
 /// The registered program of the rank's pipeline stage; throws Error when
 /// there is none.
 const StageProgram &stageProgramOf(Context &ctx);

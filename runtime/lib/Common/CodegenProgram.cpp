@@ -387,6 +387,25 @@ StageProgram::StageProgram(int stage, LoadFn load, PrepareFn prepare,
   registry().push_back(this);
 }
 
+DecodeProgram generatedProgram(const std::string &name, int worldSize,
+                               int64_t vocab, int64_t maxContext,
+                               const std::string &defaultBackend) {
+  DecodeProgram prog;
+  prog.name = name;
+  prog.worldSize = worldSize;
+  prog.vocabSize = vocab;
+  prog.maxContext = maxContext;
+  prog.defaultBackend = defaultBackend;
+  return prog;
+}
+
+void checkPromptRows(int64_t rows, int64_t planned) {
+  check(rows <= planned,
+        std::to_string(rows) +
+            " prompt rows, but the program was planned for a batch of " +
+            std::to_string(planned));
+}
+
 const StageProgram &stageProgramOf(Context &ctx) {
   check(!grids().empty(), "the program registers no grid");
   int64_t stage = coord(ctx, grids().front().name.c_str(), 0);
@@ -423,21 +442,14 @@ int runRankPrograms(int argc, char **argv, const std::string &name,
                     int worldSize, int64_t vocab, int64_t maxContext,
                     int64_t batch, int64_t microBatch, int logitsRank,
                     const std::string &defaultBackend) {
-  DecodeProgram prog;
-  prog.name = name;
-  prog.worldSize = worldSize;
-  prog.vocabSize = vocab;
-  prog.maxContext = maxContext;
-  prog.defaultBackend = defaultBackend;
+  DecodeProgram prog =
+      generatedProgram(name, worldSize, vocab, maxContext, defaultBackend);
   RankState state;
   const StageProgram *mine = nullptr;
   int64_t rows = 0;
   prog.load = [&](Context &ctx, const SafetensorsCheckpoint &ckpt,
                   int64_t promptRows) {
-    check(promptRows <= batch,
-          std::to_string(promptRows) +
-              " prompt rows, but the program was planned for a batch of " +
-              std::to_string(batch));
+    checkPromptRows(promptRows, batch);
     check(microBatch >= 1 && batch % microBatch == 0,
           "micro-batches of " + std::to_string(microBatch) +
               " rows do not divide the batch of " + std::to_string(batch));

@@ -63,22 +63,15 @@ int runSpeculativePrograms(int argc, char **argv, const std::string &name,
                            int worldSize, int64_t vocab, int64_t maxContext,
                            int64_t requests, int64_t draftTokens,
                            const std::string &defaultBackend) {
-  DecodeProgram prog;
-  prog.name = name;
-  prog.worldSize = worldSize;
-  prog.vocabSize = vocab;
-  prog.maxContext = maxContext;
-  prog.defaultBackend = defaultBackend;
+  DecodeProgram prog =
+      generatedProgram(name, worldSize, vocab, maxContext, defaultBackend);
   prog.draftTokens = draftTokens;
   int64_t q = draftTokens + 1, promptRows = 0;
   RankState state, draftState;
   const StageProgram *mine = nullptr;
   prog.load = [&](Context &ctx, const SafetensorsCheckpoint &ckpt,
                   int64_t rows) {
-    check(rows <= requests,
-          std::to_string(rows) +
-              " prompt rows, but the program was planned for a batch of " +
-              std::to_string(requests));
+    checkPromptRows(rows, requests);
     mine = &stageProgramOf(ctx);
     check(mine->draftLoad && mine->draftStep,
           "the program was compiled without the MTP drafter (helix compile "

@@ -219,13 +219,27 @@ void reportTraffic(Context &ctx, int64_t step) {
   std::fflush(stdout);
 }
 
-/// `text` from rank 0 on every rank.
-void broadcastText(std::string &text) {
+/// The text of file `path` on every rank: rank 0 reads it and broadcasts
+/// it. Returns the error every rank agrees on ("" when read).
+std::string shareTextFile(const std::string &path, std::string &text) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string err;
+  if (rank == 0) {
+    try {
+      text = readTextFile(path);
+    } catch (const std::exception &e) {
+      err = e.what();
+    }
+  }
+  if (!(err = agreeOnError(err)).empty())
+    return err;
   long long len = static_cast<long long>(text.size());
   MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
   text.resize(static_cast<size_t>(len));
   if (len > 0)
     MPI_Bcast(&text[0], static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return "";
 }
 
 std::string usage(const DecodeProgram &prog) {
@@ -300,16 +314,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
 
   // Prompts: rank 0 reads the file, every rank parses and checks the text.
   std::string text;
-  if (rank == 0) {
-    try {
-      text = readTextFile(args.prompts);
-    } catch (const std::exception &e) {
-      err = e.what();
-    }
-  }
-  if (!(err = agreeOnError(err)).empty())
+  if (!(err = shareTextFile(args.prompts, text)).empty())
     return fail(err);
-  broadcastText(text);
   Prompts prompts;
   try {
     prompts = parsePrompts(text, args.prompts);
@@ -331,16 +337,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
   SpeculativeRun spec;
   if (!args.draftOracle.empty()) {
     std::string oracleText;
-    if (rank == 0) {
-      try {
-        oracleText = readTextFile(args.draftOracle);
-      } catch (const std::exception &e) {
-        err = e.what();
-      }
-    }
-    if (!(err = agreeOnError(err)).empty())
+    if (!(err = shareTextFile(args.draftOracle, oracleText)).empty())
       return fail(err);
-    broadcastText(oracleText);
     try {
       spec.oracle = readDraftOracle(oracleText, args.draftOracle, batch,
                                     scheduleSteps(prompts, args.steps),
