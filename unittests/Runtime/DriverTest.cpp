@@ -200,3 +200,108 @@ TEST_F(Driver, ArgumentsAndLoadErrors) {
 }
 
 } // namespace
+
+namespace {
+
+/// The toy model of the speculative tests: the greedy token after `token`
+/// at `position`.
+int64_t toyNext(int64_t token, int64_t position) {
+  return (token * 3 + position + 1) % 8;
+}
+
+/// [rows, 8] logits, one-hot at `best[r]`.
+Tensor oneHot(Context &ctx, const std::vector<int64_t> &best) {
+  std::vector<float> l(best.size() * 8, 0.0f);
+  for (size_t r = 0; r < best.size(); ++r)
+    l[r * 8 + best[r]] = 1.0f;
+  return ctx.upload(l, {static_cast<int64_t>(best.size()), 8});
+}
+
+} // namespace
+
+// The speculative driver (Speculative.h) with a toy verify step and a
+// perfect drafter: the tokens and logits per position are the greedy ones,
+// every draft is accepted, and each draft pass reads the hidden states of
+// the rows the schedule names (the toy states carry their position).
+TEST_F(Driver, SpeculativeScheduleGivesTheGreedyTokens) {
+  prog.draftTokens = 2;
+  prog.verify = [](Context &ctx, const StepInputs &in) {
+    std::vector<int64_t> best;
+    std::vector<float> hidden;
+    for (size_t i = 0; i < in.tokens.size(); ++i) {
+      best.push_back(toyNext(in.tokens[i], in.positions[i]));
+      hidden.insert(hidden.end(), {float(in.tokens[i]), float(in.positions[i])});
+    }
+    int64_t R = static_cast<int64_t>(best.size());
+    return PassOutputs{oneHot(ctx, best), ctx.upload(hidden, {R, 2})};
+  };
+  prog.draft = [](Context &ctx, const StepInputs &in) {
+    std::vector<float> h = ctx.download(in.hidden), out;
+    std::vector<int64_t> best;
+    for (size_t i = 0; i < in.tokens.size(); ++i) {
+      // (Rows past the last position, 7, are clamped to it.)
+      if (in.positions[i] < 7)
+        EXPECT_EQ(h[2 * i + 1], float(in.positions[i])) << "row " << i;
+      // The pair (state of t, token of t + 1) guesses the token of t + 2.
+      best.push_back(toyNext(in.tokens[i], in.positions[i] + 1));
+      out.insert(out.end(), {float(in.tokens[i]), float(in.positions[i] + 1)});
+    }
+    int64_t R = static_cast<int64_t>(best.size());
+    return PassOutputs{oneHot(ctx, best), ctx.upload(out, {R, 2})};
+  };
+  std::string p = file("p", "1,2,3\n5\n"), err;
+  ASSERT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "6",
+                 "--dump-tokens", dir + "/t", "--dump-logits", dir + "/l",
+                 "--dump-acceptance", dir + "/a", "--dump-draft-logits",
+                 dir + "/d"},
+                &err),
+            0)
+      << err;
+  // Greedy: 8 positions (3 + 6 - 1); row 1 also decodes past its 6 tokens.
+  std::vector<std::vector<int64_t>> want = {{1, 2, 3}, {5}};
+  for (auto &x : want)
+    while (x.size() < 9)
+      x.push_back(toyNext(x.back(), static_cast<int64_t>(x.size()) - 1));
+  std::string tokens = read(dir + "/t");
+  EXPECT_EQ(tokens, joinIds({want[0].begin(), want[0].begin() + 9}) + "\n" +
+                        joinIds({want[1].begin(), want[1].begin() + 7}) +
+                        "\n");
+  std::string logits = read(dir + "/l");
+  ASSERT_EQ(logits.size(), 8u * 2 * 8 * sizeof(float));
+  const float *l = reinterpret_cast<const float *>(logits.data());
+  // Position t's logits: the greedy guess after token t (the prompt's
+  // own next token where the prompt goes on).
+  for (int64_t t = 0; t < 8; ++t)
+    for (int64_t r = 0; r < 2; ++r)
+      EXPECT_EQ(l[(t * 2 + r) * 8 + toyNext(want[r][t], t)], 1.0f)
+          << t << ", " << r;
+  // Row 0: its prompt 3 at a time, then 2 drafts + 1, then the last
+  // position; row 1 has no draft at its first step and none left at its
+  // last.
+  EXPECT_EQ(read(dir + "/a"), "2,2,1\n0,2,2,0\n");
+  std::string drafts = read(dir + "/d");
+  const float *d = reinterpret_cast<const float *>(drafts.data());
+  for (int64_t t = 0; t < 8; ++t)
+    for (int64_t r = 0; r < 2; ++r)
+      EXPECT_EQ(d[(t * 2 + r) * 8 + toyNext(want[r][t + 1], t + 1)], 1.0f)
+          << t << ", " << r;
+
+  // A draft oracle with a wrong row count: one line, exit 1.
+  std::string o = file("o", "1,2,3,4,5,6,7,0\n");
+  EXPECT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "6",
+                 "--draft-oracle", o},
+                &err),
+            1);
+  EXPECT_NE(err.find("1 draft rows, expected one per prompt row (2)"),
+            std::string::npos)
+      << err;
+  // A greedy program refuses the speculative flags.
+  prog.draftTokens = 0;
+  EXPECT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "6",
+                 "--draft-oracle", o},
+                &err),
+            1);
+  EXPECT_NE(err.find("--draft-oracle: this program decodes greedily"),
+            std::string::npos)
+      << err;
+}
