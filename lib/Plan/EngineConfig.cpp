@@ -337,6 +337,15 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
       " weights; " + engineText +
       " takes the weight format from the checkpoint: serve " +
       checkpointKind(p.weights) + " checkpoint of " + model.name);
+  if (workload.mtpTokens > 0)
+    out.notes.push_back(
+        "speculative decoding with the model's MTP layer, " +
+        std::to_string(workload.mtpTokens) +
+        " draft tokens per step: helix priced each draft accepted with "
+        "probability " +
+        fmt::number(workload.mtpAcceptance) +
+        " (the predictions are per accepted token); the engine's own "
+        "acceptance decides the speed");
   rules.addNotes(m, workload, out.emitted, out.notes);
   if (!ee.fits)
     out.notes.push_back("the emitted configuration does not fit in HBM at "

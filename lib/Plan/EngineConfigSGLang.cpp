@@ -87,6 +87,14 @@ public:
     if (w.precision.kvCache == DType::BF16)
       notes.push_back("--kv-cache-dtype auto keeps the checkpoint's KV "
                       "dtype: bf16 for a BF16 checkpoint");
+    if (w.mtpTokens > 0)
+      notes.push_back(
+          "--speculative-algorithm EAGLE runs DeepSeek's MTP layer (NEXTN "
+          "is an alias) as a chain of " +
+          s(w.mtpTokens) +
+          " drafts, top-1 each (https://docs.sglang.io/docs/"
+          "advanced_features/speculative_decoding.md, Multi Token "
+          "Prediction)");
   }
 
   std::vector<std::string> sources() const override {
@@ -135,6 +143,14 @@ public:
                                                             : "auto";
     flags.push_back(std::string("--kv-cache-dtype ") + dtype);
     flags.push_back("--max-running-requests " + s(maxRunning));
+    if (w.mtpTokens > 0) {
+      // The MTP layer as a chain of K drafts (top-1 each): what helix
+      // prices.
+      flags.push_back("--speculative-algorithm EAGLE");
+      flags.push_back("--speculative-num-steps " + s(w.mtpTokens));
+      flags.push_back("--speculative-eagle-topk 1");
+      flags.push_back("--speculative-num-draft-tokens " + s(w.mtpTokens + 1));
+    }
     writeShellCommand(os, m,
                       "python -m sglang.launch_server --model-path "
                       "\"$MODEL\"",

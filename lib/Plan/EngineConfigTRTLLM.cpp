@@ -93,6 +93,13 @@ public:
     if (w.precision.kvCache == DType::BF16)
       notes.push_back("kv_cache_config.dtype auto keeps the checkpoint's KV "
                       "dtype: bf16 for a BF16 checkpoint");
+    if (w.mtpTokens > 0)
+      notes.push_back(
+          "speculative_config: MTPDecodingConfig, decoding_type MTP with "
+          "num_nextn_predict_layers = " +
+          std::to_string(w.mtpTokens) +
+          " draft tokens per step (https://nvidia.github.io/TensorRT-LLM/"
+          "1.3.0rc27/llm-api/reference/MTPDecodingConfig.html)");
     (void)m;
   }
 
@@ -144,6 +151,10 @@ public:
     os << "kv_cache_config:\n  dtype: " << dtype
        << "\n  tokens_per_block: " << w.kvBlock << "\n";
     os << "max_batch_size: " << batch << "\n";
+    if (w.mtpTokens > 0) // the model's MTP layer drafts K tokens per step
+      os << "speculative_config:\n  decoding_type: MTP\n"
+            "  num_nextn_predict_layers: "
+         << w.mtpTokens << "\n";
   }
 };
 

@@ -114,6 +114,11 @@ public:
     if (w.precision.kvCache == DType::BF16)
       notes.push_back("--kv-cache-dtype auto keeps the checkpoint's KV "
                       "dtype: bf16 for a BF16 checkpoint");
+    if (w.mtpTokens > 0)
+      notes.push_back("--speculative-config: the deepseek_mtp method with " +
+                      s(w.mtpTokens) +
+                      " speculative tokens (https://docs.vllm.ai/en/v0.11.0/"
+                      "api/vllm/config/speculative.html)");
   }
 
   std::vector<std::string> sources() const override {
@@ -162,6 +167,10 @@ public:
                                                             : "auto";
     flags.push_back(std::string("--kv-cache-dtype ") + dtype);
     flags.push_back("--max-num-seqs " + s(maxSeqs));
+    if (w.mtpTokens > 0) // the model's MTP layer drafts K tokens per step
+      flags.push_back("--speculative-config '{\"method\": \"deepseek_mtp\", "
+                      "\"num_speculative_tokens\": " +
+                      s(w.mtpTokens) + "}'");
     writeShellCommand(os, m, "vllm serve \"$MODEL\"", flags);
   }
 };

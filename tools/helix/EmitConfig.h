@@ -74,13 +74,6 @@ inline bool emitEngineConfig(const std::string &command,
                              const LoadedWorkload &in, const Config &config) {
   EngineConfig ec;
   std::string error;
-  if (in.workload.mtpTokens > 0) {
-    // Said rather than dropped: the config would not be what was priced.
-    std::cerr << command << ": error: --emit-config " << args.engine
-              << ": --mtp is not written into engine configs yet (price "
-                 "without --mtp to emit one)\n";
-    return false;
-  }
   EngineConfigOptions options;
   options.command = command;
   if (!makeEngineConfig(args.parsed, in.model, in.hardware, in.workload, config,
