@@ -147,8 +147,12 @@ def HelixEstimateCost : Pass<"helix-estimate-cost", "mlir::ModuleOp"> {
     `helix.gated_mlp` / `helix.moe_experts` their parts; `helix.embed_rows`
     and the LM head `helix.matmul` theirs; the module gets the step. Every
     layer must run exactly once, on the pipeline stage the plan puts it on,
-    or the pass fails naming it. Global-view sharded IR (after
-    `helix-insert-collectives`) is not priced.
+    or the pass fails naming it. A speculative program (`helix.mtp`, with
+    its MTP drafter `@draft_step_stage0`) is priced as it runs: the stage
+    program gets the verify step (K + 1 rows per request), the drafter one
+    draft pass (its `eh_proj` and shared head included), and the module the
+    time per accepted token, (verify + K x draft) / (1 + A + ... + A^K).
+    Global-view sharded IR (after `helix-insert-collectives`) is not priced.
 
     Example (the two-layer GQA model of the lit tests, Helix kvp = 2,
     tpa = 2 on 4 GB200s, batch 4, 8K context: the step is 186 us, 61 us of

@@ -99,7 +99,8 @@ struct RankIR {
 
   FailureOr<ModelSpec> model();
   FailureOr<PlanRecord> plan();
-  LogicalResult price(const OpPricer &pricer, const ModelSpec &model);
+  FailureOr<mlir::helix::CostAttr> price(const OpPricer &pricer,
+                                         const ModelSpec &model);
 };
 
 FailureOr<ModelSpec> RankIR::model() {
@@ -172,7 +173,8 @@ FailureOr<PlanRecord> RankIR::plan() {
   return r;
 }
 
-LogicalResult RankIR::price(const OpPricer &pricer, const ModelSpec &model) {
+FailureOr<mlir::helix::CostAttr> RankIR::price(const OpPricer &pricer,
+                                               const ModelSpec &model) {
   std::map<int64_t, size_t> position; // layer index -> model.layers[i]
   for (size_t i = 0; i < model.layers.size(); ++i)
     position[model.layers[i].index] = i;
@@ -259,26 +261,16 @@ LogicalResult RankIR::price(const OpPricer &pricer, const ModelSpec &model) {
     return fail(module) << "the stage programs have " << embeddings
                         << " embeddings and " << heads
                         << " LM heads; one of each is priced";
-  module->setAttr(kCostAttr, step.total(module.getContext()));
-  return success();
+  return step.total(module.getContext());
 }
 
-} // namespace
-
-bool isRankIR(ModuleOp module) {
-  return llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
-    return f->hasAttr(sharding::kStageAttr);
-  });
-}
-
-LogicalResult priceRankIR(ModuleOp module, const PricingOptions &options) {
-  RankIR ir{module, {}};
-  std::map<int64_t, func::FuncOp> byStage;
-  for (auto f : module.getOps<func::FuncOp>())
-    if (auto s = f->getAttrOfType<IntegerAttr>(sharding::kStageAttr))
-      byStage[s.getInt()] = f;
-  for (auto &[s, f] : byStage)
-    ir.stages.push_back(f);
+/// The step of the SPMD programs `stages` (the stage programs, or a
+/// speculative program's drafter) priced op by op.
+FailureOr<mlir::helix::CostAttr> priceProgram(ModuleOp module,
+                                              ArrayRef<func::FuncOp> stages,
+                                              const PricingOptions &options,
+                                              PlanRecord &planOut) {
+  RankIR ir{module, SmallVector<func::FuncOp>(stages)};
   FailureOr<ModelSpec> model = ir.model();
   FailureOr<PlanRecord> plan = ir.plan();
   if (failed(model) || failed(plan))
@@ -302,7 +294,56 @@ LogicalResult priceRankIR(ModuleOp module, const PricingOptions &options) {
     return fail(module) << "the module has " << ir.stages.size()
                         << " stage programs, the plan " << pricer.stages()
                         << " pipeline stages";
+  planOut = *plan;
   return ir.price(pricer, *model);
+}
+
+} // namespace
+
+bool isRankIR(ModuleOp module) {
+  return llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
+    return f->hasAttr(sharding::kStageAttr);
+  });
+}
+
+LogicalResult priceRankIR(ModuleOp module, const PricingOptions &options) {
+  std::map<int64_t, func::FuncOp> byStage, drafts;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (auto s = f->getAttrOfType<IntegerAttr>(sharding::kStageAttr))
+      byStage[s.getInt()] = f;
+    if (auto s = f->getAttrOfType<IntegerAttr>(sharding::kDraftStageAttr))
+      drafts[s.getInt()] = f;
+  }
+  auto programs = [](const std::map<int64_t, func::FuncOp> &m) {
+    SmallVector<func::FuncOp> out;
+    for (auto &[s, f] : m)
+      out.push_back(f);
+    return out;
+  };
+  PlanRecord plan;
+  FailureOr<mlir::helix::CostAttr> step =
+      priceProgram(module, programs(byStage), options, plan);
+  if (failed(step))
+    return failure();
+  if (drafts.empty()) {
+    module->setAttr(kCostAttr, *step);
+    return success();
+  }
+  // A speculative program (helix compile --mtp): the verify step on its
+  // stage program, one draft pass on the drafter, and per accepted token
+  // on the module.
+  FailureOr<mlir::helix::CostAttr> draft =
+      priceProgram(module, programs(drafts), options, plan);
+  if (failed(draft))
+    return failure();
+  if (plan.workload.mtpTokens <= 0)
+    return fail(module) << "the module has an MTP drafter but no helix.mtp";
+  byStage.begin()->second->setAttr(kCostAttr, *step);
+  drafts.begin()->second->setAttr(kCostAttr, *draft);
+  module->setAttr(kCostAttr,
+                  perAcceptedToken(*step, *draft, plan.workload.mtpTokens,
+                                   plan.workload.mtpAcceptance));
+  return success();
 }
 
 } // namespace helix::pricing

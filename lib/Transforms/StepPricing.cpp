@@ -2,6 +2,8 @@
 
 #include "StepPricing.h"
 
+#include "helix/Common/Speculative.h"
+
 #include <algorithm>
 
 using namespace mlir;
@@ -50,6 +52,27 @@ mlir::helix::CostAttr StepPricing::total(MLIRContext *ctx) const {
   w.exposedComm += transfers;
   w.pipelineStall = std::max(0.0, ttl - sum);
   return costAttr(ctx, ttl, w, commS + transfers, bytes, flops);
+}
+
+mlir::helix::CostAttr perAcceptedToken(mlir::helix::CostAttr v,
+                                       mlir::helix::CostAttr d, int64_t drafts,
+                                       double acceptance) {
+  double k = double(drafts), e = expectedAcceptedTokens(drafts, acceptance);
+  auto step = [&](APFloat a, APFloat b) {
+    return a.convertToDouble() + k * b.convertToDouble();
+  };
+  auto perToken = [&](APFloat a, APFloat b) { return APFloat(step(a, b) / e); };
+  return mlir::helix::CostAttr::get(
+      v.getContext(), perToken(v.getTimeUs(), d.getTimeUs()),
+      perToken(v.getKvReadUs(), d.getKvReadUs()),
+      perToken(v.getWeightReadUs(), d.getWeightReadUs()),
+      perToken(v.getComputeUs(), d.getComputeUs()),
+      perToken(v.getOverheadUs(), d.getOverheadUs()),
+      perToken(v.getCommUs(), d.getCommUs()),
+      perToken(v.getStallUs(), d.getStallUs()),
+      perToken(v.getCommTotalUs(), d.getCommTotalUs()),
+      APFloat(step(v.getBytes(), d.getBytes())),
+      APFloat(step(v.getFlops(), d.getFlops())));
 }
 
 } // namespace helix::pricing

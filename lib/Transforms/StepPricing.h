@@ -42,6 +42,13 @@ private:
   double commS = 0, bytes = 0, flops = 0;
 };
 
+/// Speculative decoding: a step of `verify` and `drafts` passes of `draft`,
+/// per accepted token (1 + a + ... + a^drafts at acceptance a): its times
+/// (v + drafts x d) / E, its bytes and flops v + drafts x d (per step).
+mlir::helix::CostAttr perAcceptedToken(mlir::helix::CostAttr verify,
+                                       mlir::helix::CostAttr draft,
+                                       int64_t drafts, double acceptance);
+
 } // namespace helix::pricing
 
 #endif // HELIX_LIB_TRANSFORMS_STEPPRICING_H

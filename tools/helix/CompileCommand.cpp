@@ -81,59 +81,54 @@ static bool makeRequest(const CompileArgs &args, PlanRequest &request,
   return true;
 }
 
-/// helix-estimate-cost on a copy of the rank IR `program`: the step's
-/// #helix.cost, or null when the pass fails.
-static mlir::helix::CostAttr priceRankIR(mlir::ModuleOp program) {
+/// helix-estimate-cost on a copy of the rank IR `program` (what the project
+/// runs): the step's estimate as plan.json records it, or "" when the pass
+/// fails. A speculative program's estimate is per accepted token (the verify
+/// step and its draft passes), with the two in `mtp`.
+static std::string estimateJSON(mlir::ModuleOp program) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = program.clone();
   mlir::PassManager pm(program.getContext());
   pm.addPass(mlir::helix::createHelixEstimateCost());
   if (mlir::failed(pm.run(*copy)))
-    return {};
-  return (*copy)->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
-}
-
-/// What the project runs, priced on its rank IR (`program`, and with --mtp
-/// the drafter's `draft`), as plan.json records it; "" when the pass
-/// fails. With --mtp a step is the verify step and K draft passes, and the
-/// figures are per accepted token (the cost model's TTL): (verify + K x
-/// draft) / E, bytes and flops per step.
-static std::string estimateJSON(mlir::ModuleOp program, mlir::ModuleOp draft,
-                                const Workload &workload) {
-  mlir::helix::CostAttr verify = priceRankIR(program), pass;
-  if (!verify || (draft && !(pass = priceRankIR(draft))))
     return "";
-  int64_t k = draft ? workload.mtpTokens : 0;
-  double e = k ? expectedAcceptedTokens(k, workload.mtpAcceptance) : 1.0;
-  // One field of the step's cost, in ms per accepted token (or a sum).
-  auto per = [&](auto get, double divide) {
-    double us = get(verify).convertToDouble() +
-                (k ? double(k) * get(pass).convertToDouble() : 0.0);
-    return us / divide;
+  auto costOf = [](mlir::Operation *op) {
+    return op->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
   };
-  using C = mlir::helix::CostAttr;
-  auto ms = [&](auto get) { return per(get, 1e3 * e); };
+  auto cost = costOf(*copy);
+  if (!cost)
+    return "";
+  auto ms = [](const llvm::APFloat &us) { return us.convertToDouble() / 1e3; };
   llvm::json::Object estimate{
-      {"source", k ? "helix-estimate-cost on the rank IR of the verify step "
-                     "and the MTP drafter"
-                   : "helix-estimate-cost on the rank IR"},
-      {"ttl_ms", ms([](C c) { return c.getTimeUs(); })},
+      {"source", "helix-estimate-cost on the rank IR"},
+      {"ttl_ms", ms(cost.getTimeUs())},
       {"time_ms",
-       llvm::json::Object{
-           {"kv_read", ms([](C c) { return c.getKvReadUs(); })},
-           {"weight_read", ms([](C c) { return c.getWeightReadUs(); })},
-           {"compute", ms([](C c) { return c.getComputeUs(); })},
-           {"kernel_overhead", ms([](C c) { return c.getOverheadUs(); })},
-           {"exposed_comm", ms([](C c) { return c.getCommUs(); })},
-           {"pipeline_stall", ms([](C c) { return c.getStallUs(); })}}},
-      {"comm_total_ms", ms([](C c) { return c.getCommTotalUs(); })},
-      {"bytes", per([](C c) { return c.getBytes(); }, 1.0)},
-      {"flops", per([](C c) { return c.getFlops(); }, 1.0)}};
-  if (k)
+       llvm::json::Object{{"kv_read", ms(cost.getKvReadUs())},
+                          {"weight_read", ms(cost.getWeightReadUs())},
+                          {"compute", ms(cost.getComputeUs())},
+                          {"kernel_overhead", ms(cost.getOverheadUs())},
+                          {"exposed_comm", ms(cost.getCommUs())},
+                          {"pipeline_stall", ms(cost.getStallUs())}}},
+      {"comm_total_ms", ms(cost.getCommTotalUs())},
+      {"bytes", cost.getBytes().convertToDouble()},
+      {"flops", cost.getFlops().convertToDouble()}};
+  if (auto mtp = (*copy)->getAttrOfType<mlir::helix::MTPAttr>("helix.mtp")) {
+    mlir::helix::CostAttr verify, draft;
+    for (auto f : copy->getOps<mlir::func::FuncOp>()) {
+      if (f->hasAttr("helix.stage") && costOf(f))
+        verify = costOf(f);
+      if (f->hasAttr("helix.draft_stage") && costOf(f))
+        draft = costOf(f);
+    }
+    if (!verify || !draft)
+      return "";
     estimate["mtp"] = llvm::json::Object{
-        {"draft_tokens", k},
-        {"expected_accepted_tokens", e},
-        {"verify_step_ms", verify.getTimeUs().convertToDouble() / 1e3},
-        {"draft_pass_ms", pass.getTimeUs().convertToDouble() / 1e3}};
+        {"draft_tokens", mtp.getDraftTokens()},
+        {"expected_accepted_tokens",
+         expectedAcceptedTokens(mtp.getDraftTokens(),
+                                mtp.getAcceptance().convertToDouble())},
+        {"verify_step_ms", ms(verify.getTimeUs())},
+        {"draft_pass_ms", ms(draft.getTimeUs())}};
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(estimate));
@@ -229,19 +224,15 @@ static int runCompile(const CompileArgs &args) {
       return fail(diagnostic.empty() ? "the sharding pipeline failed"
                                      : diagnostic);
   }
-  std::string estimate;
-  if (args.emit == "project") {
-    // What the emitted program costs: its rank IR priced.
-    estimate = estimateJSON(*module, draft ? *draft : mlir::ModuleOp(),
-                            in.workload);
-    if (estimate.empty())
-      return fail(diagnostic.empty() ? "helix-estimate-cost failed"
-                                     : diagnostic);
-  }
   if (draft && mlir::failed(mergeDraftProgram(*module, *draft)))
     return fail(diagnostic.empty() ? "cannot add the MTP drafter"
                                    : diagnostic);
   if (args.emit == "project") {
+    // What the emitted program costs: its rank IR priced.
+    std::string estimate = estimateJSON(*module);
+    if (estimate.empty())
+      return fail(diagnostic.empty() ? "helix-estimate-cost failed"
+                                     : diagnostic);
     ProjectOptions project;
     project.outputDir = args.output;
     project.backend = args.backend;
