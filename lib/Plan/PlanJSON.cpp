@@ -33,7 +33,7 @@ static ojson choiceJSON(const PerLayerChoice &c) {
   for (const KindLayout &k : c.kinds) {
     if (k.layers == 0)
       continue;
-    ojson j{{"kind", layerKindKey(k.kind)}, {"layers", k.layers}};
+    ojson j{{"kind", stringifyLayerKind(k.kind).str()}, {"layers", k.layers}};
     if (k.isAttention()) {
       j["kvp"] = k.kvp;
       j["tpa"] = k.tpa;
