@@ -32,6 +32,10 @@ struct ProgramSummary {
   /// Rows each step runs (the rank programs' batch, padded for DP).
   int64_t stepRows = 0;
   std::vector<std::pair<std::string, std::vector<int64_t>>> grids;
+  /// A per-layer plan's layouts (#helix.plan's `layouts`): kind, then its
+  /// widths by name (layers, kvp, tpa or tpf, ep, replicas).
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, int64_t>>>>
+      layouts;
 };
 
 /// Reads the summary from rank IR (before lowering).

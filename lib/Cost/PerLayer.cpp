@@ -98,6 +98,9 @@ std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
   const int64_t width = k.tpf * k.ep;
   if (!moe && k.ep != 1)
     return what + ": a dense FFN has no experts (ep must be 1)";
+  if (gpus % width != 0)
+    return what + ": the group of tpf x ep = " + text(width) +
+           " GPUs must divide the " + text(gpus) + " GPUs";
   if (width * k.replicas != gpus)
     return what + ": tpf x ep x replicas must be the " + text(gpus) + " GPUs";
   for (const LayerSpec &l : model.layers) {
@@ -157,6 +160,62 @@ Placement kindPlacement(const KindLayout &k, int64_t gpus,
     p.sharedWidth = p.ffnWidth;
   }
   return p;
+}
+
+bool parseKindLayouts(const std::string &text, std::vector<KindLayout> &out,
+                      std::string &error) {
+  std::vector<KindLayout> kinds;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    std::string item =
+        text.substr(start, end == std::string::npos ? end : end - start);
+    start = end == std::string::npos ? text.size() + 1 : end + 1;
+    size_t eq = item.find('=');
+    std::string kindText = item.substr(0, eq);
+    std::optional<LayerKind> kind = symbolizeLayerKind(kindText);
+    if (eq == std::string::npos || !kind) {
+      error = "per-layer layout '" + item +
+              "' is not KIND=LAYOUT with KIND full_attention, "
+              "window_attention, dense_ffn or moe_ffn";
+      return false;
+    }
+    std::string layoutText = item.substr(eq + 1);
+    // Only the kind's own widths.
+    const bool attn = isAttentionKind(*kind);
+    for (size_t i = 0; i < layoutText.size();) {
+      size_t comma = layoutText.find(',', i);
+      std::string key = layoutText.substr(i, layoutText.find('=', i) - i);
+      bool allowed = attn ? (key == "kvp" || key == "tpa")
+                          : (key == "tpf" || key == "ep");
+      if (!allowed) {
+        error = "per-layer layout '" + item + "': " + kindText + " takes " +
+                (attn ? "kvp and tpa" : "tpf and ep") + ", not '" + key + "'";
+        return false;
+      }
+      i = comma == std::string::npos ? layoutText.size() : comma + 1;
+    }
+    Layout l;
+    if (!parseLayout(layoutText, l, error)) {
+      error = "per-layer layout '" + item + "': " + error;
+      return false;
+    }
+    for (const KindLayout &k : kinds)
+      if (k.kind == *kind) {
+        error = "per-layer layouts give " + kindText + " twice";
+        return false;
+      }
+    KindLayout k;
+    k.kind = *kind;
+    k.kvp = attn ? l.kvp : 1;
+    k.tpa = attn ? l.tpa : 1;
+    k.tpf = attn ? 1 : l.tpf;
+    k.ep = attn ? 1 : l.ep;
+    k.replicas = attn ? 1 : 0;
+    kinds.push_back(k);
+  }
+  out = std::move(kinds);
+  return true;
 }
 
 PerLayerChoice uniformChoice(const ModelSpec &model, const Layout &l) {

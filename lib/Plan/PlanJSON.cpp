@@ -91,8 +91,10 @@ static ojson perLayerJSON(const PlanResult &r) {
       j["gains_over_uniform"]["batch_at_budget"] = g.batch;
     }
   }
-  // What helix compile and --emit-config build.
+  // What helix compile (without --per-layer on) and --emit-config build;
+  // helix compile --per-layer on builds the per-layer plan.
   j["compiled_layout"] = "uniform";
+  j["per_layer_compile_flags"] = "--per-layer on";
   j["configs_evaluated"] = r.perLayer.evaluated;
   j["search_seconds"] = r.perLayerSeconds;
   return j;

@@ -127,13 +127,20 @@ void perLayerBlock(std::ostream &os, const PlanResult &r) {
          << ", batch at the budget " << fmt::ratio(g.batch);
     os << "\n";
   }
-  if (u.gpus > 0)
+  if (const PlanPoint *best = chosenPoint(r, f))
+    os << "  helix compile --per-layer on --gpus " << best->gpus
+       << " --batch " << best->config.batch
+       << " builds the per-layer plan; without --per-layer, helix compile "
+          "and --emit-config (engines run one layout) build the uniform "
+          "layout"
+       << (u.gpus > 0 ? " " + u.config.layout.str() + " (TTL " +
+                            fmt::duration(u.ttlS) + ")"
+                      : std::string())
+       << ".\n";
+  else if (u.gpus > 0)
     os << "  helix compile and --emit-config build the uniform layout "
        << u.config.layout.str() << " (TTL " << fmt::duration(u.ttlS)
-       << "): the IR does not carry per-layer layouts yet.\n";
-  else if (!f.empty())
-    os << "  helix compile and --emit-config build uniform layouts only: the "
-          "IR does not carry per-layer layouts yet.\n";
+       << ").\n";
 }
 
 } // namespace

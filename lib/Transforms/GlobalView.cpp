@@ -57,6 +57,12 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
   p.place = placementFor(config);
   p.replicas = p.place.ffnReplicas();
   p.perLayer = record.perLayer;
+  if (p.perLayer) {
+    // The representative layout's FFN group is replicated like its kind's.
+    const Layout &l = p.layout;
+    p = p.forLayout(LayoutAttr::get(func.getContext(), l.gpus(), l.kvp, l.tpa,
+                                    l.tpf, l.ep, 1, 1));
+  }
 
   int64_t b = planAttr.getBatch();
   p.planBatch = b;

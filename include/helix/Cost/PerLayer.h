@@ -42,6 +42,7 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace helix {
 
@@ -104,6 +105,13 @@ Config kindConfig(const KindLayout &k, int64_t gpus,
                   const KindLayout &attention, int64_t slices = 0);
 Placement kindPlacement(const KindLayout &k, int64_t gpus,
                         const KindLayout &attention, int64_t slices = 0);
+
+/// Parses "KIND=LAYOUT[;KIND=LAYOUT...]": full_attention / window_attention
+/// take kvp=..,tpa=..; dense_ffn / moe_ffn take tpf=..[,ep=..] (the group;
+/// its replicas fill the GPUs: `replicas` is left 0 here). One entry per
+/// kind at most. A one-line `error` names the bad item.
+bool parseKindLayouts(const std::string &text, std::vector<KindLayout> &out,
+                      std::string &error);
 
 /// The uniform layout as a per-layer choice of `model`'s kinds: kvp, tpa
 /// for every attention kind; the MoE group tpf x ep and the dense FFN over

@@ -412,13 +412,12 @@ KindLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 /// GPUs a kind's layout occupies (attention kvp x tpa; FFN tpf x ep x
 /// replicas), nullopt past 2^63.
 static std::optional<int64_t> gpusOf(KindLayoutAttr l) {
+  const bool attention = ::helix::isAttentionKind(l.getKind());
   int64_t n = 1;
-  for (int64_t f : ::helix::isAttentionKind(l.getKind())
-                       ? std::initializer_list<int64_t>{l.getKvp(), l.getTpa()}
-                       : std::initializer_list<int64_t>{l.getTpf(), l.getEp(),
-                                                        l.getReplicas()})
-    if (llvm::MulOverflow(n, f, n))
-      return std::nullopt;
+  if (attention ? llvm::MulOverflow(l.getKvp(), l.getTpa(), n)
+                : llvm::MulOverflow(l.getTpf(), l.getEp(), n) ||
+                      llvm::MulOverflow(n, l.getReplicas(), n))
+    return std::nullopt;
   return n;
 }
 
