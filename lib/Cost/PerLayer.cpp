@@ -69,7 +69,16 @@ double reshardBytes(const Placement &from, const Placement &to, int64_t batch,
 std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
                                int64_t gpus, const KindLayout &k) {
   auto text = [](int64_t v) { return std::to_string(v); };
-  const std::string what = std::string(layerKindName(k.kind)) + " " + k.str();
+  // Built only for a message (the search validates every candidate).
+  struct What {
+    const KindLayout &k;
+    operator std::string() const {
+      return std::string(layerKindName(k.kind)) + " " + k.str();
+    }
+    std::string operator+(const std::string &rest) const {
+      return std::string(*this) + rest;
+    }
+  } what{k};
   if (gpus < 1 || k.kvp < 1 || k.tpa < 1 || k.tpf < 1 || k.ep < 1 ||
       k.replicas < 1)
     return what + ": every width must be at least 1";
