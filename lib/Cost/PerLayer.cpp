@@ -59,6 +59,43 @@ bool PerLayerChoice::uniform(int64_t gpus) const {
   return true;
 }
 
+int64_t layoutChanges(const ModelSpec &model, const PerLayerChoice &choice) {
+  int64_t changes = 0;
+  for (size_t i = 1; i < model.layers.size(); ++i) {
+    const LayerSpec &a = model.layers[i - 1], &b = model.layers[i];
+    const KindLayout &attnA = choice.of(attentionKindOf(a)),
+                     &attnB = choice.of(attentionKindOf(b));
+    const KindLayout &ffnA = choice.of(ffnKindOf(a)),
+                     &ffnB = choice.of(ffnKindOf(b));
+    if (!(attnA.kvp == attnB.kvp && attnA.tpa == attnB.tpa &&
+          ffnA.tpf == ffnB.tpf && ffnA.ep == ffnB.ep &&
+          ffnA.replicas == ffnB.replicas))
+      ++changes;
+  }
+  return changes;
+}
+
+bool choiceWithKinds(const ModelSpec &model, const Layout &layout,
+                     const std::vector<KindLayout> &kinds,
+                     PerLayerChoice &choice, std::string &error) {
+  PerLayerChoice c = uniformChoice(model, layout);
+  const int64_t gpus = layout.gpusPerStage();
+  for (KindLayout k : kinds) {
+    KindLayout &slot = c.kinds[int(k.kind)];
+    if (slot.layers == 0) {
+      error = model.name + " has no " + layerKindName(k.kind) + " layers";
+      return false;
+    }
+    if (!k.isAttention() && k.replicas == 0)
+      k.replicas = std::max<int64_t>(1, gpus / (k.tpf * k.ep));
+    k.layers = slot.layers;
+    slot = k;
+  }
+  c.layoutChanges = layoutChanges(model, c);
+  choice = c;
+  return true;
+}
+
 double reshardBytes(const Placement &from, const Placement &to, int64_t batch,
                     double hidden, double activationBytes) {
   if (!from.tokensSplit || (to.tokensSplit && to.dp == from.dp))
@@ -608,17 +645,7 @@ struct PerLayerSearch::Impl {
       choice.kinds[k].kind = LayerKind(k);
     // Layer boundaries whose layouts differ; every Helix layout leaves the
     // residual stream replicated, so no bytes move (reshardBytes).
-    for (size_t i = 1; i < model.layers.size(); ++i) {
-      const LayerSpec &a = model.layers[i - 1], &b = model.layers[i];
-      const KindLayout &attnA = choice.of(attentionKindOf(a)),
-                       &attnB = choice.of(attentionKindOf(b));
-      const KindLayout &ffnA = choice.of(ffnKindOf(a)),
-                       &ffnB = choice.of(ffnKindOf(b));
-      if (!(attnA.kvp == attnB.kvp && attnA.tpa == attnB.tpa &&
-            ffnA.tpf == ffnB.tpf && ffnA.ep == ffnB.ep &&
-            ffnA.replicas == ffnB.replicas))
-        ++choice.layoutChanges;
-    }
+    choice.layoutChanges = layoutChanges(model, choice);
     const Placement &pl = p0.place;
     choice.reshardBytes = double(choice.layoutChanges) *
                           reshardBytes(pl, pl, batch, p0.hidden,

@@ -158,7 +158,8 @@ void writePlanJSON(std::ostream &os, const PlanResult &r) {
   os << j.dump(2) << "\n";
 }
 
-void writeCostJSON(std::ostream &os, const Evaluation &ev) {
+void writeCostJSON(std::ostream &os, const Evaluation &ev,
+                   const PerLayerChoice *perLayer) {
   if (!ev.valid()) {
     os << ojson{{"error", ev.error}}.dump(2) << "\n";
     return;
@@ -167,6 +168,8 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev) {
   j["gpus"] = ev.gpus;
   j["batch"] = ev.batch;
   j["ttl_s"] = ev.ttlS;
+  if (perLayer)
+    j["per_layer"] = choiceJSON(*perLayer);
   // The same step with every EP rank at the mean expert load (= ttl_s
   // without MoE layers or with balanced experts).
   j["balanced_ttl_s"] = ev.balancedTtlS;

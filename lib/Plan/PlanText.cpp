@@ -2,6 +2,8 @@
 
 #include "helix/Plan/PlanText.h"
 
+#include "KindLines.h"
+
 #include "Format.h"
 #include "TimeTable.h"
 #include "helix/Plan/Gains.h"
@@ -74,16 +76,6 @@ void chosenBlock(std::ostream &os, const PlanResult &r, const std::string &name,
   if (r.options.ttlMs > 0 && f->budget.found &&
       f->budget.largestBatch.config.batch != out->config.batch)
     pointRow(os, "  largest batch", f->budget.largestBatch);
-}
-
-/// The layouts of a per-layer choice, one line per kind the model has.
-void kindLines(std::ostream &os, const PerLayerChoice &c,
-               const std::string &indent) {
-  for (const KindLayout &k : c.kinds)
-    if (k.layers > 0)
-      os << indent << fmt::pad(layerKindName(k.kind), 18)
-         << fmt::pad(std::to_string(k.layers), 4, true) << " layers  "
-         << k.str() << "\n";
 }
 
 /// What per-layer layouts change against the uniform Helix plan.

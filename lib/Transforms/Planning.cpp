@@ -171,18 +171,8 @@ static bool perLayerPlan(const ModelSpec &model, const Hardware &hw,
       uniform.kvp = gpus;
       uniform.tpf = gpus;
     }
-    choice = uniformChoice(model, uniform);
-    for (KindLayout k : request.layerLayouts) {
-      KindLayout &slot = choice.kinds[int(k.kind)];
-      if (slot.layers == 0) {
-        error = model.name + " has no " + layerKindName(k.kind) + " layers";
-        return false;
-      }
-      if (!k.isAttention() && k.replicas == 0)
-        k.replicas = std::max<int64_t>(1, gpus / (k.tpf * k.ep));
-      k.layers = slot.layers;
-      slot = k;
-    }
+    if (!choiceWithKinds(model, uniform, request.layerLayouts, choice, error))
+      return false;
     PerLayerSearch fixed(model, hw, workload, gpus, choice);
     if (!fixed.valid()) {
       error = fixed.error();

@@ -227,11 +227,13 @@ static int runCompile(const CompileArgs &args) {
     project.outputDir = args.output;
     project.backend = args.backend;
     std::ostringstream cost;
-    writeCostJSON(cost, record.perLayer
-                            ? evaluate(in.model, in.hardware, in.workload,
-                                       record.config, *record.perLayer)
-                            : evaluate(in.model, in.hardware, in.workload,
-                                       record.config));
+    writeCostJSON(cost,
+                  record.perLayer
+                      ? evaluate(in.model, in.hardware, in.workload,
+                                 record.config, *record.perLayer)
+                      : evaluate(in.model, in.hardware, in.workload,
+                                 record.config),
+                  record.perLayer ? &*record.perLayer : nullptr);
     project.costJson = cost.str();
     project.estimateJson = estimate;
     project.origin = "helix compile --model " + args.workload.model +

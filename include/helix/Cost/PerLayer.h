@@ -119,6 +119,18 @@ bool parseKindLayouts(const std::string &text, std::vector<KindLayout> &out,
 /// plan's ops).
 PerLayerChoice uniformChoice(const ModelSpec &model, const Layout &layout);
 
+/// Layer boundaries of `model` where `choice` changes layout (the
+/// resharding there moves 0 bytes within Helix: reshardBytes).
+int64_t layoutChanges(const ModelSpec &model, const PerLayerChoice &choice);
+
+/// The choice of `layout`'s widths for every kind (uniformChoice) with the
+/// kinds of `kinds` (parseKindLayouts) in their place, an FFN group's
+/// replicas filling the layout's GPUs. Fails with a one-line `error` when
+/// `model` has no layers of a kind named.
+bool choiceWithKinds(const ModelSpec &model, const Layout &layout,
+                     const std::vector<KindLayout> &kinds,
+                     PerLayerChoice &choice, std::string &error);
+
 /// Bytes one GPU receives to move the residual stream of `batch` requests
 /// (`hidden` values of `activationBytes`) from the placement of one layer to
 /// the next: 0 when `from` holds every request on every GPU (each GPU takes
