@@ -381,12 +381,13 @@ struct PerLayerSearch::Impl {
       ++layersOfKind[int(attentionKindOf(l))];
       ++layersOfKind[int(ffnKindOf(l))];
     }
-    addAttention(LayerKind::FullAttention);
-    addAttention(LayerKind::WindowAttention);
+    // Attention kinds first: FFN candidates are prepared with their widths.
+    addKind(LayerKind::FullAttention);
+    addKind(LayerKind::WindowAttention);
     if (!ok)
       return;
-    addFFN(LayerKind::DenseFFN);
-    addFFN(LayerKind::MoEFFN);
+    addKind(LayerKind::DenseFFN);
+    addKind(LayerKind::MoEFFN);
     if (!ok)
       return;
     // Classes: from any candidate (prepare() groups layers by shape alone).
@@ -444,10 +445,13 @@ struct PerLayerSearch::Impl {
 
   /// The valid layouts of `kind` as candidates (none when the model lacks
   /// the kind); an explicit choice's invalid layout fails the search with
-  /// its reason.
-  void addAttention(LayerKind kind) {
+  /// its reason. FFN kinds are prepared with the first attention
+  /// candidate's widths (FFN costs do not read them) and shared between GPU
+  /// counts through `reuse`.
+  void addKind(LayerKind kind) {
     if (layersOfKind[int(kind)] == 0)
       return;
+    const bool attention = isAttentionKind(kind);
     for (KindLayout k : layoutsOf(kind)) {
       std::string why = validateKindLayout(model, hw, gpus, k);
       if (!why.empty()) {
@@ -458,36 +462,10 @@ struct PerLayerSearch::Impl {
       k.layers = layersOfKind[int(kind)];
       Candidate cand;
       cand.layout = k;
-      auto prepared = std::make_shared<Prepared>();
-      detail::prepare(model, hw, workload, kindConfig(k, gpus, k, slices),
-                      *prepared);
-      cand.prepared = std::move(prepared);
-      candidates[int(kind)].push_back(std::move(cand));
-    }
-    if (candidates[int(kind)].empty())
-      fail(std::string("no valid ") + layerKindName(kind) + " layout on " +
-           std::to_string(gpus) + " GPUs");
-  }
-
-  void addFFN(LayerKind kind) {
-    if (layersOfKind[int(kind)] == 0)
-      return;
-    // Attention widths for the prepared shapes (unused for FFN costs).
-    const KindLayout &attn = firstAttention();
-    for (KindLayout k : layoutsOf(kind)) {
-      std::string why = validateKindLayout(model, hw, gpus, k);
-      if (!why.empty()) {
-        if (only)
-          fail(why);
-        continue;
-      }
-      k.layers = layersOfKind[int(kind)];
-      Candidate cand;
-      cand.layout = k;
-      const int64_t width = k.tpf * k.ep;
+      const KindLayout &attn = attention ? k : firstAttention();
       std::shared_ptr<const Prepared> *slot = nullptr;
-      if (reuse)
-        slot = &reuse->prepared[{int64_t(kind), width, k.tpf, k.ep}];
+      if (reuse && !attention)
+        slot = &reuse->prepared[{int64_t(kind), k.tpf * k.ep, k.tpf, k.ep}];
       if (slot && *slot) {
         cand.prepared = *slot;
       } else {

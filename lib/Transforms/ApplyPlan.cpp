@@ -211,6 +211,34 @@ PlanRecord planRecordOf(PlanAttr attr) {
   return r;
 }
 
+/// Every op of `func` carries the layout `want(op)` gives it; otherwise a
+/// one-line `error` naming the first op that does not (`whose` says whose
+/// layout it should have been: "the plan's helix kvp=4,...").
+static bool checkOpLayouts(func::FuncOp func,
+                           function_ref<LayoutAttr(Operation *)> want,
+                           const std::string &whose, std::string &error) {
+  func.walk([&](Operation *op) {
+    LayoutAttr expected = want(op);
+    auto have = op->getAttrOfType<LayoutAttr>("layout");
+    if (expected == have)
+      return WalkResult::advance();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << describe(op);
+    if (!have)
+      os << " has no layout (run helix-search-layouts or helix-apply-layout "
+            "first)";
+    else if (expected)
+      os << " has layout " << have << " but " << whose << " gives it "
+         << expected;
+    else
+      os << " has layout " << have << " but " << whose << " gives it none";
+    error = text;
+    return WalkResult::interrupt();
+  });
+  return error.empty();
+}
+
 /// readPlan of a per-layer plan (`r` from its helix.plan): the kinds'
 /// layer counts are the model's, and every op carries its layer's layout.
 static bool readPerLayerPlan(func::FuncOp func, PlanRecord &r,
@@ -234,26 +262,9 @@ static bool readPerLayerPlan(func::FuncOp func, PlanRecord &r,
       return false;
     }
   PerLayerOpLayouts expected(func, r.config.gpus, *r.perLayer);
-  func.walk([&](Operation *op) {
-    if (!error.empty())
-      return WalkResult::interrupt();
-    LayoutAttr want = expected.of(op);
-    auto have = op->getAttrOfType<LayoutAttr>("layout");
-    if (want == have)
-      return WalkResult::advance();
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << describe(op);
-    if (!have)
-      os << " has no layout (run helix-search-layouts or helix-apply-layout "
-            "first)";
-    else
-      os << " has layout " << have << " but the plan's per-layer layouts give "
-         << want;
-    error = text;
-    return WalkResult::interrupt();
-  });
-  if (!error.empty())
+  if (!checkOpLayouts(
+          func, [&](Operation *op) { return expected.of(op); },
+          "the plan's per-layer layout", error))
     return false;
   plan = r;
   return true;
@@ -310,31 +321,11 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
 
   // Every op carries the layout applyPlan would give it.
   OpLayouts expected(func.getContext(), c);
-  func.walk([&](Operation *op) {
-    if (!error.empty())
-      return WalkResult::interrupt();
-    LayoutAttr want = expected.of(op);
-    auto have = op->getAttrOfType<LayoutAttr>("layout");
-    if (want == have)
-      return WalkResult::advance();
-    std::string name = describe(op);
-    if (!have) {
-      error = name + " has no layout (run helix-search-layouts or "
-                     "helix-apply-layout first)";
-    } else {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << name << " has layout " << have << " but the plan's "
-         << stringifyStrategy(c.strategy) << " " << l.str() << " gives it ";
-      if (want)
-        os << want;
-      else
-        os << "none";
-      error = text;
-    }
-    return WalkResult::interrupt();
-  });
-  if (!error.empty())
+  if (!checkOpLayouts(
+          func, [&](Operation *op) { return expected.of(op); },
+          "the plan's " + stringifyStrategy(c.strategy).str() + " " +
+              l.str(),
+          error))
     return false;
   plan = r;
   return true;

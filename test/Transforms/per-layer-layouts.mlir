@@ -68,7 +68,7 @@
 // RUN: helix-opt %S/Inputs/swa.mlir --helix-apply-layout="layout=kvp=2,tpa=2,tpf=2,ep=2 batch=2 context=8192 layer-layouts=window_attention=kvp=1,tpa=4" \
 // RUN:   | sed -e '0,/layout = #helix.layout<gpus = 4, tpa = 4, tpf = 2, ep = 2>/s//layout = #helix.layout<gpus = 4, kvp = 4, tpf = 2, ep = 2>/' \
 // RUN:   | not helix-opt --helix-insert-collectives 2>&1 | FileCheck %s --check-prefix=MISMATCH
-// MISMATCH: error: helix-insert-collectives: helix.qkv_proj of layer 0 has layout #helix.layout<gpus = 4, kvp = 4, tpf = 2, ep = 2> but the plan's per-layer layouts give #helix.layout<gpus = 4, tpa = 4, tpf = 2, ep = 2>
+// MISMATCH: error: helix-insert-collectives: helix.qkv_proj of layer 0 has layout #helix.layout<gpus = 4, kvp = 4, tpf = 2, ep = 2> but the plan's per-layer layout gives it #helix.layout<gpus = 4, tpa = 4, tpf = 2, ep = 2>
 
 // helix-search-layouts per-layer=true: the per-layer search's choice on the
 // GPUs at the batch, recorded the same way.
