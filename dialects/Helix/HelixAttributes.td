@@ -46,6 +46,14 @@ def Helix_StrategyParameter : AttrParameter<"::helix::Strategy",
       "$_printer.printKeywordOrString(::helix::stringifyStrategy($_self))";
 }
 
+// A kind of layer half (helix/Common/LayerKind.h, generated from
+// HelixLayerKind.td): full_attention, window_attention, dense_ffn, moe_ffn.
+def Helix_LayerKindParameter : AttrParameter<"::helix::LayerKind",
+    "kind of layer: full_attention, window_attention, dense_ffn or moe_ffn"> {
+  let parser = "::mlir::helix::parseLayerKindParameter($_parser)";
+  let printer = "$_printer << ::helix::stringifyLayerKind($_self)";
+}
+
 // A number format (helix/Common/DType.h, generated from HelixDType.td), fp4
 // when left out.
 class Helix_DTypeParameter<string desc>
@@ -273,6 +281,45 @@ def Helix_ModelAttr : Helix_Attr<"Model", "model"> {
   let genVerifyDecl = 1;
 }
 
+def Helix_KindLayoutAttr : Helix_Attr<"KindLayout", "kind_layout"> {
+  let summary = "The layout of one kind of layer in a per-layer plan";
+  let description = [{
+    One entry of `#helix.plan`'s `layouts` (docs/per-layer-layouts.md): the
+    layout every layer of one kind runs on the plan's GPUs. An attention
+    kind (`full_attention`, `window_attention`) runs `kvp` x `tpa` (`tpa`
+    dividing the KV heads, or at `kvp = 1` a multiple of them, each KV head
+    then duplicated) with the output projection over all GPUs; an FFN kind
+    (`dense_ffn`, `moe_ffn`) runs one group of `tpf` x `ep` GPUs, `replicas`
+    times side by side, each replica computing every token and
+    all-reducing over its own group. `layers` counts the model's layers of
+    the kind.
+
+    ```mlir
+    #helix.kind_layout<kind = window_attention, layers = 18, kvp = 1, tpa = 64>
+    #helix.kind_layout<kind = moe_ffn, layers = 36, tpf = 32, replicas = 2>
+    ```
+  }];
+  let parameters = (ins
+    Helix_LayerKindParameter:$kind,
+    "int64_t":$layers,
+    Helix_I64Parameter<"KV parallel width (attention)", "1">:$kvp,
+    Helix_I64Parameter<"attention TP width (attention)", "1">:$tpa,
+    Helix_I64Parameter<"TP width of an FFN group", "1">:$tpf,
+    Helix_I64Parameter<"expert-parallel width of an FFN group", "1">:$ep,
+    Helix_I64Parameter<"FFN groups side by side", "1">:$replicas
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+// The per-layer layouts of a plan: `[#helix.kind_layout<...>, ...]`.
+def Helix_KindLayoutListParameter
+    : OptionalArrayRefParameter<"::mlir::helix::KindLayoutAttr",
+                                "per-layer layouts, one per kind of layer"> {
+  let parser = "::mlir::helix::parseKindLayoutList($_parser)";
+  let printer = "::mlir::helix::printKindLayoutList($_printer, $_self)";
+}
+
 def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
   let summary = "The workload and sharding plan chosen for a decode step";
   let description = [{
@@ -303,6 +350,19 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
                 batch = 32, context_length = 1048576, kv_cache = fp8,
                 hopb = true, ttl_s = 1.250000e-02, overlap = true>
     ```
+
+    A per-layer plan (Helix on one stage, docs/per-layer-layouts.md) lists
+    one `#helix.kind_layout` per kind of layer the model has in `layouts`;
+    its ops then carry their own layer's layout (`helix-apply-layout`
+    with `layer-layouts`, `helix compile --per-layer on`):
+
+    ```mlir
+    #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 4,
+                batch = 4, context_length = 256, hopb = true, overlap = true,
+                layouts = [#helix.kind_layout<kind = full_attention, layers = 2, kvp = 2, tpa = 2>,
+                           #helix.kind_layout<kind = window_attention, layers = 2, tpa = 4>,
+                           #helix.kind_layout<kind = moe_ffn, layers = 4, tpf = 2, replicas = 2>]>
+    ```
   }];
   let parameters = (ins
     Helix_StrategyParameter:$strategy,
@@ -320,7 +380,8 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
     Helix_I64Parameter<"HOP-B batch slices of the program (0: the best count)", "0">:$slices,
     Helix_I64Parameter<"KV tokens appended to one KVP rank before the next", "16">:$kv_block,
     Helix_F64Parameter<"MoE: Zipf exponent of expert popularity", "::helix::kDefaultRoutingSkew">:$routing_skew,
-    Helix_BoolParameter<"MoE: every EP rank priced at the mean load">:$balanced_experts
+    Helix_BoolParameter<"MoE: every EP rank priced at the mean load">:$balanced_experts,
+    Helix_KindLayoutListParameter:$layouts
   );
   let extraClassDeclaration = [{
     /// "fp4 weights, fp8 KV, bf16 math", as the reports describe it.

@@ -54,6 +54,10 @@ def HelixSearchLayouts : Pass<"helix-search-layouts", "mlir::ModuleOp"> {
            "token-to-token latency budget in ms (0: none)">,
     Option<"strategy", "strategy", "std::string", "\"helix\"",
            "helix, helix-no-hopb, tp, tp-pp, ep or kvp">,
+    Option<"perLayer", "per-layer", "bool", "false",
+           "one Helix layout per kind of layer (window / full attention, "
+           "dense / MoE FFN) on `gpus` GPUs at `batch`: the fastest that "
+           "fits (docs/per-layer-layouts.md)">,
     Option<"routingSkew", "routing-skew", "double",
            "::helix::kDefaultRoutingSkew",
            "MoE: Zipf exponent of expert popularity, 0 = uniform (the step "
@@ -71,6 +75,23 @@ def HelixApplyLayout : Pass<"helix-apply-layout", "mlir::ModuleOp"> {
     when it is invalid or the batch does not fit in memory; otherwise
     annotates the IR exactly as the search would have with that layout
     (`layout` on every layout-carrying op, `helix.plan` on the function).
+
+    `layer-layouts` makes it a per-layer Helix plan
+    (docs/per-layer-layouts.md): `KIND=LAYOUT;...` with KIND
+    `full_attention` / `window_attention` (`kvp=..,tpa=..`) or `dense_ffn` /
+    `moe_ffn` (`tpf=..,ep=..`, the group replicated over the GPUs); kinds
+    not listed take `layout`'s widths. Each op then carries its own layer's
+    layout and `helix.plan` lists the kinds' in `layouts`:
+
+    ```mlir
+    // helix-opt --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=4 context=256
+    //     layer-layouts=window_attention=kvp=1,tpa=4;moe_ffn=tpf=2,ep=1"
+    func.func @decode_step(...) attributes {helix.plan = #helix.plan<...,
+        layouts = [#helix.kind_layout<kind = full_attention, layers = 2, kvp = 2, tpa = 2>,
+                   #helix.kind_layout<kind = window_attention, layers = 2, tpa = 4>,
+                   #helix.kind_layout<kind = moe_ffn, layers = 4, tpf = 2, replicas = 2>]>} {
+      %a = helix.attention ... {..., layout = #helix.layout<gpus = 4, tpa = 4, tpf = 2>}  // a window layer
+    ```
 
     Example:
 
@@ -98,6 +119,10 @@ def HelixApplyLayout : Pass<"helix-apply-layout", "mlir::ModuleOp"> {
            "precision of weights, KV cache and math: fp4, fp8 or bf16">,
     Option<"hopb", "hopb", "bool", "true",
            "HOP-B overlap of the attention exchange (Helix with kvp > 1)">,
+    Option<"layerLayouts", "layer-layouts", "std::string", "\"\"",
+           "per-layer Helix: KIND=LAYOUT;... (full_attention / "
+           "window_attention: kvp=..,tpa=..; dense_ffn / moe_ffn: "
+           "tpf=..,ep=..)">,
     Option<"routingSkew", "routing-skew", "double",
            "::helix::kDefaultRoutingSkew",
            "MoE: Zipf exponent of expert popularity, 0 = uniform (the step "

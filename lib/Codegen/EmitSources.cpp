@@ -43,6 +43,21 @@ ProgramSummary summarize(ModuleOp m) {
     s.slices = plan.getSlices();
     s.kvBlock = plan.getKvBlock();
     s.ttlS = plan.getTtlS().convertToDouble();
+    for (mlir::helix::KindLayoutAttr l : plan.getLayouts()) {
+      bool attention = isAttentionKind(l.getKind());
+      std::vector<std::pair<std::string, int64_t>> widths = {
+          {"layers", l.getLayers()}};
+      if (attention) {
+        widths.push_back({"kvp", l.getKvp()});
+        widths.push_back({"tpa", l.getTpa()});
+      } else {
+        widths.push_back({"tpf", l.getTpf()});
+        widths.push_back({"ep", l.getEp()});
+        widths.push_back({"replicas", l.getReplicas()});
+      }
+      s.layouts.push_back(
+          {stringifyLayerKind(l.getKind()).str(), std::move(widths)});
+    }
   }
   if (auto mtp = m->getAttrOfType<mlir::helix::MTPAttr>("helix.mtp")) {
     s.draftTokens = mtp.getDraftTokens();

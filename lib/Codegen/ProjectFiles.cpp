@@ -121,6 +121,18 @@ std::string readme(const ProgramSummary &s, const ProjectOptions &o) {
      << "| batch | " << s.batch << " requests (each step runs " << s.stepRows
      << " rows) |\n"
      << "| context | " << s.context << " positions per request |\n";
+  if (!s.layouts.empty()) {
+    os << "| per-layer layouts |";
+    const char *sep = " ";
+    for (const auto &[kind, widths] : s.layouts) {
+      os << sep << kind;
+      for (const auto &[key, value] : widths)
+        if (key != "layers")
+          os << (key == widths[1].first ? " " : ",") << key << "=" << value;
+      sep = "; ";
+    }
+    os << " |\n";
+  }
   for (const auto &[name, shape] : s.grids)
     os << "| grid `" << name << "` | " << join(shape, " x ") << " |\n";
   if (s.draftTokens > 0)
@@ -211,6 +223,17 @@ std::string planJson(const ProgramSummary &s, const ProjectOptions &o) {
       {"grids", std::move(grids)},
       {"backend", o.backend},
       {"program", o.programName}};
+  if (!s.layouts.empty()) {
+    // A per-layer plan: each kind's layout, as #helix.plan lists them.
+    llvm::json::Array layouts;
+    for (const auto &[kind, widths] : s.layouts) {
+      llvm::json::Object entry{{"kind", kind}};
+      for (const auto &[key, value] : widths)
+        entry[key] = value;
+      layouts.push_back(std::move(entry));
+    }
+    plan["per_layer_layouts"] = std::move(layouts);
+  }
   auto record = [&](const char *key, const std::string &json) {
     if (json.empty())
       return;

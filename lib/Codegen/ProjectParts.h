@@ -37,6 +37,10 @@ struct ProgramSummary {
   int64_t draftTokens = 0;
   double acceptance = 0;
   std::vector<std::pair<std::string, std::vector<int64_t>>> grids;
+  /// A per-layer plan's layouts (#helix.plan's `layouts`): kind, then its
+  /// widths by name (layers, kvp, tpa or tpf, ep, replicas).
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, int64_t>>>>
+      layouts;
 };
 
 /// Reads the summary from rank IR (before lowering).

@@ -4,6 +4,10 @@
 
 #include "Engine.h"
 
+#include "helix/Cost/PerLayer.h"
+
+#include <array>
+
 #include "helix/Common/Numbers.h"
 
 namespace helix {
@@ -188,18 +192,16 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
   return err.empty() ? checkEvenSplits(config, model) : err;
 }
 
-Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
-                    const Workload &workload, const Config &config) {
+/// The Evaluation of priced layer costs (`perClass`, each class's cost at
+/// the micro-batch) and their totals `t`; `balancedTtlS` the step with
+/// every EP rank at the mean load.
+static Evaluation describe(const ModelSpec &model, const Hardware &hw,
+                           const Workload &workload, const Config &config,
+                           const detail::Prepared &p,
+                           const std::vector<detail::LayerCost> &perClass,
+                           const detail::Totals &t, double balancedTtlS) {
   Evaluation ev;
   ev.config = config;
-  ev.error = validateConfig(model, hw, workload, config);
-  if (!ev.valid())
-    return ev;
-  detail::Prepared p;
-  detail::prepare(model, hw, workload, config, p);
-  std::vector<detail::LayerCost> perClass;
-  detail::Totals t = detail::computeTotals(p, config.batch, &perClass);
-
   ev.gpus = config.layout.gpus();
   ev.batch = config.batch;
   ev.microBatch = t.microBatch;
@@ -223,16 +225,7 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
   ev.step.exposedS = t.stepExposedS;
   for (const detail::LayerCost &c : perClass)
     ev.hopbSlices = std::max(ev.hopbSlices, c.slices);
-  // The same step with every EP rank at the mean expert load.
-  bool moe = false;
-  for (const detail::LayerShape &s : p.classes)
-    moe = moe || s.moe;
-  if (moe) {
-    p.balancedMoE = true;
-    ev.balancedTtlS = detail::computeTotals(p, config.batch).ttlS;
-  } else {
-    ev.balancedTtlS = t.ttlS;
-  }
+  ev.balancedTtlS = balancedTtlS;
 
   ev.layers.reserve(model.layers.size());
   for (size_t i = 0; i < model.layers.size(); ++i) {
@@ -257,6 +250,114 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
     ev.layers.push_back(le);
   }
   return ev;
+}
+
+Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
+                    const Workload &workload, const Config &config) {
+  Evaluation ev;
+  ev.config = config;
+  ev.error = validateConfig(model, hw, workload, config);
+  if (!ev.valid())
+    return ev;
+  detail::Prepared p;
+  detail::prepare(model, hw, workload, config, p);
+  std::vector<detail::LayerCost> perClass;
+  detail::Totals t = detail::computeTotals(p, config.batch, &perClass);
+  // The same step with every EP rank at the mean expert load.
+  double balancedTtlS = t.ttlS;
+  bool moe = false;
+  for (const detail::LayerShape &s : p.classes)
+    moe = moe || s.moe;
+  if (moe) {
+    p.balancedMoE = true;
+    balancedTtlS = detail::computeTotals(p, config.batch).ttlS;
+    p.balancedMoE = false;
+  }
+  return describe(model, hw, workload, config, p, perClass, t, balancedTtlS);
+}
+
+Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
+                    const Workload &workload, const Config &config,
+                    const PerLayerChoice &choice) {
+  Evaluation ev;
+  ev.config = config;
+  const int64_t gpus = config.layout.gpus();
+  if (config.strategy != Strategy::Helix || config.layout.pp != 1 ||
+      config.layout.dp != 1)
+    ev.error = "per-layer layouts are Helix plans on one pipeline stage";
+  if (ev.valid() && workload.mtpTokens > 0)
+    ev.error = "per-layer layouts are not priced with --mtp yet";
+  PerLayerSearch check(model, hw, workload, gpus, choice, config.hopbSlices);
+  if (ev.valid() && !check.valid())
+    ev.error = check.error();
+  if (!ev.valid())
+    return ev;
+  const KindLayout &full = choice.of(LayerKind::FullAttention);
+  const KindLayout &attn =
+      full.layers > 0 ? full : choice.of(LayerKind::WindowAttention);
+  std::array<detail::Prepared, kNumLayerKinds> kinds;
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    const KindLayout &kl = choice.kinds[k];
+    if (kl.layers == 0)
+      continue;
+    const KindLayout &a = kl.isAttention() ? kl : attn;
+    detail::prepare(model, hw, workload,
+                    kindConfig(kl, gpus, a, config.hopbSlices),
+                    kindPlacement(kl, gpus, a, config.hopbSlices), kinds[k]);
+  }
+  // Each class: its attention half under its attention kind, its FFN half
+  // under its FFN kind (classes are the same in every kind's Prepared).
+  const detail::Prepared &p0 = kinds[int(attentionKindOf(model.layers[0]))];
+  std::vector<LayerKind> attnOf, ffnOf;
+  for (size_t c = 0; c < p0.classes.size(); ++c) {
+    size_t layer = 0;
+    while (p0.classOfLayer[layer] != int64_t(c))
+      ++layer;
+    attnOf.push_back(attentionKindOf(model.layers[layer]));
+    ffnOf.push_back(ffnKindOf(model.layers[layer]));
+  }
+  auto price = [&](bool balanced, std::vector<detail::LayerCost> &perClass) {
+    perClass.clear();
+    for (size_t c = 0; c < p0.classes.size(); ++c) {
+      detail::Prepared &pa = kinds[int(attnOf[c])], &pf = kinds[int(ffnOf[c])];
+      pf.balancedMoE = balanced;
+      detail::LayerCost cost = detail::costLayer(pa, pa.classes[c], config.batch);
+      detail::LayerCost f = detail::costLayer(pf, pf.classes[c], config.batch);
+      pf.balancedMoE = false;
+      cost.ffn = f.ffn;
+      cost.ffnComm = f.ffnComm;
+      cost.activeExperts = f.activeExperts;
+      perClass.push_back(cost);
+    }
+    return detail::totalsFrom(p0, config.batch, perClass,
+                              detail::costStep(p0, config.batch),
+                              /*breakdown=*/true);
+  };
+  std::vector<detail::LayerCost> perClass, balancedClass;
+  detail::Totals t = price(false, perClass);
+  const double balancedTtlS = price(true, balancedClass).ttlS;
+  // Memory with the actual mix of layouts (as PerLayerSearch weighs it).
+  MemoryUse m;
+  const double mb = double(config.batch);
+  double workspace = detail::logitsWorkspaceBytes(p0, mb);
+  for (size_t c = 0; c < p0.classes.size(); ++c) {
+    const detail::Prepared &pa = kinds[int(attnOf[c])],
+                           &pf = kinds[int(ffnOf[c])];
+    const detail::LayerShape &sa = pa.classes[c], &sf = pf.classes[c];
+    const double n = double(p0.stageCounts[0][c]);
+    m.weights += n * (detail::attentionWeightBytes(pa, sa) +
+                      detail::ffnMatrixBytes(pf, sf) +
+                      detail::normRouterBytes(pf, sf));
+    m.kvCache += detail::kvCacheBytes(
+        pa, sa, n * detail::attentionRequests(pa, config.batch));
+    workspace = std::max(workspace, detail::attentionWorkspaceBytes(pa, sa, mb) +
+                                        detail::ffnWorkspaceBytes(pf, sf, mb));
+  }
+  detail::addStageWeights(p0, 0, m.weights);
+  m.activations = workspace + mb * p0.hidden * 4.0;
+  t.memory = m;
+  t.fits = m.total() <= hw.hbmCapacityBytes;
+  return describe(model, hw, workload, config, p0, perClass, t, balancedTtlS);
 }
 
 } // namespace helix

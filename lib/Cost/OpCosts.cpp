@@ -2,6 +2,8 @@
 
 #include "helix/Cost/OpCosts.h"
 
+#include "helix/Cost/PerLayer.h"
+
 #include "Engine.h"
 
 namespace helix {
@@ -30,6 +32,10 @@ struct OpPricer::Impl {
   int64_t microBatches = 1;
   std::vector<detail::LayerCost> perClass; // at the micro-batch
   detail::StepCost step;
+  /// Per-layer plans: the costs under each kind's layout (empty when
+  /// uniform), and each layer's kinds.
+  std::array<std::vector<detail::LayerCost>, kNumLayerKinds> perKind;
+  std::vector<LayerKind> attnKind, ffnKind;
 };
 
 OpPricer::OpPricer(const ModelSpec &model, const Hardware &hw,
@@ -48,6 +54,52 @@ OpPricer::OpPricer(const ModelSpec &model, const Hardware &hw,
   impl_->step = detail::costStep(p, impl_->microBatch);
 }
 
+OpPricer::OpPricer(const ModelSpec &model, const Hardware &hw,
+                   const Workload &workload, const Config &config,
+                   const PerLayerChoice &choice) {
+  const int64_t gpus = config.gpus ? config.gpus : config.layout.gpus();
+  if (config.strategy != Strategy::Helix || config.layout.pp != 1 ||
+      config.layout.dp != 1) {
+    error_ = "per-layer layouts are Helix plans on one pipeline stage";
+    return;
+  }
+  // Exactly the choice, as the per-layer search prices it.
+  PerLayerSearch check(model, hw, workload, gpus, choice, config.hopbSlices);
+  if (!check.valid()) {
+    error_ = check.error();
+    return;
+  }
+  impl_ = std::make_unique<Impl>();
+  Impl &im = *impl_;
+  const KindLayout &full = choice.of(LayerKind::FullAttention);
+  const KindLayout &attn =
+      full.layers > 0 ? full : choice.of(LayerKind::WindowAttention);
+  for (const LayerSpec &l : model.layers) {
+    im.attnKind.push_back(attentionKindOf(l));
+    im.ffnKind.push_back(ffnKindOf(l));
+  }
+  im.microBatch = config.batch;
+  for (int k = 0; k < kNumLayerKinds; ++k) {
+    const KindLayout &kl = choice.kinds[k];
+    if (kl.layers == 0)
+      continue;
+    detail::Prepared p;
+    const KindLayout &a = kl.isAttention() ? kl : attn;
+    detail::prepare(model, hw, workload,
+                    kindConfig(kl, gpus, a, config.hopbSlices),
+                    kindPlacement(kl, gpus, a, config.hopbSlices), p);
+    for (const detail::LayerShape &s : p.classes)
+      im.perKind[k].push_back(detail::costLayer(p, s, im.microBatch));
+    if (im.perClass.empty()) {
+      // Classes, stages and the step outside the layers are the same
+      // under every kind's layout (one stage of the same GPUs).
+      im.prepared = std::move(p);
+      im.perClass = im.perKind[k];
+      im.step = detail::costStep(im.prepared, im.microBatch);
+    }
+  }
+}
+
 OpPricer::~OpPricer() = default;
 
 int64_t OpPricer::stages() const { return impl_->prepared.pp; }
@@ -59,14 +111,19 @@ int64_t OpPricer::stageOfLayer(size_t i) const {
 }
 
 LayerOps OpPricer::layer(size_t i) const {
-  const detail::LayerCost &c = impl_->perClass[impl_->prepared.classOfLayer[i]];
-  OpCost attention = c.core;
-  attention += c.combine;
+  const Impl &im = *impl_;
+  const int64_t cls = im.prepared.classOfLayer[i];
+  const detail::LayerCost &a =
+      im.attnKind.empty() ? im.perClass[cls] : im.perKind[int(im.attnKind[i])][cls];
+  const detail::LayerCost &f =
+      im.ffnKind.empty() ? im.perClass[cls] : im.perKind[int(im.ffnKind[i])][cls];
+  OpCost attention = a.core;
+  attention += a.combine;
   LayerOps ops;
-  ops.qkv = priced(c.qkv, {});
-  ops.attention = priced(attention, c.exchange);
-  ops.outProj = priced(c.oproj, c.oprojComm);
-  ops.ffn = priced(c.ffn, c.ffnComm);
+  ops.qkv = priced(a.qkv, {});
+  ops.attention = priced(attention, a.exchange);
+  ops.outProj = priced(a.oproj, a.oprojComm);
+  ops.ffn = priced(f.ffn, f.ffnComm);
   return ops;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 
 namespace helix {
 
@@ -26,18 +27,13 @@ const char *layerKindName(LayerKind kind) {
   return "";
 }
 
-const char *layerKindKey(LayerKind kind) {
-  switch (kind) {
-  case LayerKind::FullAttention:
-    return "full_attention";
-  case LayerKind::WindowAttention:
-    return "window_attention";
-  case LayerKind::DenseFFN:
-    return "dense_ffn";
-  case LayerKind::MoEFFN:
-    return "moe_ffn";
-  }
-  return "";
+LayerKind attentionKindOf(const LayerSpec &l) {
+  return l.attention.slidingWindow > 0 ? LayerKind::WindowAttention
+                                       : LayerKind::FullAttention;
+}
+
+LayerKind ffnKindOf(const LayerSpec &l) {
+  return l.isMoE ? LayerKind::MoEFFN : LayerKind::DenseFFN;
 }
 
 std::string KindLayout::str() const {
@@ -63,6 +59,43 @@ bool PerLayerChoice::uniform(int64_t gpus) const {
   return true;
 }
 
+int64_t layoutChanges(const ModelSpec &model, const PerLayerChoice &choice) {
+  int64_t changes = 0;
+  for (size_t i = 1; i < model.layers.size(); ++i) {
+    const LayerSpec &a = model.layers[i - 1], &b = model.layers[i];
+    const KindLayout &attnA = choice.of(attentionKindOf(a)),
+                     &attnB = choice.of(attentionKindOf(b));
+    const KindLayout &ffnA = choice.of(ffnKindOf(a)),
+                     &ffnB = choice.of(ffnKindOf(b));
+    if (!(attnA.kvp == attnB.kvp && attnA.tpa == attnB.tpa &&
+          ffnA.tpf == ffnB.tpf && ffnA.ep == ffnB.ep &&
+          ffnA.replicas == ffnB.replicas))
+      ++changes;
+  }
+  return changes;
+}
+
+bool choiceWithKinds(const ModelSpec &model, const Layout &layout,
+                     const std::vector<KindLayout> &kinds,
+                     PerLayerChoice &choice, std::string &error) {
+  PerLayerChoice c = uniformChoice(model, layout);
+  const int64_t gpus = layout.gpusPerStage();
+  for (KindLayout k : kinds) {
+    KindLayout &slot = c.kinds[int(k.kind)];
+    if (slot.layers == 0) {
+      error = model.name + " has no " + layerKindName(k.kind) + " layers";
+      return false;
+    }
+    if (!k.isAttention() && k.replicas == 0)
+      k.replicas = std::max<int64_t>(1, gpus / (k.tpf * k.ep));
+    k.layers = slot.layers;
+    slot = k;
+  }
+  c.layoutChanges = layoutChanges(model, c);
+  choice = c;
+  return true;
+}
+
 double reshardBytes(const Placement &from, const Placement &to, int64_t batch,
                     double hidden, double activationBytes) {
   if (!from.tokensSplit || (to.tokensSplit && to.dp == from.dp))
@@ -70,11 +103,193 @@ double reshardBytes(const Placement &from, const Placement &to, int64_t batch,
   return double(batch) * hidden * activationBytes;
 }
 
+std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
+                               int64_t gpus, const KindLayout &k) {
+  auto text = [](int64_t v) { return std::to_string(v); };
+  // Built only for a message (the search validates every candidate).
+  struct What {
+    const KindLayout &k;
+    operator std::string() const {
+      return std::string(layerKindName(k.kind)) + " " + k.str();
+    }
+    std::string operator+(const std::string &rest) const {
+      return std::string(*this) + rest;
+    }
+  } what{k};
+  if (gpus < 1 || k.kvp < 1 || k.tpa < 1 || k.tpf < 1 || k.ep < 1 ||
+      k.replicas < 1)
+    return what + ": every width must be at least 1";
+  if (k.isAttention()) {
+    if (k.kvp * k.tpa != gpus)
+      return what + ": kvp x tpa must be the " + text(gpus) + " GPUs";
+    for (const LayerSpec &l : model.layers) {
+      if (attentionKindOf(l) != k.kind)
+        continue;
+      const AttentionSpec &a = l.attention;
+      int64_t kv = a.kind == AttentionKind::MLA ? 1 : a.numKVHeads;
+      if (a.numHeads < 1 || kv < 1 || a.numHeads % k.tpa != 0)
+        return what + ": tpa must divide the " + text(a.numHeads) +
+               " query heads";
+      if (!(kv % k.tpa == 0 || (k.kvp == 1 && k.tpa % kv == 0)))
+        return what + ": tpa must divide the " + text(kv) +
+               " KV heads (or, at kvp=1, be a multiple of them)";
+      if ((a.numHeads * a.vHeadDim) % gpus != 0)
+        return what + ": the output projection's " +
+               text(a.numHeads * a.vHeadDim) + " inputs must split over the " +
+               text(gpus) + " GPUs";
+    }
+    return "";
+  }
+  const bool moe = k.kind == LayerKind::MoEFFN;
+  const int64_t width = k.tpf * k.ep;
+  if (!moe && k.ep != 1)
+    return what + ": a dense FFN has no experts (ep must be 1)";
+  if (gpus % width != 0)
+    return what + ": the group of tpf x ep = " + text(width) +
+           " GPUs must divide the " + text(gpus) + " GPUs";
+  if (width * k.replicas != gpus)
+    return what + ": tpf x ep x replicas must be the " + text(gpus) + " GPUs";
+  for (const LayerSpec &l : model.layers) {
+    if (l.isMoE != moe)
+      continue;
+    if (!moe) {
+      if (l.ffn.intermediate % width != 0)
+        return what + ": tpf must divide the intermediate size " +
+               text(l.ffn.intermediate);
+      continue;
+    }
+    const MoESpec &m = l.moe;
+    if (m.numExperts % k.ep != 0)
+      return what + ": ep must divide the " + text(m.numExperts) + " experts";
+    if (m.expertIntermediate % k.tpf != 0)
+      return what + ": tpf must divide the expert intermediate size " +
+             text(m.expertIntermediate);
+    if (m.numSharedExperts > 0 && m.sharedIntermediate % width != 0)
+      return what + ": the group of " + text(width) +
+             " GPUs must divide the shared experts' intermediate size " +
+             text(m.sharedIntermediate);
+  }
+  // A group no wider than an NVLink domain is priced at NVLink speed
+  // (Collectives.h), so its replicas must each fit inside one of the
+  // domains the GPUs span: floor(domain / width) per domain. (A group
+  // wider than a domain is priced on the scale-out network already.)
+  const int64_t domain = std::max<int64_t>(1, hw.nvlinkDomain);
+  if (width != gpus && width <= domain) {
+    const int64_t domains = (gpus + domain - 1) / domain;
+    if (k.replicas > domains * (domain / width))
+      return what + ": " + text(k.replicas) + " groups of " + text(width) +
+             " GPUs do not pack into " + text(domains) + " NVLink domain" +
+             (domains == 1 ? "" : "s") + " of " + text(domain);
+  }
+  return "";
+}
+
+Config kindConfig(const KindLayout &k, int64_t gpus,
+                  const KindLayout &attention, int64_t slices) {
+  Config c;
+  c.strategy = Strategy::Helix;
+  c.gpus = gpus;
+  c.hopbSlices = slices;
+  const KindLayout &a = k.isAttention() ? k : attention;
+  c.layout.kvp = a.kvp;
+  c.layout.tpa = a.tpa;
+  c.layout.tpf = k.isAttention() ? gpus : k.tpf;
+  c.layout.ep = k.isAttention() ? 1 : k.ep;
+  return c;
+}
+
+Placement kindPlacement(const KindLayout &k, int64_t gpus,
+                        const KindLayout &attention, int64_t slices) {
+  Placement p = placementFor(kindConfig(k, gpus, attention, slices));
+  if (!k.isAttention()) {
+    p.ffnWidth = k.tpf * k.ep;
+    p.sharedWidth = p.ffnWidth;
+  }
+  return p;
+}
+
+bool parseKindLayouts(const std::string &text, std::vector<KindLayout> &out,
+                      std::string &error) {
+  std::vector<KindLayout> kinds;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    std::string item =
+        text.substr(start, end == std::string::npos ? end : end - start);
+    start = end == std::string::npos ? text.size() + 1 : end + 1;
+    size_t eq = item.find('=');
+    std::string kindText = item.substr(0, eq);
+    std::optional<LayerKind> kind = symbolizeLayerKind(kindText);
+    if (eq == std::string::npos || !kind) {
+      error = "per-layer layout '" + item +
+              "' is not KIND=LAYOUT with KIND full_attention, "
+              "window_attention, dense_ffn or moe_ffn";
+      return false;
+    }
+    std::string layoutText = item.substr(eq + 1);
+    // Only the kind's own widths.
+    const bool attn = isAttentionKind(*kind);
+    for (size_t i = 0; i < layoutText.size();) {
+      size_t comma = layoutText.find(',', i);
+      std::string key = layoutText.substr(i, layoutText.find('=', i) - i);
+      bool allowed = attn ? (key == "kvp" || key == "tpa")
+                          : (key == "tpf" || key == "ep");
+      if (!allowed) {
+        error = "per-layer layout '" + item + "': " + kindText + " takes " +
+                (attn ? "kvp and tpa" : "tpf and ep") + ", not '" + key + "'";
+        return false;
+      }
+      i = comma == std::string::npos ? layoutText.size() : comma + 1;
+    }
+    Layout l;
+    if (!parseLayout(layoutText, l, error)) {
+      error = "per-layer layout '" + item + "': " + error;
+      return false;
+    }
+    for (const KindLayout &k : kinds)
+      if (k.kind == *kind) {
+        error = "per-layer layouts give " + kindText + " twice";
+        return false;
+      }
+    KindLayout k;
+    k.kind = *kind;
+    k.kvp = attn ? l.kvp : 1;
+    k.tpa = attn ? l.tpa : 1;
+    k.tpf = attn ? 1 : l.tpf;
+    k.ep = attn ? 1 : l.ep;
+    k.replicas = attn ? 1 : 0;
+    kinds.push_back(k);
+  }
+  out = std::move(kinds);
+  return true;
+}
+
+PerLayerChoice uniformChoice(const ModelSpec &model, const Layout &l) {
+  PerLayerChoice c;
+  for (int k = 0; k < kNumLayerKinds; ++k)
+    c.kinds[k].kind = LayerKind(k);
+  for (const LayerSpec &layer : model.layers) {
+    ++c.kinds[int(attentionKindOf(layer))].layers;
+    ++c.kinds[int(ffnKindOf(layer))].layers;
+  }
+  const int64_t stage = l.gpusPerStage();
+  for (KindLayout &k : c.kinds) {
+    k.kvp = l.kvp;
+    k.tpa = l.tpa;
+    k.tpf = k.kind == LayerKind::MoEFFN ? l.tpf : stage;
+    k.ep = k.kind == LayerKind::MoEFFN ? l.ep : 1;
+    k.replicas = k.isAttention() ? 1 : stage / (k.tpf * k.ep);
+  }
+  return c;
+}
+
 namespace {
 
 using detail::LayerCost;
 using detail::LayerShape;
 using detail::Prepared;
+
+} // namespace
 
 static std::vector<int64_t> divisorsOf(int64_t n) {
   std::vector<int64_t> d;
@@ -87,6 +302,8 @@ static std::vector<int64_t> divisorsOf(int64_t n) {
   std::sort(d.begin(), d.end());
   return d;
 }
+
+namespace {
 
 /// One candidate layout of one kind, prepared.
 struct Candidate {
@@ -133,6 +350,10 @@ struct PerLayerSearch::Impl {
   const Workload workload;
   int64_t gpus;
   bool ok = true;
+  std::string error;
+  /// An explicit choice: only its layouts are candidates (null: search).
+  std::optional<PerLayerChoice> only;
+  int64_t slices = 0; // HOP-B slices the candidates are priced with
   /// Candidates by kind (empty for kinds the model lacks).
   std::array<std::vector<Candidate>, kNumLayerKinds> candidates;
   std::array<int64_t, kNumLayerKinds> layersOfKind{};
@@ -143,28 +364,30 @@ struct PerLayerSearch::Impl {
   PerLayerReuse::Impl *reuse;
 
   Impl(const ModelSpec &m, const Hardware &h, const Workload &w, int64_t n,
-       PerLayerReuse::Impl *r)
-      : model(m), hw(h), workload(w), gpus(n), reuse(r) {
-    if (m.numLayers() == 0 || n < 1 || !h.supports(w.precision.compute)) {
-      ok = false;
+       PerLayerReuse::Impl *r, std::optional<PerLayerChoice> fixed = {},
+       int64_t hopbSlices = 0)
+      : model(m), hw(h), workload(w), gpus(n), only(std::move(fixed)),
+        slices(hopbSlices), reuse(only ? nullptr : r) {
+    if (m.numLayers() == 0 || n < 1) {
+      fail("no layers, or no GPUs");
       return;
     }
-    // The output projection is TP over the stage in every Helix layout.
-    for (const LayerSpec &l : m.layers)
-      if ((l.attention.numHeads * l.attention.vHeadDim) % n != 0) {
-        ok = false;
-        return;
-      }
-    for (const LayerSpec &l : m.layers) {
-      ++layersOfKind[int(attentionKind(l))];
-      ++layersOfKind[int(l.isMoE ? LayerKind::MoEFFN : LayerKind::DenseFFN)];
+    if (!h.supports(w.precision.compute)) {
+      fail(h.name + " has no " + stringifyDType(w.precision.compute).str() +
+           " math");
+      return;
     }
-    addAttention(LayerKind::FullAttention);
-    addAttention(LayerKind::WindowAttention);
+    for (const LayerSpec &l : m.layers) {
+      ++layersOfKind[int(attentionKindOf(l))];
+      ++layersOfKind[int(ffnKindOf(l))];
+    }
+    // Attention kinds first: FFN candidates are prepared with their widths.
+    addKind(LayerKind::FullAttention);
+    addKind(LayerKind::WindowAttention);
     if (!ok)
       return;
-    addFFN(LayerKind::DenseFFN);
-    addFFN(LayerKind::MoEFFN);
+    addKind(LayerKind::DenseFFN);
+    addKind(LayerKind::MoEFFN);
     if (!ok)
       return;
     // Classes: from any candidate (prepare() groups layers by shape alone).
@@ -174,15 +397,15 @@ struct PerLayerSearch::Impl {
       int64_t layer = 0;
       while (p.classOfLayer[layer] != int64_t(c))
         ++layer;
-      attnKindOfClass.push_back(attentionKind(m.layers[layer]));
-      ffnKindOfClass.push_back(m.layers[layer].isMoE ? LayerKind::MoEFFN
-                                                     : LayerKind::DenseFFN);
+      attnKindOfClass.push_back(attentionKindOf(m.layers[layer]));
+      ffnKindOfClass.push_back(ffnKindOf(m.layers[layer]));
     }
   }
 
-  static LayerKind attentionKind(const LayerSpec &l) {
-    return l.attention.slidingWindow > 0 ? LayerKind::WindowAttention
-                                         : LayerKind::FullAttention;
+  void fail(const std::string &why) {
+    ok = false;
+    if (error.empty())
+      error = why;
   }
 
   const Prepared &anyPrepared() const {
@@ -192,110 +415,73 @@ struct PerLayerSearch::Impl {
     return *candidates[0].front().prepared; // unreachable when ok
   }
 
-  Config configFor(int64_t kvp, int64_t tpa, int64_t tpf, int64_t ep) const {
-    Config c;
-    c.strategy = Strategy::Helix;
-    c.layout.kvp = kvp;
-    c.layout.tpa = tpa;
-    c.layout.tpf = tpf;
-    c.layout.ep = ep;
-    return c;
+  /// The layouts of `kind` to consider: the explicit choice's, or every
+  /// split of the GPUs (attention: tpa x kvp; FFN: a group of tpf x ep,
+  /// replicated).
+  std::vector<KindLayout> layoutsOf(LayerKind kind) const {
+    if (only)
+      return {only->of(kind)};
+    std::vector<KindLayout> all;
+    KindLayout k;
+    k.kind = kind;
+    if (isAttentionKind(kind)) {
+      for (int64_t tpa : divisorsOf(gpus)) {
+        k.tpa = tpa;
+        k.kvp = gpus / tpa;
+        all.push_back(k);
+      }
+      return all;
+    }
+    for (int64_t width : divisorsOf(gpus))
+      for (int64_t ep : kind == LayerKind::MoEFFN ? divisorsOf(width)
+                                                  : std::vector<int64_t>{1}) {
+        k.tpf = width / ep;
+        k.ep = ep;
+        k.replicas = gpus / width;
+        all.push_back(k);
+      }
+    return all;
   }
 
-  void addAttention(LayerKind kind) {
+  /// The valid layouts of `kind` as candidates (none when the model lacks
+  /// the kind); an explicit choice's invalid layout fails the search with
+  /// its reason. FFN kinds are prepared with the first attention
+  /// candidate's widths (FFN costs do not read them) and shared between GPU
+  /// counts through `reuse`.
+  void addKind(LayerKind kind) {
     if (layersOfKind[int(kind)] == 0)
       return;
-    for (int64_t tpa : divisorsOf(gpus)) {
-      int64_t kvp = gpus / tpa;
-      bool fits = true;
-      for (const LayerSpec &l : model.layers) {
-        if (attentionKind(l) != kind)
-          continue;
-        const AttentionSpec &a = l.attention;
-        int64_t k = a.kind == AttentionKind::MLA ? 1 : a.numKVHeads;
-        if (a.numHeads < 1 || k < 1 || a.numHeads % tpa != 0 ||
-            !(k % tpa == 0 || (kvp == 1 && tpa % k == 0)))
-          fits = false;
-      }
-      if (!fits)
+    const bool attention = isAttentionKind(kind);
+    for (KindLayout k : layoutsOf(kind)) {
+      std::string why = validateKindLayout(model, hw, gpus, k);
+      if (!why.empty()) {
+        if (only)
+          fail(why);
         continue;
-      Config c = configFor(kvp, tpa, gpus, 1);
+      }
+      k.layers = layersOfKind[int(kind)];
       Candidate cand;
-      cand.layout.kind = kind;
-      cand.layout.layers = layersOfKind[int(kind)];
-      cand.layout.kvp = kvp;
-      cand.layout.tpa = tpa;
-      auto prepared = std::make_shared<Prepared>();
-      detail::prepare(model, hw, workload, c, *prepared);
-      cand.prepared = std::move(prepared);
+      cand.layout = k;
+      const KindLayout &attn = attention ? k : firstAttention();
+      std::shared_ptr<const Prepared> *slot = nullptr;
+      if (reuse && !attention)
+        slot = &reuse->prepared[{int64_t(kind), k.tpf * k.ep, k.tpf, k.ep}];
+      if (slot && *slot) {
+        cand.prepared = *slot;
+      } else {
+        auto prepared = std::make_shared<Prepared>();
+        detail::prepare(model, hw, workload,
+                        kindConfig(k, gpus, attn, slices),
+                        kindPlacement(k, gpus, attn, slices), *prepared);
+        cand.prepared = std::move(prepared);
+        if (slot)
+          *slot = cand.prepared;
+      }
       candidates[int(kind)].push_back(std::move(cand));
     }
-    ok = ok && !candidates[int(kind)].empty();
-  }
-
-  void addFFN(LayerKind kind) {
-    if (layersOfKind[int(kind)] == 0)
-      return;
-    bool moe = kind == LayerKind::MoEFFN;
-    // Attention widths for the prepared shapes (unused for FFN costs).
-    const KindLayout &attn = firstAttention();
-    for (int64_t width : divisorsOf(gpus)) {
-      for (int64_t ep : moe ? divisorsOf(width) : std::vector<int64_t>{1}) {
-        int64_t tpf = width / ep;
-        bool fits = true;
-        for (const LayerSpec &l : model.layers) {
-          if (l.isMoE != moe)
-            continue;
-          if (!moe) {
-            fits = fits && l.ffn.intermediate % width == 0;
-            continue;
-          }
-          const MoESpec &s = l.moe;
-          fits = fits && s.numExperts % ep == 0 &&
-                 s.expertIntermediate % tpf == 0 &&
-                 (s.numSharedExperts == 0 || s.sharedIntermediate % width == 0);
-        }
-        if (!fits || !replicasPack(width))
-          continue;
-        Config c = configFor(attn.kvp, attn.tpa, tpf, ep);
-        Placement pl = placementFor(c);
-        pl.ffnWidth = width;
-        pl.sharedWidth = width;
-        Candidate cand;
-        cand.layout.kind = kind;
-        cand.layout.layers = layersOfKind[int(kind)];
-        cand.layout.tpf = tpf;
-        cand.layout.ep = ep;
-        cand.layout.replicas = gpus / width;
-        std::shared_ptr<const Prepared> *slot = nullptr;
-        if (reuse)
-          slot = &reuse->prepared[{int64_t(kind), width, tpf, ep}];
-        if (slot && *slot) {
-          cand.prepared = *slot;
-        } else {
-          auto prepared = std::make_shared<Prepared>();
-          detail::prepare(model, hw, workload, c, pl, *prepared);
-          cand.prepared = std::move(prepared);
-          if (slot)
-            *slot = cand.prepared;
-        }
-        candidates[int(kind)].push_back(std::move(cand));
-      }
-    }
-    ok = ok && !candidates[int(kind)].empty();
-  }
-
-  /// A group of `width` GPUs no wider than an NVLink domain is priced at
-  /// NVLink speed (Collectives.h), so its N / width replicas must each fit
-  /// inside one of the domains the N GPUs span: floor(domain / width) per
-  /// domain. (A group wider than a domain is priced on the scale-out
-  /// network already.)
-  bool replicasPack(int64_t width) const {
-    const int64_t domain = std::max<int64_t>(1, hw.nvlinkDomain);
-    if (width == gpus || width > domain)
-      return true;
-    const int64_t domains = (gpus + domain - 1) / domain;
-    return gpus / width <= domains * (domain / width);
+    if (candidates[int(kind)].empty())
+      fail(std::string("no valid ") + layerKindName(kind) + " layout on " +
+           std::to_string(gpus) + " GPUs");
   }
 
   const KindLayout &firstAttention() const {
@@ -437,19 +623,7 @@ struct PerLayerSearch::Impl {
       choice.kinds[k].kind = LayerKind(k);
     // Layer boundaries whose layouts differ; every Helix layout leaves the
     // residual stream replicated, so no bytes move (reshardBytes).
-    for (size_t i = 1; i < model.layers.size(); ++i) {
-      const LayerSpec &a = model.layers[i - 1], &b = model.layers[i];
-      const KindLayout &attnA = choice.of(attentionKind(a)),
-                       &attnB = choice.of(attentionKind(b));
-      const KindLayout &ffnA =
-          choice.of(a.isMoE ? LayerKind::MoEFFN : LayerKind::DenseFFN);
-      const KindLayout &ffnB =
-          choice.of(b.isMoE ? LayerKind::MoEFFN : LayerKind::DenseFFN);
-      if (!(attnA.kvp == attnB.kvp && attnA.tpa == attnB.tpa &&
-            ffnA.tpf == ffnB.tpf && ffnA.ep == ffnB.ep &&
-            ffnA.replicas == ffnB.replicas))
-        ++choice.layoutChanges;
-    }
+    choice.layoutChanges = layoutChanges(model, choice);
     const Placement &pl = p0.place;
     choice.reshardBytes = double(choice.layoutChanges) *
                           reshardBytes(pl, pl, batch, p0.hidden,
@@ -493,7 +667,15 @@ PerLayerSearch::PerLayerSearch(const ModelSpec &model, const Hardware &hw,
 
 PerLayerSearch::~PerLayerSearch() = default;
 
+PerLayerSearch::PerLayerSearch(const ModelSpec &model, const Hardware &hw,
+                               const Workload &workload, int64_t gpus,
+                               const PerLayerChoice &only, int64_t slices)
+    : impl(std::make_unique<Impl>(model, hw, workload, gpus, nullptr, only,
+                                  slices)) {}
+
 bool PerLayerSearch::valid() const { return impl->ok; }
+
+const std::string &PerLayerSearch::error() const { return impl->error; }
 
 uint64_t PerLayerSearch::combinations() const {
   uint64_t n = 1;

@@ -4,6 +4,7 @@
 #include "helix/ModelIR/ModelIR.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <map>
 
@@ -31,6 +32,27 @@ double f64(const APFloat &v) { return v.convertToDouble(); }
 } // namespace
 
 namespace helix {
+
+std::optional<int64_t> layerOfCheckpointName(StringRef name) {
+  if (!name.consume_front("model.layers."))
+    return std::nullopt;
+  StringRef digits = name.take_while(llvm::isDigit);
+  int64_t layer = 0;
+  if (digits.empty() || digits.getAsInteger(10, layer) ||
+      !name.drop_front(digits.size()).starts_with("."))
+    return std::nullopt;
+  return layer;
+}
+
+std::optional<int64_t> layerOfOp(Operation *op) {
+  if (auto layer = op->getAttrOfType<IntegerAttr>("layer"))
+    return layer.getInt();
+  if (auto linear = dyn_cast<LinearOp>(op))
+    return layerOfCheckpointName(linear.getWeight());
+  if (auto norm = dyn_cast<RMSNormOp>(op))
+    return layerOfCheckpointName(norm.getWeight());
+  return std::nullopt;
+}
 
 AttentionSpec attentionSpecOf(AttentionConfigAttr c, RopeAttr r) {
   ::helix::AttentionSpec a;

@@ -3,6 +3,7 @@
 #include "helix/Plan/PlanText.h"
 
 #include "Format.h"
+#include "KindLines.h"
 #include "TimeTable.h"
 
 namespace helix {
@@ -39,7 +40,7 @@ const char *bound(double computeS, double memoryS) {
 
 void writeCostText(std::ostream &os, const Evaluation &ev,
                    const ModelSpec &model, const Hardware &hw,
-                   const Workload &w) {
+                   const Workload &w, const PerLayerChoice *perLayer) {
   if (!ev.valid()) {
     os << "invalid configuration: " << ev.error << "\n";
     return;
@@ -53,6 +54,13 @@ void writeCostText(std::ostream &os, const Evaluation &ev,
              ? std::string("off (one batch slice: splitting does not pay here)")
              : std::string("off"))
      << "\n";
+  if (perLayer) {
+    os << "Per-layer layouts (one per kind of layer, in place of the layout "
+          "above; "
+       << perLayer->layoutChanges << " layer boundaries change layout, 0 B "
+       << "resharded):\n";
+    kindLines(os, *perLayer, "  ");
+  }
   os << "Context " << fmt::count(w.context) << " tokens, "
      << w.precision.describe() << "\n\n";
   os << "TTL " << fmt::duration(ev.ttlS) << ": "

@@ -33,7 +33,7 @@ static ojson choiceJSON(const PerLayerChoice &c) {
   for (const KindLayout &k : c.kinds) {
     if (k.layers == 0)
       continue;
-    ojson j{{"kind", layerKindKey(k.kind)}, {"layers", k.layers}};
+    ojson j{{"kind", stringifyLayerKind(k.kind).str()}, {"layers", k.layers}};
     if (k.isAttention()) {
       j["kvp"] = k.kvp;
       j["tpa"] = k.tpa;
@@ -91,8 +91,10 @@ static ojson perLayerJSON(const PlanResult &r) {
       j["gains_over_uniform"]["batch_at_budget"] = g.batch;
     }
   }
-  // What helix compile and --emit-config build.
+  // What helix compile (without --per-layer on) and --emit-config build;
+  // helix compile --per-layer on builds the per-layer plan.
   j["compiled_layout"] = "uniform";
+  j["per_layer_compile_flags"] = "--per-layer on";
   j["configs_evaluated"] = r.perLayer.evaluated;
   j["search_seconds"] = r.perLayerSeconds;
   return j;
@@ -156,7 +158,8 @@ void writePlanJSON(std::ostream &os, const PlanResult &r) {
   os << j.dump(2) << "\n";
 }
 
-void writeCostJSON(std::ostream &os, const Evaluation &ev) {
+void writeCostJSON(std::ostream &os, const Evaluation &ev,
+                   const PerLayerChoice *perLayer) {
   if (!ev.valid()) {
     os << ojson{{"error", ev.error}}.dump(2) << "\n";
     return;
@@ -165,6 +168,8 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev) {
   j["gpus"] = ev.gpus;
   j["batch"] = ev.batch;
   j["ttl_s"] = ev.ttlS;
+  if (perLayer)
+    j["per_layer"] = choiceJSON(*perLayer);
   // The same step with every EP rank at the mean expert load (= ttl_s
   // without MoE layers or with balanced experts).
   j["balanced_ttl_s"] = ev.balancedTtlS;

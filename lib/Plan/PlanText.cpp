@@ -2,6 +2,8 @@
 
 #include "helix/Plan/PlanText.h"
 
+#include "KindLines.h"
+
 #include "Format.h"
 #include "TimeTable.h"
 #include "helix/Plan/Gains.h"
@@ -76,16 +78,6 @@ void chosenBlock(std::ostream &os, const PlanResult &r, const std::string &name,
     pointRow(os, "  largest batch", f->budget.largestBatch);
 }
 
-/// The layouts of a per-layer choice, one line per kind the model has.
-void kindLines(std::ostream &os, const PerLayerChoice &c,
-               const std::string &indent) {
-  for (const KindLayout &k : c.kinds)
-    if (k.layers > 0)
-      os << indent << fmt::pad(layerKindName(k.kind), 18)
-         << fmt::pad(std::to_string(k.layers), 4, true) << " layers  "
-         << k.str() << "\n";
-}
-
 /// What per-layer layouts change against the uniform Helix plan.
 void perLayerBlock(std::ostream &os, const PlanResult &r) {
   os << "\nPer-layer layouts (Helix, one layout per kind of layer on the same "
@@ -127,13 +119,20 @@ void perLayerBlock(std::ostream &os, const PlanResult &r) {
          << ", batch at the budget " << fmt::ratio(g.batch);
     os << "\n";
   }
-  if (u.gpus > 0)
+  if (const PlanPoint *best = chosenPoint(r, f))
+    os << "  helix compile --per-layer on --gpus " << best->gpus
+       << " --batch " << best->config.batch
+       << " builds the per-layer plan; without --per-layer, helix compile "
+          "and --emit-config (engines run one layout) build the uniform "
+          "layout"
+       << (u.gpus > 0 ? " " + u.config.layout.str() + " (TTL " +
+                            fmt::duration(u.ttlS) + ")"
+                      : std::string())
+       << ".\n";
+  else if (u.gpus > 0)
     os << "  helix compile and --emit-config build the uniform layout "
        << u.config.layout.str() << " (TTL " << fmt::duration(u.ttlS)
-       << "): the IR does not carry per-layer layouts yet.\n";
-  else if (!f.empty())
-    os << "  helix compile and --emit-config build uniform layouts only: the "
-          "IR does not carry per-layer layouts yet.\n";
+       << ").\n";
 }
 
 } // namespace

@@ -43,11 +43,15 @@ struct ApplyLayout
     request.gpus = gpus;
     request.batch = batch;
     request.hopb = hopb;
-    if (layout.empty())
+    bool perLayer = !layerLayouts.empty();
+    if (layout.empty() && !perLayer)
       error = "needs a layout (layout=kvp=..,tpa=..,tpf=..,ep=..)";
-    else if (::helix::parseLayout(layout, parsed, error))
+    else if (!layout.empty() && ::helix::parseLayout(layout, parsed, error))
       request.layout = parsed;
-    if (!request.layout ||
+    if (perLayer && error.empty() &&
+        !::helix::parseKindLayouts(layerLayouts, request.layerLayouts, error))
+      request.layout.reset();
+    if ((!request.layout && !perLayer) || !error.empty() ||
         !::helix::loadPassWorkload(hardware, dtype, context, routingSkew, hw,
                                    workload, error) ||
         !::helix::parseStrategy(strategy, request.strategy, error) ||

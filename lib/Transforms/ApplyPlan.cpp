@@ -5,7 +5,12 @@
 #include "helix/Cost/Placement.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 
+#include "helix/ModelIR/ModelIR.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <array>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::helix;
@@ -49,6 +54,67 @@ struct OpLayouts {
   }
 };
 
+/// The layouts applyPlan puts on the ops of a per-layer plan: each op its
+/// layer's (the layer's attention kind's kvp, tpa; on an FFN its FFN
+/// kind's tpf, ep; elsewhere the MoE, else dense, kind's).
+struct PerLayerOpLayouts {
+  MLIRContext *ctx;
+  int64_t gpus;
+  const PerLayerChoice &choice;
+  std::map<int64_t, LayerKind> attnKindOfLayer;
+  const KindLayout *mainFFN;
+  const KindLayout *mainAttn;
+
+  PerLayerOpLayouts(func::FuncOp func, int64_t gpus,
+                    const PerLayerChoice &choice)
+      : ctx(func.getContext()), gpus(gpus), choice(choice) {
+    func.walk([&](AttentionOp op) {
+      attnKindOfLayer[op.getLayer()] = op.getConfig().getWindow() > 0
+                                           ? LayerKind::WindowAttention
+                                           : LayerKind::FullAttention;
+    });
+    const KindLayout &moe = choice.of(LayerKind::MoEFFN);
+    mainFFN = moe.layers > 0 ? &moe : &choice.of(LayerKind::DenseFFN);
+    const KindLayout &full = choice.of(LayerKind::FullAttention);
+    mainAttn = full.layers > 0 ? &full : &choice.of(LayerKind::WindowAttention);
+  }
+
+  LayoutAttr of(Operation *op) const {
+    auto carrier = dyn_cast<LayoutCarrier>(op);
+    if (!carrier)
+      return {};
+    const KindLayout *attn = mainAttn;
+    if (std::optional<int64_t> layer = ::helix::layerOfOp(op)) {
+      auto it = attnKindOfLayer.find(*layer);
+      if (it != attnKindOfLayer.end())
+        attn = &choice.of(it->second);
+    }
+    const KindLayout *ffn = mainFFN;
+    if (carrier.getLayoutKind() == LayoutKind::ffn)
+      ffn = &choice.of(LayerKind::DenseFFN);
+    else if (carrier.getLayoutKind() == LayoutKind::moe)
+      ffn = &choice.of(LayerKind::MoEFFN);
+    return LayoutAttr::get(ctx, gpus, attn->kvp, attn->tpa, ffn->tpf, ffn->ep,
+                           /*pp=*/1, /*dp=*/1);
+  }
+};
+
+/// The kinds' layouts as #helix.plan's `layouts` (kinds with layers).
+SmallVector<KindLayoutAttr> kindLayoutAttrs(MLIRContext *ctx,
+                                            const PerLayerChoice &choice) {
+  SmallVector<KindLayoutAttr> out;
+  for (const KindLayout &k : choice.kinds) {
+    if (k.layers == 0)
+      continue;
+    bool attn = k.isAttention();
+    out.push_back(KindLayoutAttr::get(ctx, k.kind, k.layers,
+                                      attn ? k.kvp : 1, attn ? k.tpa : 1,
+                                      attn ? 1 : k.tpf, attn ? 1 : k.ep,
+                                      attn ? 1 : k.replicas));
+  }
+  return out;
+}
+
 /// "helix.attention of layer 3".
 std::string describe(Operation *op) {
   std::string name = op->getName().getStringRef().str();
@@ -61,13 +127,19 @@ std::string describe(Operation *op) {
 int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
   MLIRContext *ctx = func.getContext();
   OpLayouts layouts(ctx, plan.config);
+  std::optional<PerLayerOpLayouts> perLayer;
+  if (plan.perLayer)
+    perLayer.emplace(func, plan.config.layout.gpus(), *plan.perLayer);
   int64_t annotated = 0;
   func.walk([&](LayoutCarrier op) {
-    if (LayoutAttr layout = layouts.of(op)) {
+    if (LayoutAttr layout = perLayer ? perLayer->of(op) : layouts.of(op)) {
       op.setLayoutOrNull(layout);
       ++annotated;
     }
   });
+  SmallVector<KindLayoutAttr> kinds;
+  if (plan.perLayer)
+    kinds = kindLayoutAttrs(ctx, *plan.perLayer);
   const Precision &precision = plan.workload.precision;
   func->setAttr(
       "helix.plan",
@@ -78,7 +150,7 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
                     plan.config.effectiveHopB(), APFloat(plan.ttlS),
                     placementFor(plan.config).overlap, plan.config.hopbSlices,
                     plan.kvBlock, APFloat(plan.workload.routingSkew),
-                    plan.workload.balancedExperts));
+                    plan.workload.balancedExperts, kinds));
   recordSpeculative(func, plan.workload);
   return annotated;
 }
@@ -106,7 +178,7 @@ PlanAttr planWithProgram(PlanAttr p, int64_t slices, int64_t kvBlock) {
                        p.getWeights(), p.getKvCache(), p.getCompute(),
                        p.getNvfp4Scales(), p.getHopb(), p.getTtlS(),
                        p.getOverlap(), slices, kvBlock, p.getRoutingSkew(),
-                       p.getBalancedExperts());
+                       p.getBalancedExperts(), p.getLayouts());
 }
 
 PlanRecord planRecordOf(PlanAttr attr) {
@@ -129,7 +201,91 @@ PlanRecord planRecordOf(PlanAttr attr) {
   c.hopb = attr.getHopb() || attr.getOverlap();
   c.hopbSlices = attr.getSlices();
   r.kvBlock = attr.getKvBlock();
+  if (!attr.getLayouts().empty()) {
+    PerLayerChoice choice;
+    for (int k = 0; k < kNumLayerKinds; ++k)
+      choice.kinds[k].kind = LayerKind(k);
+    for (KindLayoutAttr l : attr.getLayouts()) {
+      KindLayout &k = choice.kinds[int(l.getKind())];
+      k.layers = l.getLayers();
+      k.kvp = l.getKvp();
+      k.tpa = l.getTpa();
+      k.tpf = l.getTpf();
+      k.ep = l.getEp();
+      k.replicas = l.getReplicas();
+    }
+    // The representative layout, as PerLayerSearch reports it.
+    const KindLayout &full = choice.of(LayerKind::FullAttention);
+    const KindLayout &attn =
+        full.layers > 0 ? full : choice.of(LayerKind::WindowAttention);
+    const KindLayout &moe = choice.of(LayerKind::MoEFFN);
+    const KindLayout &ffn = moe.layers > 0 ? moe : choice.of(LayerKind::DenseFFN);
+    c.layout.kvp = attn.kvp;
+    c.layout.tpa = attn.tpa;
+    c.layout.tpf = ffn.tpf;
+    c.layout.ep = ffn.ep;
+    r.perLayer = choice;
+  }
   return r;
+}
+
+/// Every op of `func` carries the layout `want(op)` gives it; otherwise a
+/// one-line `error` naming the first op that does not (`whose` says whose
+/// layout it should have been: "the plan's helix kvp=4,...").
+static bool checkOpLayouts(func::FuncOp func,
+                           function_ref<LayoutAttr(Operation *)> want,
+                           const std::string &whose, std::string &error) {
+  func.walk([&](Operation *op) {
+    LayoutAttr expected = want(op);
+    auto have = op->getAttrOfType<LayoutAttr>("layout");
+    if (expected == have)
+      return WalkResult::advance();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << describe(op);
+    if (!have)
+      os << " has no layout (run helix-search-layouts or helix-apply-layout "
+            "first)";
+    else if (expected)
+      os << " has layout " << have << " but " << whose << " gives it "
+         << expected;
+    else
+      os << " has layout " << have << " but " << whose << " gives it none";
+    error = text;
+    return WalkResult::interrupt();
+  });
+  return error.empty();
+}
+
+/// readPlan of a per-layer plan (`r` from its helix.plan): the kinds'
+/// layer counts are the model's, and every op carries its layer's layout.
+static bool readPerLayerPlan(func::FuncOp func, PlanRecord &r,
+                             PlanRecord &plan, std::string &error) {
+  std::array<int64_t, kNumLayerKinds> layers{};
+  func.walk([&](Operation *op) {
+    if (auto a = dyn_cast<AttentionOp>(op))
+      ++layers[int(a.getConfig().getWindow() > 0 ? LayerKind::WindowAttention
+                                                 : LayerKind::FullAttention)];
+    else if (isa<FFNOp>(op))
+      ++layers[int(LayerKind::DenseFFN)];
+    else if (isa<MoEOp>(op))
+      ++layers[int(LayerKind::MoEFFN)];
+  });
+  for (int k = 0; k < kNumLayerKinds; ++k)
+    if (layers[k] != r.perLayer->kinds[k].layers) {
+      error = "the plan's layouts give " +
+              std::to_string(r.perLayer->kinds[k].layers) + " " +
+              stringifyLayerKind(LayerKind(k)).str() +
+              " layers but the decode step has " + std::to_string(layers[k]);
+      return false;
+    }
+  PerLayerOpLayouts expected(func, r.config.gpus, *r.perLayer);
+  if (!checkOpLayouts(
+          func, [&](Operation *op) { return expected.of(op); },
+          "the plan's per-layer layout", error))
+    return false;
+  plan = r;
+  return true;
 }
 
 bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
@@ -142,6 +298,8 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
   PlanRecord r = planRecordOf(attr);
   readSpeculative(func, r.workload);
   Config &c = r.config;
+  if (r.perLayer)
+    return readPerLayerPlan(func, r, plan, error);
 
   // The widths: attention's from an attention op, the FFN grid from an MoE
   // block (or a dense FFN when the model has no experts).
@@ -182,31 +340,11 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
 
   // Every op carries the layout applyPlan would give it.
   OpLayouts expected(func.getContext(), c);
-  func.walk([&](Operation *op) {
-    if (!error.empty())
-      return WalkResult::interrupt();
-    LayoutAttr want = expected.of(op);
-    auto have = op->getAttrOfType<LayoutAttr>("layout");
-    if (want == have)
-      return WalkResult::advance();
-    std::string name = describe(op);
-    if (!have) {
-      error = name + " has no layout (run helix-search-layouts or "
-                     "helix-apply-layout first)";
-    } else {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      os << name << " has layout " << have << " but the plan's "
-         << stringifyStrategy(c.strategy) << " " << l.str() << " gives it ";
-      if (want)
-        os << want;
-      else
-        os << "none";
-      error = text;
-    }
-    return WalkResult::interrupt();
-  });
-  if (!error.empty())
+  if (!checkOpLayouts(
+          func, [&](Operation *op) { return expected.of(op); },
+          "the plan's " + stringifyStrategy(c.strategy).str() + " " +
+              l.str(),
+          error))
     return false;
   plan = r;
   return true;

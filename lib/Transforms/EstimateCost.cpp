@@ -77,15 +77,16 @@ struct EstimateCost
       func.emitError() << kPass << ": " << error;
       return signalPassFailure();
     }
-    ::helix::OpPricer pricer(model, hw, workload, plan.config);
-    if (!pricer.valid()) {
+    std::unique_ptr<::helix::OpPricer> pricer =
+        pricerFor(model, hw, workload, plan);
+    if (!pricer->valid()) {
       func.emitError() << kPass << ": the plan's "
                        << ::helix::stringifyStrategy(plan.config.strategy)
                        << " " << plan.config.layout.str() << " is invalid on "
-                       << hw.name << ": " << pricer.error();
+                       << hw.name << ": " << pricer->error();
       return signalPassFailure();
     }
-    if (failed(price(func, model, pricer)))
+    if (failed(price(func, model, *pricer)))
       return signalPassFailure();
   }
 

@@ -11,6 +11,9 @@ using namespace mlir::helix;
 
 namespace helix::sharding {
 
+// The dialect's collective kinds (not the cost model's helix::CollectiveKind).
+using CollectiveKind = mlir::helix::CollectiveKind;
+
 //===----------------------------------------------------------------------===//
 // ShardPlan
 //===----------------------------------------------------------------------===//
@@ -69,6 +72,13 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
   config.layout = p.layout;
   p.place = placementFor(config);
   p.replicas = p.place.ffnReplicas();
+  p.perLayer = record.perLayer;
+  if (p.perLayer) {
+    // The representative layout's FFN group is replicated like its kind's.
+    const Layout &l = p.layout;
+    p = p.forLayout(LayoutAttr::get(func.getContext(), l.gpus(), l.kvp, l.tpa,
+                                    l.tpf, l.ep, 1, 1));
+  }
 
   int64_t b = planAttr.getBatch();
   p.planBatch = b;
@@ -89,40 +99,114 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
   return p;
 }
 
+ShardPlan ShardPlan::forLayout(LayoutAttr layout) const {
+  ShardPlan p = *this;
+  KindLayout attn, ffn;
+  attn.kind = LayerKind::FullAttention;
+  attn.kvp = layout.getKvp();
+  attn.tpa = layout.getTpa();
+  ffn.kind = LayerKind::MoEFFN;
+  ffn.tpf = layout.getTpf();
+  ffn.ep = layout.getEp();
+  const int64_t gpus = layout.getGpus();
+  ffn.replicas = gpus / (ffn.tpf * ffn.ep);
+  Placement place = kindPlacement(attn, gpus, attn, this->place.slices);
+  Placement group = kindPlacement(ffn, gpus, attn, this->place.slices);
+  place.tpf = group.tpf;
+  place.ep = group.ep;
+  place.ffnWidth = group.ffnWidth;
+  place.sharedWidth = group.sharedWidth;
+  p.place = place;
+  p.layout.kvp = attn.kvp;
+  p.layout.tpa = attn.tpa;
+  p.layout.tpf = ffn.tpf;
+  p.layout.ep = ffn.ep;
+  p.replicas = ffn.replicas;
+  return p;
+}
+
 //===----------------------------------------------------------------------===//
 // GlobalView
 //===----------------------------------------------------------------------===//
 
+static std::array<int64_t, 4> attnShapeOf(const ShardPlan &p) {
+  const Layout &l = p.layout;
+  return {l.pp, l.dp, l.kvp, l.tpa};
+}
+
+static std::array<int64_t, 4> ffnShapeOf(const ShardPlan &p) {
+  const Layout &l = p.layout;
+  return {l.pp, p.replicas, l.ep, l.tpf};
+}
+
 GlobalView::GlobalView(OpBuilder &b, const ShardPlan &plan)
-    : b(b), plan(plan),
-      attnGrid(FlatSymbolRefAttr::get(b.getContext(), kAttnGrid)),
-      ffnGrid(FlatSymbolRefAttr::get(b.getContext(), kFFNGrid)),
-      loc(b.getUnknownLoc()) {
-  const Layout &l = plan.layout;
-  int64_t a[4] = {l.pp, l.dp, l.kvp, l.tpa};
-  int64_t f[4] = {l.pp, plan.replicas, l.ep, l.tpf};
-  std::copy(a, a + 4, attnShape);
-  std::copy(f, f + 4, ffnShape);
+    : b(b), plan(plan), loc(b.getUnknownLoc()), base(plan) {
+  attnGrid = replicatedGrid = grid(kAttnGrid, attnShapeOf(plan));
+  ffnGrid = grid(kFFNGrid, ffnShapeOf(plan));
+}
+
+FlatSymbolRefAttr GlobalView::grid(const std::string &name,
+                                   const std::array<int64_t, 4> &shape) {
+  if (llvm::none_of(declared, [&](const GridDecl &g) { return g.name == name; }))
+    declared.push_back({name, shape});
+  return FlatSymbolRefAttr::get(b.getContext(), name);
+}
+
+const std::array<int64_t, 4> &
+GlobalView::shapeOf(FlatSymbolRefAttr grid) const {
+  for (const GridDecl &g : declared)
+    if (g.name == grid.getValue())
+      return g.shape;
+  llvm_unreachable("a grid the global view did not declare");
+}
+
+void GlobalView::select(Operation *op) {
+  auto carrier = dyn_cast_or_null<LayoutCarrier>(op);
+  LayoutAttr layout = carrier ? carrier.getLayoutOrNull() : LayoutAttr();
+  if (!base.perLayer || !layout) {
+    plan = base;
+    attnGrid = replicatedGrid;
+    ffnGrid = grid(kFFNGrid, ffnShapeOf(base));
+    return;
+  }
+  plan = base.forLayout(layout);
+  // The plan's own grids where the widths are its; otherwise one grid per
+  // layout, named by its widths.
+  std::array<int64_t, 4> a = attnShapeOf(plan), f = ffnShapeOf(plan);
+  auto named = [](const char *prefix, std::initializer_list<std::pair<const char *, int64_t>> widths) {
+    std::string name = prefix;
+    for (auto [key, value] : widths)
+      name += "_" + std::string(key) + std::to_string(value);
+    return name;
+  };
+  attnGrid = a == attnShapeOf(base)
+                 ? replicatedGrid
+                 : grid(named(kAttnGrid, {{"kvp", a[2]}, {"tpa", a[3]}}), a);
+  ffnGrid = f == ffnShapeOf(base)
+                ? grid(kFFNGrid, f)
+                : grid(named(kFFNGrid, {{"tpf", f[3]}, {"ep", f[2]}}), f);
 }
 
 Axes GlobalView::attn(std::initializer_list<int16_t> axes) const {
+  const std::array<int64_t, 4> &shape = shapeOf(attnGrid);
   Axes out;
   for (int16_t a : axes)
-    if (attnShape[a] > 1)
+    if (shape[a] > 1)
       out.push_back(a);
   return out;
 }
 
 Axes GlobalView::ffn(std::initializer_list<int16_t> axes) const {
+  const std::array<int64_t, 4> &shape = shapeOf(ffnGrid);
   Axes out;
   for (int16_t a : axes)
-    if (ffnShape[a] > 1)
+    if (shape[a] > 1)
       out.push_back(a);
   return out;
 }
 
 int64_t GlobalView::size(FlatSymbolRefAttr grid, ArrayRef<int16_t> axes) const {
-  const int64_t *shape = grid == attnGrid ? attnShape : ffnShape;
+  const std::array<int64_t, 4> &shape = shapeOf(grid);
   int64_t n = 1;
   for (int16_t a : axes)
     n *= shape[a];
@@ -136,8 +220,9 @@ Attribute GlobalView::dist(FlatSymbolRefAttr grid, ArrayRef<Axes> split,
                     });
   if (replicated && plan.layout.pp == 1)
     return {};
-  return DistAttr::getFromAxes(b.getContext(), replicated ? attnGrid : grid,
-                               split, partial, stage);
+  return DistAttr::getFromAxes(b.getContext(),
+                               replicated ? replicatedGrid : grid, split,
+                               partial, stage);
 }
 
 RankedTensorType GlobalView::type(ArrayRef<int64_t> shape, Type elem,

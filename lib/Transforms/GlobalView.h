@@ -12,14 +12,18 @@
 #define HELIX_LIB_TRANSFORMS_GLOBALVIEW_H
 
 #include "helix/Cost/Layout.h"
+#include "helix/Cost/PerLayer.h"
 #include "helix/Cost/Placement.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <array>
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace helix::sharding {
 
@@ -47,6 +51,14 @@ struct ShardPlan {
   int64_t queries = 1;      // query rows per request (MTP verify: K + 1)
   int64_t layers = 1;
   std::string modelType;
+  /// A per-layer plan (docs/per-layer-layouts.md): each op is lowered on
+  /// the grids of its own #helix.layout (forOp); empty for uniform plans.
+  std::optional<PerLayerChoice> perLayer;
+
+  /// The plan an op of a per-layer plan is lowered with: its layout's
+  /// widths (attention kvp x tpa, FFN group tpf x ep, replicated), their
+  /// placement (kindPlacement).
+  ShardPlan forLayout(mlir::helix::LayoutAttr layout) const;
 
   int64_t stageOf(int64_t layer) const;
   /// The attention partials go through the KVP all-to-all (Helix).
@@ -68,15 +80,30 @@ struct ShardPlan {
 
 using Axes = llvm::SmallVector<int16_t>;
 
+/// A device grid the global view uses: its symbol and shape (4 axes).
+struct GridDecl {
+  std::string name;
+  std::array<int64_t, 4> shape;
+};
+
 class GlobalView {
 public:
   GlobalView(mlir::OpBuilder &b, const ShardPlan &plan);
 
   mlir::OpBuilder &b;
-  const ShardPlan &plan;
+  /// The plan of the ops being built: the whole plan's, or, in a per-layer
+  /// plan, the op's own layout's (select).
+  ShardPlan plan;
+  /// Their grids; replicated values use @helix_attn whatever is selected.
   mlir::FlatSymbolRefAttr attnGrid, ffnGrid;
   mlir::Location loc;
   int64_t stage = 0; // pipeline stage of the ops being built
+
+  /// Per-layer plans: lower `op` on the grids of its own layout (ops
+  /// without one, and uniform plans: the plan's @helix_attn, @helix_ffn).
+  void select(mlir::Operation *op);
+  /// The grids used so far, @helix_attn and @helix_ffn first.
+  const std::vector<GridDecl> &grids() const { return declared; }
 
   /// Axes of a grid, those of size 1 dropped.
   Axes attn(std::initializer_list<int16_t> axes) const;
@@ -126,7 +153,14 @@ private:
                          mlir::FlatSymbolRefAttr grid, const Axes &axes,
                          mlir::Attribute resultDist,
                          llvm::ArrayRef<mlir::NamedAttribute> extra);
-  int64_t attnShape[4], ffnShape[4];
+  /// The grid of `name` with `shape`, declared on first use.
+  mlir::FlatSymbolRefAttr grid(const std::string &name,
+                               const std::array<int64_t, 4> &shape);
+  const std::array<int64_t, 4> &shapeOf(mlir::FlatSymbolRefAttr grid) const;
+
+  const ShardPlan base;
+  mlir::FlatSymbolRefAttr replicatedGrid;
+  std::vector<GridDecl> declared;
 };
 
 /// The split lists and partial axes of a value (empty when replicated).

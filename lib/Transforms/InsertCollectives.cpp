@@ -103,10 +103,9 @@ struct InsertCollectives
     b.setInsertionPointToStart(module.getBody());
     const ::helix::Layout &l = plan.layout;
     Location loc = func.getLoc();
-    shard::GridOp::create(b, loc, kAttnGrid,
-                          ArrayRef<int64_t>{l.pp, l.dp, l.kvp, l.tpa});
-    shard::GridOp::create(b, loc, kFFNGrid,
-                          ArrayRef<int64_t>{l.pp, plan.replicas, l.ep, l.tpf});
+    // The grids go at the module's start once the rewrite knows them all
+    // (a per-layer plan adds one per distinct layout).
+    Block *gridsAt = module.getBody();
 
     // The step's signature with the batch fixed (and, for tp-pp, the first
     // cache row of the micro-batch).
@@ -147,6 +146,7 @@ struct InsertCollectives
         return failure();
       g.stage = *stage;
       g.loc = op.getLoc();
+      g.select(&op);
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         SmallVector<Value> results;
         for (Value v : ret.getOperands())
@@ -163,6 +163,10 @@ struct InsertCollectives
         return failure();
     }
     func.erase();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(gridsAt);
+    for (const GridDecl &grid : g.grids())
+      shard::GridOp::create(b, loc, grid.name, ArrayRef<int64_t>(grid.shape));
     return success();
   }
 };

@@ -15,6 +15,7 @@
 #include "RankIR.h"
 
 #include "helix/Dialect/Helix/HelixOps.h"
+#include "helix/ModelIR/ModelIR.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,17 +37,8 @@ constexpr int64_t kPrologue = -1;
 constexpr int64_t kEpilogue = std::numeric_limits<int64_t>::max();
 constexpr llvm::StringLiteral kLayersPrefix = "model.layers.";
 
-/// L of a weight named `model.layers.<L>.*`.
 std::optional<int64_t> layerOfName(StringRef name) {
-  if (!name.starts_with(kLayersPrefix))
-    return std::nullopt;
-  StringRef rest = name.drop_front(kLayersPrefix.size());
-  StringRef digits = rest.take_while(llvm::isDigit);
-  int64_t layer = 0;
-  if (digits.empty() || digits.getAsInteger(10, layer) ||
-      !rest.drop_front(digits.size()).starts_with("."))
-    return std::nullopt;
-  return layer;
+  return ::helix::layerOfCheckpointName(name);
 }
 
 /// Index values the rank computes from its coordinates alone: recomputed

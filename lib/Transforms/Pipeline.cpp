@@ -24,10 +24,12 @@ void buildShardingPipeline(mlir::OpPassManager &pm,
     s.dtype = o.dtype;
     s.ttlMs = o.ttlMs;
     s.strategy = strategy;
+    s.perLayer = o.perLayer;
     pm.addPass(mlir::helix::createHelixSearchLayouts(s));
-  } else if (!o.layout.empty()) {
+  } else if (!o.layout.empty() || !o.layerLayouts.empty()) {
     mlir::helix::HelixApplyLayoutOptions a;
     a.layout = o.layout;
+    a.layerLayouts = o.layerLayouts;
     a.strategy = strategy;
     a.gpus = o.gpus;
     a.batch = o.batch;

@@ -4,6 +4,7 @@
 
 #include "helix/Common/Numbers.h"
 #include "helix/Cost/Evaluate.h"
+#include "helix/Cost/PerLayer.h"
 #include "helix/Cost/Placement.h"
 #include "helix/Cost/Search.h"
 
@@ -119,6 +120,80 @@ static bool searchPlan(const ModelSpec &model, const Hardware &hw,
   return true;
 }
 
+/// A per-layer plan: the explicit kinds' layouts, or the search's choice,
+/// priced at the batch.
+static bool perLayerPlan(const ModelSpec &model, const Hardware &hw,
+                         const Workload &workload, const PlanRequest &request,
+                         PlanRecord &out, std::string &error) {
+  if (request.strategy != Strategy::Helix) {
+    error = "per-layer layouts are Helix plans with HOP-B (not " +
+            stringifyStrategy(request.strategy).str() + ")";
+    return false;
+  }
+  if (request.batch < 1 || (request.gpus < 1 && !request.layout)) {
+    error = "per-layer layouts need the GPUs and a batch of at least 1";
+    return false;
+  }
+  int64_t gpus = request.layout ? request.layout->gpus() : request.gpus;
+  if (request.gpus && request.gpus != gpus) {
+    error = "the layout uses " + std::to_string(gpus) + " GPUs, not " +
+            std::to_string(request.gpus);
+    return false;
+  }
+  if (request.layout && (request.layout->pp != 1 || request.layout->dp != 1)) {
+    error = "per-layer layouts run one pipeline stage without DP attention";
+    return false;
+  }
+  if (workload.mtpTokens > 0) {
+    error = "per-layer layouts are not priced with --mtp yet";
+    return false;
+  }
+  PlanPoint point;
+  PerLayerChoice choice;
+  if (request.layerLayouts.empty() && !request.layout) {
+    PerLayerSearch search(model, hw, workload, gpus);
+    if (!search.valid()) {
+      error = search.error();
+      return false;
+    }
+    if (!search.price(request.batch, point, choice)) {
+      error = "no per-layer Helix plan on " + std::to_string(gpus) +
+              " GPUs fits batch " + std::to_string(request.batch) +
+              " in memory at context " + std::to_string(workload.context);
+      return false;
+    }
+  } else {
+    Layout uniform;
+    if (request.layout) {
+      uniform = *request.layout;
+    } else {
+      // Kinds not given: Helix's uniform widths at kvp = gpus.
+      uniform.kvp = gpus;
+      uniform.tpf = gpus;
+    }
+    if (!choiceWithKinds(model, uniform, request.layerLayouts, choice, error))
+      return false;
+    PerLayerSearch fixed(model, hw, workload, gpus, choice);
+    if (!fixed.valid()) {
+      error = fixed.error();
+      return false;
+    }
+    PerLayerChoice priced;
+    if (!fixed.price(request.batch, point, priced)) {
+      error = "batch " + std::to_string(request.batch) + " at context " +
+              std::to_string(workload.context) +
+              " does not fit in memory with these per-layer layouts";
+      return false;
+    }
+    choice = priced;
+  }
+  Config config = point.config;
+  config.hopb = true;
+  out = recordOf(config, point.ttlS, request, workload);
+  out.perLayer = choice;
+  return true;
+}
+
 bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
                       int64_t context, double routingSkew, Hardware &hw,
                       Workload &workload, std::string &error) {
@@ -136,6 +211,23 @@ bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
 void fixHopBSlices(const ModelSpec &model, const Hardware &hw, PlanRecord &plan,
                    int64_t slices) {
   Config &c = plan.config;
+  if (plan.perLayer) {
+    // Every kind is priced with the program's slice count.
+    PlanPoint point;
+    PerLayerChoice priced;
+    if (slices <= 0) {
+      PerLayerSearch best(model, hw, plan.workload, c.layout.gpus(),
+                          *plan.perLayer);
+      if (best.price(c.batch, point, priced))
+        slices = point.hopbSlices;
+    }
+    c.hopbSlices = std::max<int64_t>(1, std::min(slices, c.batch));
+    PerLayerSearch fixed(model, hw, plan.workload, c.layout.gpus(),
+                         *plan.perLayer, c.hopbSlices);
+    if (fixed.price(c.batch, point, priced))
+      plan.ttlS = point.ttlS;
+    return;
+  }
   // The batch-wise overlap the program runs: HOP-B's all-to-all, or the TP
   // baselines' output-projection all-reduce.
   if (!placementFor(c).overlap) {
@@ -161,8 +253,10 @@ bool choosePlan(const ModelSpec &model, const Hardware &hw,
       !checkReal("ttl-ms", request.ttlMs, 0, std::numeric_limits<double>::max(),
                  error))
     return false;
-  if (!(request.layout ? checkLayout(model, hw, workload, request, out, error)
-                       : searchPlan(model, hw, workload, request, out, error)))
+  bool perLayer = request.perLayer || !request.layerLayouts.empty();
+  if (!(perLayer         ? perLayerPlan(model, hw, workload, request, out, error)
+        : request.layout ? checkLayout(model, hw, workload, request, out, error)
+                         : searchPlan(model, hw, workload, request, out, error)))
     return false;
   // The program slices HOP-B as the cost model finds best unless told
   // otherwise (helix compile --slices), and the plan is priced so.

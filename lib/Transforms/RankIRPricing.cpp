@@ -163,6 +163,17 @@ FailureOr<PlanRecord> RankIR::plan() {
     return fail(module) << "rank IR needs the 4-axis grids @"
                         << sharding::kAttnGrid << " and @"
                         << sharding::kFFNGrid;
+  if (r.perLayer) {
+    // The representative layout is the plan's; each kind's widths were
+    // lowered on grids of their own (checked by helix-verify-partition).
+    const Layout &l = r.config.layout;
+    if (attn.getShape()[2] != l.kvp || attn.getShape()[3] != l.tpa ||
+        ffn.getShape()[2] != l.ep || ffn.getShape()[3] != l.tpf)
+      return fail(module) << "the grids @" << sharding::kAttnGrid << " and @"
+                          << sharding::kFFNGrid
+                          << " are not the per-layer plan's " << l.str();
+    return r;
+  }
   Layout &l = r.config.layout;
   l.pp = attn.getShape()[0];
   l.dp = attn.getShape()[1];
@@ -284,18 +295,19 @@ FailureOr<mlir::helix::CostAttr> priceProgram(ModuleOp module,
           {options.dtype, options.weights, options.kvCache, options.compute},
           "", plan->workload.precision, error))
     return fail(module) << error;
-  OpPricer pricer(*model, hw, plan->workload, plan->config);
-  if (!pricer.valid())
+  std::unique_ptr<OpPricer> pricer =
+      pricerFor(*model, hw, plan->workload, *plan);
+  if (!pricer->valid())
     return fail(module) << "the plan's "
                         << stringifyStrategy(plan->config.strategy) << " "
                         << plan->config.layout.str() << " is invalid on "
-                        << hw.name << ": " << pricer.error();
-  if (int64_t(ir.stages.size()) != pricer.stages())
+                        << hw.name << ": " << pricer->error();
+  if (int64_t(ir.stages.size()) != pricer->stages())
     return fail(module) << "the module has " << ir.stages.size()
-                        << " stage programs, the plan " << pricer.stages()
+                        << " stage programs, the plan " << pricer->stages()
                         << " pipeline stages";
   planOut = *plan;
-  return ir.price(pricer, *model);
+  return ir.price(*pricer, *model);
 }
 
 } // namespace

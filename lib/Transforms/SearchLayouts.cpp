@@ -43,6 +43,7 @@ struct SearchLayouts
     request.maxGpus = maxGpus;
     request.batch = batch;
     request.ttlMs = ttlMs;
+    request.perLayer = perLayer;
     if (!::helix::loadPassWorkload(hardware, dtype, context, routingSkew, hw,
                                    workload, error) ||
         !::helix::parseStrategy(strategy, request.strategy, error) ||

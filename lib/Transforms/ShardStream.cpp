@@ -9,6 +9,8 @@
 
 #include "ShardRewriter.h"
 
+#include "helix/ModelIR/ModelIR.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -72,14 +74,8 @@ Value ShardRewriter::streamPositions(Value old) {
   return done;
 }
 
-/// "model.layers.<N>.<...>" -> N.
 static std::optional<int64_t> layerOfName(StringRef name) {
-  if (!name.consume_front("model.layers."))
-    return std::nullopt;
-  int64_t layer;
-  if (name.consumeInteger(10, layer))
-    return std::nullopt;
-  return layer;
+  return ::helix::layerOfCheckpointName(name);
 }
 
 FailureOr<int64_t> ShardRewriter::stageOfOp(Operation *op) {

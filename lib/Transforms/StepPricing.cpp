@@ -10,6 +10,15 @@ using namespace mlir;
 
 namespace helix::pricing {
 
+std::unique_ptr<OpPricer> pricerFor(const ModelSpec &model, const Hardware &hw,
+                                    const Workload &workload,
+                                    const PlanRecord &plan) {
+  if (plan.perLayer)
+    return std::make_unique<OpPricer>(model, hw, workload, plan.config,
+                                      *plan.perLayer);
+  return std::make_unique<OpPricer>(model, hw, workload, plan.config);
+}
+
 static mlir::helix::CostAttr costAttr(MLIRContext *ctx, double timeS,
                                       const TimeBreakdown &w, double commS,
                                       double bytes, double flops) {

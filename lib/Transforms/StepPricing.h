@@ -12,15 +12,23 @@
 
 #include "helix/Cost/OpCosts.h"
 #include "helix/Dialect/Helix/HelixAttributes.h"
+#include "helix/Transforms/ApplyPlan.h"
 
 #include "mlir/IR/Operation.h"
 
+#include <memory>
 #include <vector>
 
 namespace helix::pricing {
 
 inline constexpr const char *kPass = "helix-estimate-cost";
 inline constexpr const char *kCostAttr = "helix.cost";
+
+/// The pricer of a plan: per-layer plans price each layer under its
+/// kinds' layouts (OpPricer's per-layer constructor).
+std::unique_ptr<OpPricer> pricerFor(const ModelSpec &model, const Hardware &hw,
+                                    const Workload &workload,
+                                    const PlanRecord &plan);
 
 /// Prices ops of one step and sums them per pipeline stage.
 class StepPricing {

@@ -11,6 +11,7 @@
 
 #include "helix/Codegen/ProjectWriter.h"
 #include "helix/Cost/Evaluate.h"
+#include "helix/Cost/PerLayer.h"
 #include "helix/Dialect/Helix/HelixAttributes.h"
 #include "helix/InitAllHelix.h"
 #include "helix/ModelIR/ModelIR.h"
@@ -50,6 +51,9 @@ struct CompileArgs {
   std::string emit = "rank-ir";
   std::string output = "-";
   std::string backend = "cpu";
+  std::string perLayer = "off";
+  bool perLayerGiven = false;
+  std::vector<std::string> layerLayouts; // KIND=LAYOUT each
 };
 } // namespace
 
@@ -77,6 +81,33 @@ static bool makeRequest(const CompileArgs &args, PlanRequest &request,
       return false;
     }
     request.layout = layout;
+  }
+  request.perLayer = args.perLayer == "on";
+  for (const std::string &item : args.layerLayouts) {
+    std::vector<KindLayout> kinds;
+    if (!parseKindLayouts(item, kinds, error)) {
+      error = "--layer-layout: " + error;
+      return false;
+    }
+    for (const KindLayout &k : kinds) {
+      for (const KindLayout &seen : request.layerLayouts)
+        if (seen.kind == k.kind) {
+          error = "--layer-layout: " + stringifyLayerKind(k.kind).str() +
+                  " given twice";
+          return false;
+        }
+      request.layerLayouts.push_back(k);
+    }
+  }
+  if (!request.layerLayouts.empty() && args.perLayer == "off" &&
+      args.perLayerGiven) {
+    error = "--layer-layout needs --per-layer on (or no --per-layer)";
+    return false;
+  }
+  if (request.perLayer && !request.hopb) {
+    error = "--per-layer on: per-layer layouts are Helix plans with HOP-B "
+            "(not --hopb off)";
+    return false;
   }
   return true;
 }
@@ -166,8 +197,15 @@ static int runCompile(const CompileArgs &args) {
     precision.nvfp4BlockScales = true;
   PlanRecord record;
   std::string error;
-  if (!makeRequest(args, request, error) ||
-      !choosePlan(in.model, in.hardware, in.workload, request, record, error))
+  if (!makeRequest(args, request, error))
+    return fail(error);
+  if (in.workload.mtpTokens > 0 &&
+      (request.perLayer || !request.layerLayouts.empty()))
+    return fail("--mtp " + args.workload.mtp +
+                ": speculative programs are compiled with one layout for "
+                "all layers (the per-layer search does not price drafts); "
+                "drop --per-layer on / --layer-layout");
+  if (!choosePlan(in.model, in.hardware, in.workload, request, record, error))
     return fail(error);
   // The speculative schedule runs one verify step and its draft passes on
   // every rank at once: no pipeline stages, no DP attention replicas.
@@ -238,7 +276,12 @@ static int runCompile(const CompileArgs &args) {
     project.backend = args.backend;
     std::ostringstream cost;
     writeCostJSON(cost,
-                  evaluate(in.model, in.hardware, in.workload, record.config));
+                  record.perLayer
+                      ? evaluate(in.model, in.hardware, in.workload,
+                                 record.config, *record.perLayer)
+                      : evaluate(in.model, in.hardware, in.workload,
+                                 record.config),
+                  record.perLayer ? &*record.perLayer : nullptr);
     project.costJson = cost.str();
     project.estimateJson = estimate;
     project.origin = "helix compile --model " + args.workload.model +
@@ -293,6 +336,19 @@ Action addCompileCommand(CLI::App &app) {
                   "best), per-request (the paper's) or a number; the plan "
                   "records them and is priced with them")
       ->capture_default_str();
+  cmd->add_option("--per-layer", args->perLayer,
+                  "on: one Helix layout per kind of layer (window / full "
+                  "attention, dense / MoE FFN) on --gpus at --batch, the "
+                  "fastest that fits unless --layer-layout fixes kinds "
+                  "(docs/per-layer-layouts.md)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str()
+      ->each([args](const std::string &) { args->perLayerGiven = true; });
+  cmd->add_option("--layer-layout", args->layerLayouts,
+                  "a per-layer plan's layout of one kind, KIND=LAYOUT: "
+                  "full_attention=kvp=..,tpa=.. | window_attention=... | "
+                  "dense_ffn=tpf=.. | moe_ffn=tpf=..,ep=.. (repeatable; "
+                  "other kinds take --layout's widths)");
   cmd->add_option("--emit", args->emit,
                   "planned-ir, rank-ir, or project (a CMake project of the "
                   "generated host code in the -o directory)")

@@ -6,6 +6,7 @@
 #include "OutputFile.h"
 
 #include "helix/Cost/Evaluate.h"
+#include "helix/Cost/PerLayer.h"
 #include "helix/Plan/PlanJSON.h"
 #include "helix/Plan/PlanText.h"
 
@@ -23,6 +24,7 @@ struct CostArgs {
   std::string strategy = "helix";
   std::string hopb = "on";
   std::string json;
+  std::vector<std::string> layerLayouts; // KIND=LAYOUT each
   EmitConfigArgs emit;
 };
 } // namespace
@@ -50,18 +52,59 @@ static int runCost(const CostArgs &args) {
     return 1;
   config.hopb = args.hopb == "on";
 
-  Evaluation ev = evaluate(in.model, in.hardware, in.workload, config);
+  // A per-layer plan: --layout's widths with the kinds named in their place.
+  std::vector<KindLayout> kinds;
+  for (const std::string &item : args.layerLayouts) {
+    std::vector<KindLayout> more;
+    if (!parseKindLayouts(item, more, error)) {
+      std::cerr << cmd << ": error: --layer-layout: " << error << "\n";
+      return 1;
+    }
+    for (const KindLayout &k : more)
+      for (const KindLayout &seen : kinds)
+        if (seen.kind == k.kind) {
+          std::cerr << cmd << ": error: --layer-layout: "
+                    << stringifyLayerKind(k.kind).str() << " given twice\n";
+          return 1;
+        }
+    kinds.insert(kinds.end(), more.begin(), more.end());
+  }
+  PerLayerChoice choice;
+  if (!kinds.empty()) {
+    if (config.strategy != Strategy::Helix || !config.hopb) {
+      std::cerr << cmd << ": error: --layer-layout: per-layer layouts are "
+                          "Helix plans with HOP-B\n";
+      return 1;
+    }
+    if (emit.wanted) {
+      std::cerr << cmd << ": error: --layer-layout with --emit-config: no "
+                          "serving engine runs one layout per kind of layer\n";
+      return 1;
+    }
+    if (!choiceWithKinds(in.model, config.layout, kinds, choice, error)) {
+      std::cerr << cmd << ": error: --layer-layout: " << error << "\n";
+      return 1;
+    }
+  }
+
+  Evaluation ev = kinds.empty()
+                      ? evaluate(in.model, in.hardware, in.workload, config)
+                      : evaluate(in.model, in.hardware, in.workload, config,
+                                 choice);
   if (!ev.valid()) {
     std::cerr << cmd << ": error: invalid layout for " << in.model.name << ": "
               << ev.error << "\n";
     return 1;
   }
-  writeCostText(std::cout, ev, in.model, in.hardware, in.workload);
+  const PerLayerChoice *perLayer = kinds.empty() ? nullptr : &choice;
+  writeCostText(std::cout, ev, in.model, in.hardware, in.workload, perLayer);
   if (!finishStdout(cmd))
     return 1;
   if (!args.json.empty() &&
       !writeOutputFile(cmd, args.json,
-                       [&](std::ostream &os) { writeCostJSON(os, ev); }))
+                       [&](std::ostream &os) {
+                         writeCostJSON(os, ev, perLayer);
+                       }))
     return 1;
   if (emit.wanted && !emitEngineConfig(cmd, emit, in, config))
     return 1;
@@ -78,6 +121,11 @@ Action addCostCommand(CLI::App &app) {
   cmd->add_option("--layout", args->layout,
                   "e.g. kvp=4,tpa=8,tpf=32,ep=1 (pp=, dp= optional)")
       ->required();
+  cmd->add_option("--layer-layout", args->layerLayouts,
+                  "a per-layer Helix plan: one kind's layout, KIND=LAYOUT "
+                  "(full_attention=kvp=..,tpa=.. | window_attention=... | "
+                  "dense_ffn=tpf=.. | moe_ffn=tpf=..,ep=..), repeatable; the "
+                  "other kinds take --layout's widths");
   cmd->add_option("--gpus", args->gpus,
                   "GPUs expected (checked against the layout)");
   cmd->add_option("--strategy", args->strategy,

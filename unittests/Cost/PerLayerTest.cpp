@@ -3,6 +3,7 @@
 #include "helix/Cost/PerLayer.h"
 
 #include "helix/Cost/Evaluate.h"
+#include "helix/Cost/OpCosts.h"
 #include "helix/Cost/Search.h"
 #include "helix/Import/HFConfig.h"
 
@@ -294,6 +295,156 @@ TEST(PerLayer, RackScaleCollectivesUseTheScaleOutNetwork) {
     else
       EXPECT_GT(a.ttlS, b.ttlS * 1.01);
   }
+}
+
+} // namespace
+
+namespace {
+
+/// The per-layer search's choice for gpt-oss-120b (window and full layers
+/// differ, the MoE replicated) and DeepSeek-R1 (dense and MoE FFN groups
+/// differ) at configurations where they do.
+struct Case {
+  ModelSpec model;
+  int64_t gpus, batch;
+};
+
+std::vector<Case> mixedCases() {
+  return {{importModel("gpt-oss-120b.json"), 64, 2},
+          {importModel("gpt-oss-120b.json"), 16, 64},
+          {paper::deepSeekR1(), 64, 121}};
+}
+
+TEST(PerLayer, AnExplicitChoicePricesAsTheSearchFoundIt) {
+  // helix compile --per-layer / helix-apply-layout layer-layouts price the
+  // chosen layouts alone: the same figures as the search that chose them.
+  Hardware hw = gb200();
+  for (const Case &c : mixedCases()) {
+    Priced searched = perLayer(c.model, hw, Workload(), c.gpus, c.batch);
+    ASSERT_TRUE(searched.fits) << c.model.name << " " << c.gpus;
+    EXPECT_FALSE(searched.choice.uniform(c.gpus)) << c.model.name;
+    PerLayerSearch fixed(c.model, hw, Workload(), c.gpus, searched.choice);
+    ASSERT_TRUE(fixed.valid()) << fixed.error();
+    EXPECT_EQ(fixed.combinations(), 1u);
+    Priced again;
+    ASSERT_TRUE(fixed.price(c.batch, again.point, again.choice));
+    EXPECT_DOUBLE_EQ(again.point.ttlS, searched.point.ttlS);
+    EXPECT_DOUBLE_EQ(again.point.memoryPerGPUBytes,
+                     searched.point.memoryPerGPUBytes);
+    for (int k = 0; k < kNumLayerKinds; ++k)
+      EXPECT_TRUE(again.choice.kinds[k] == searched.choice.kinds[k]);
+  }
+}
+
+TEST(PerLayer, EvaluateAndOpPricesAgreeWithTheSearch) {
+  // plan.json's evaluation and helix-estimate-cost's op prices of a
+  // per-layer plan are the search's figures: TTL and memory, and the ops of
+  // every layer plus the embedding and LM head sum to the TTL.
+  Hardware hw = gb200();
+  for (const Case &c : mixedCases()) {
+    Priced p = perLayer(c.model, hw, Workload(), c.gpus, c.batch);
+    ASSERT_TRUE(p.fits);
+    Config config = p.point.config;
+    config.hopbSlices = p.point.hopbSlices;
+    Evaluation ev = evaluate(c.model, hw, Workload(), config, p.choice);
+    ASSERT_TRUE(ev.valid()) << ev.error;
+    EXPECT_TRUE(ev.fits);
+    EXPECT_NEAR(ev.ttlS, p.point.ttlS, 1e-12 * p.point.ttlS) << c.model.name;
+    EXPECT_NEAR(ev.memoryPerGPUBytes, p.point.memoryPerGPUBytes,
+                1e-9 * p.point.memoryPerGPUBytes);
+    EXPECT_NEAR(ev.breakdown.total(), ev.ttlS, 1e-9 * ev.ttlS);
+    ASSERT_EQ(ev.layers.size(), c.model.layers.size());
+
+    OpPricer pricer(c.model, hw, Workload(), config, p.choice);
+    ASSERT_TRUE(pricer.valid()) << pricer.error();
+    double sum = pricer.embedding().timeS() + pricer.lmHead().timeS();
+    for (size_t i = 0; i < c.model.layers.size(); ++i) {
+      LayerOps ops = pricer.layer(i);
+      double layer = ops.qkv.timeS() + ops.attention.timeS() +
+                     ops.outProj.timeS() + ops.ffn.timeS();
+      EXPECT_NEAR(layer, ev.layers[i].timeS, 1e-9 * layer) << i;
+      sum += layer;
+    }
+    EXPECT_NEAR(sum, ev.ttlS, 1e-9 * ev.ttlS) << c.model.name;
+  }
+}
+
+TEST(PerLayer, TheUniformChoiceEvaluatesAsTheUniformLayout) {
+  // A uniform layout written as a per-layer choice prices as evaluate()
+  // prices the layout (DeepSeek: dense FFN over all GPUs, MoE tpf x ep).
+  Hardware hw = gb200();
+  ModelSpec m = paper::deepSeekR1();
+  Config c;
+  c.layout.kvp = 64;
+  c.layout.tpf = 8;
+  c.layout.ep = 8;
+  c.batch = 16;
+  Evaluation uniform = evaluate(m, hw, Workload(), c);
+  ASSERT_TRUE(uniform.valid()) << uniform.error;
+  c.hopbSlices = uniform.hopbSlices;
+  Evaluation asChoice =
+      evaluate(m, hw, Workload(), c, uniformChoice(m, c.layout));
+  ASSERT_TRUE(asChoice.valid()) << asChoice.error;
+  EXPECT_NEAR(asChoice.ttlS, uniform.ttlS, 1e-9 * uniform.ttlS);
+  EXPECT_NEAR(asChoice.memoryPerGPUBytes, uniform.memoryPerGPUBytes,
+              1e-9 * uniform.memoryPerGPUBytes);
+}
+
+TEST(PerLayer, ParseKindLayouts) {
+  std::vector<KindLayout> kinds;
+  std::string error;
+  ASSERT_TRUE(parseKindLayouts(
+      "window_attention=kvp=1,tpa=64;moe_ffn=tpf=16,ep=2;dense_ffn=tpf=8",
+      kinds, error))
+      << error;
+  ASSERT_EQ(kinds.size(), 3u);
+  EXPECT_EQ(kinds[0].kind, LayerKind::WindowAttention);
+  EXPECT_EQ(kinds[0].tpa, 64);
+  EXPECT_EQ(kinds[1].kind, LayerKind::MoEFFN);
+  EXPECT_EQ(kinds[1].tpf, 16);
+  EXPECT_EQ(kinds[1].ep, 2);
+  EXPECT_EQ(kinds[1].replicas, 0); // filled from the GPUs by the planner
+  EXPECT_EQ(kinds[2].kind, LayerKind::DenseFFN);
+
+  for (const char *bad :
+       {"", "moe_ffn", "sliding=kvp=2", "full_attention=tpf=2",
+        "dense_ffn=kvp=2", "moe_ffn=tpf=0", "moe_ffn=tpf=2;moe_ffn=tpf=4",
+        "full_attention=kvp=two"}) {
+    EXPECT_FALSE(parseKindLayouts(bad, kinds, error)) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
+TEST(PerLayer, ValidateKindLayoutSaysWhy) {
+  Hardware hw = gb200();
+  ModelSpec m = importModel("gpt-oss-120b.json"); // 64 heads, 8 KV heads
+  KindLayout k;
+  k.kind = LayerKind::WindowAttention;
+  k.kvp = 1;
+  k.tpa = 64; // a multiple of the KV heads at kvp = 1
+  EXPECT_EQ(validateKindLayout(m, hw, 64, k), "");
+  k.kvp = 2;
+  k.tpa = 32; // KV heads not divided, and kvp > 1
+  EXPECT_NE(validateKindLayout(m, hw, 64, k).find("KV heads"),
+            std::string::npos);
+  k.kvp = 4;
+  k.tpa = 4;
+  EXPECT_NE(validateKindLayout(m, hw, 64, k).find("must be the 64 GPUs"),
+            std::string::npos);
+  KindLayout f;
+  f.kind = LayerKind::MoEFFN;
+  f.tpf = 3;
+  f.replicas = 21;
+  EXPECT_NE(validateKindLayout(m, hw, 64, f).find("must divide the 64 GPUs"),
+            std::string::npos);
+  f.tpf = 32;
+  f.replicas = 2;
+  EXPECT_EQ(validateKindLayout(m, hw, 64, f), "");
+  f.kind = LayerKind::DenseFFN;
+  f.tpf = 16;
+  f.ep = 2;
+  EXPECT_NE(validateKindLayout(m, hw, 64, f).find("no experts"),
+            std::string::npos);
 }
 
 } // namespace

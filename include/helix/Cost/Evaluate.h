@@ -21,6 +21,8 @@
 
 namespace helix {
 
+struct PerLayerChoice;
+
 /// Attention block of one layer on one GPU: QKV (or MLA) projections, the
 /// attention kernel, the partial-output combine and the output projection.
 struct AttentionEvaluation {
@@ -123,6 +125,16 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
 /// configurations that do not fit in HBM come back with fits == false.
 Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
                     const Workload &workload, const Config &config);
+
+/// Prices one decode step of a per-layer Helix plan (`config`: Helix on one
+/// stage, its GPUs, batch and HOP-B slices; `choice`: one layout per kind
+/// of layer, helix/Cost/PerLayer.h): each layer's attention under its
+/// attention kind's layout, its FFN under its FFN kind's, memory with the
+/// actual mix; the same figures PerLayerSearch and helix-estimate-cost
+/// give, with evaluate()'s breakdown.
+Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
+                    const Workload &workload, const Config &config,
+                    const PerLayerChoice &choice);
 
 } // namespace helix
 

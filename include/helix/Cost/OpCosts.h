@@ -26,6 +26,8 @@
 
 namespace helix {
 
+struct PerLayerChoice;
+
 /// One op of the decode step on one GPU.
 struct PricedOp {
   OpCost kernels;          // roofline + fixed overhead of its kernels
@@ -55,6 +57,12 @@ public:
   /// invalid, and nothing may be priced then.
   OpPricer(const ModelSpec &model, const Hardware &hw, const Workload &workload,
            const Config &config);
+  /// A per-layer Helix plan (one stage, `config.gpus` GPUs, its batch and
+  /// HOP-B slices): each layer's attention ops priced under its attention
+  /// kind's layout, its FFN under its FFN kind's (kindConfig /
+  /// kindPlacement, helix/Cost/PerLayer.h).
+  OpPricer(const ModelSpec &model, const Hardware &hw, const Workload &workload,
+           const Config &config, const PerLayerChoice &choice);
   ~OpPricer();
   OpPricer(const OpPricer &) = delete;
   OpPricer &operator=(const OpPricer &) = delete;

@@ -32,6 +32,7 @@
 #ifndef HELIX_COST_PERLAYER_H
 #define HELIX_COST_PERLAYER_H
 
+#include "helix/Common/LayerKind.h"
 #include "helix/Cost/Hardware.h"
 #include "helix/Cost/Pareto.h"
 #include "helix/Cost/Placement.h"
@@ -41,16 +42,17 @@
 #include <array>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace helix {
 
-enum class LayerKind { FullAttention, WindowAttention, DenseFFN, MoEFFN };
-constexpr int kNumLayerKinds = 4;
-
-/// "full attention", "window attention", "dense FFN", "MoE FFN".
+/// "full attention", "window attention", "dense FFN", "MoE FFN" (the JSON
+/// and IR keys are stringifyLayerKind's: "full_attention", ...).
 const char *layerKindName(LayerKind kind);
-/// "full_attention", "window_attention", "dense_ffn", "moe_ffn" (JSON).
-const char *layerKindKey(LayerKind kind);
+/// The kind of a layer's attention (window when it has a sliding window)
+/// and of its FFN.
+LayerKind attentionKindOf(const LayerSpec &layer);
+LayerKind ffnKindOf(const LayerSpec &layer);
 
 /// The layout one kind of layer runs.
 struct KindLayout {
@@ -59,10 +61,7 @@ struct KindLayout {
   /// Attention: kvp, tpa. FFN: tpf, ep of one group.
   int64_t kvp = 1, tpa = 1, tpf = 1, ep = 1;
   int64_t replicas = 1; // FFN groups on the N GPUs
-  bool isAttention() const {
-    return kind == LayerKind::FullAttention ||
-           kind == LayerKind::WindowAttention;
-  }
+  bool isAttention() const { return isAttentionKind(kind); }
   /// "kvp=8,tpa=8" or "tpf=8,ep=1 x8" (x replicas when more than one).
   std::string str() const;
   bool operator==(const KindLayout &o) const {
@@ -84,6 +83,53 @@ struct PerLayerChoice {
   /// does not duplicate KV heads).
   bool uniform(int64_t gpus) const;
 };
+
+/// Why `k` cannot lay out its kind's layers of `model` on the `gpus` GPUs of
+/// one stage, or "" when it can. Attention: kvp x tpa = gpus, tpa dividing
+/// the query heads and either dividing the KV heads or, at kvp = 1, a
+/// multiple of them; the output projection TP over all gpus. FFN: a group
+/// of tpf x ep GPUs (ep = 1 when dense; ep dividing the experts, tpf the
+/// (expert) intermediate, the group the shared experts' intermediate),
+/// replicated gpus / group times, the replicas packing into `hw`'s NVLink
+/// domains when a group is no wider than one. The rules the search
+/// enumerates and helix-apply-layout checks.
+std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
+                               int64_t gpus, const KindLayout &k);
+
+/// The Helix configuration and placement a kind's layout is priced with
+/// and lowered by: an attention kind runs kvp x tpa with the output
+/// projection and an FFN of all `gpus`; an FFN kind one group of tpf x ep
+/// GPUs, replicated, its configuration carrying `attention`'s widths (FFN
+/// costs do not read them). `slices`: HOP-B slices (0: the best count).
+Config kindConfig(const KindLayout &k, int64_t gpus,
+                  const KindLayout &attention, int64_t slices = 0);
+Placement kindPlacement(const KindLayout &k, int64_t gpus,
+                        const KindLayout &attention, int64_t slices = 0);
+
+/// Parses "KIND=LAYOUT[;KIND=LAYOUT...]": full_attention / window_attention
+/// take kvp=..,tpa=..; dense_ffn / moe_ffn take tpf=..[,ep=..] (the group;
+/// its replicas fill the GPUs: `replicas` is left 0 here). One entry per
+/// kind at most. A one-line `error` names the bad item.
+bool parseKindLayouts(const std::string &text, std::vector<KindLayout> &out,
+                      std::string &error);
+
+/// The uniform layout as a per-layer choice of `model`'s kinds: kvp, tpa
+/// for every attention kind; the MoE group tpf x ep and the dense FFN over
+/// all GPUs of the stage (what helix-apply-layout gives a uniform Helix
+/// plan's ops).
+PerLayerChoice uniformChoice(const ModelSpec &model, const Layout &layout);
+
+/// Layer boundaries of `model` where `choice` changes layout (the
+/// resharding there moves 0 bytes within Helix: reshardBytes).
+int64_t layoutChanges(const ModelSpec &model, const PerLayerChoice &choice);
+
+/// The choice of `layout`'s widths for every kind (uniformChoice) with the
+/// kinds of `kinds` (parseKindLayouts) in their place, an FFN group's
+/// replicas filling the layout's GPUs. Fails with a one-line `error` when
+/// `model` has no layers of a kind named.
+bool choiceWithKinds(const ModelSpec &model, const Layout &layout,
+                     const std::vector<KindLayout> &kinds,
+                     PerLayerChoice &choice, std::string &error);
 
 /// Bytes one GPU receives to move the residual stream of `batch` requests
 /// (`hidden` values of `activationBytes`) from the placement of one layer to
@@ -116,12 +162,21 @@ public:
   PerLayerSearch(const ModelSpec &model, const Hardware &hw,
                  const Workload &workload, int64_t gpus,
                  PerLayerReuse *reuse = nullptr);
+  /// Prices exactly `only` (its kinds' layouts, with `slices` HOP-B slices;
+  /// 0: the best count): an explicit per-layer plan. Invalid when a kind's
+  /// layout is (error() says why).
+  PerLayerSearch(const ModelSpec &model, const Hardware &hw,
+                 const Workload &workload, int64_t gpus,
+                 const PerLayerChoice &only, int64_t slices = 0);
   ~PerLayerSearch();
   PerLayerSearch(const PerLayerSearch &) = delete;
   PerLayerSearch &operator=(const PerLayerSearch &) = delete;
 
   /// False when some kind of layer has no valid layout on these GPUs.
   bool valid() const;
+  /// Why not valid (a kind without layouts, or the explicit choice's
+  /// problem).
+  const std::string &error() const;
   /// Configurations one price() call weighs (the product of the kinds'
   /// candidate counts; the search prunes most of them).
   uint64_t combinations() const;

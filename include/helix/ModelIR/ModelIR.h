@@ -17,6 +17,8 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 namespace mlir {
 class MLIRContext;
 namespace func {
@@ -61,6 +63,14 @@ mlir::FailureOr<ModelSpec> extractModelSpec(mlir::func::FuncOp func);
 AttentionSpec attentionSpecOf(mlir::helix::AttentionConfigAttr config,
                               mlir::helix::RopeAttr rope);
 MoESpec moeSpecOf(mlir::helix::MoEConfigAttr config);
+
+/// L of a checkpoint tensor named `model.layers.<L>.*`.
+std::optional<int64_t> layerOfCheckpointName(llvm::StringRef name);
+
+/// The decoder layer a model-IR op belongs to: its `layer` attribute, or
+/// the layer of its checkpoint weight (helix.linear, helix.rms_norm);
+/// nullopt outside the layers (embedding, final norm, LM head).
+std::optional<int64_t> layerOfOp(mlir::Operation *op);
 
 /// Finds the decode-step function in `module`: @decode_step, or the only
 /// function carrying `helix.model`.

@@ -10,6 +10,8 @@
 
 namespace helix {
 
+struct PerLayerChoice;
+
 /// Writes a search result:
 ///   {"model", "hardware", "context", "frontiers": {"helix": [POINT...], ...},
 ///    ...}
@@ -30,7 +32,10 @@ void writePlanJSON(std::ostream &os, const PlanResult &result);
 ///    {"time_s", "exposed_s"}}]}
 /// plus "strategy", "layout", "hopb", "memory", "breakdown" and "step".
 /// An invalid evaluation is written as {"error": "..."}.
-void writeCostJSON(std::ostream &os, const Evaluation &ev);
+/// A per-layer plan (`perLayer`) adds "per_layer": {"layouts": [...], ...}
+/// as helix plan writes it.
+void writeCostJSON(std::ostream &os, const Evaluation &ev,
+                   const PerLayerChoice *perLayer = nullptr);
 
 } // namespace helix
 

@@ -11,6 +11,8 @@
 
 namespace helix {
 
+struct PerLayerChoice;
+
 struct TextOptions {
   /// Rows shown per Pareto front (evenly thinned, ends kept); 0 shows all.
   size_t maxRowsPerFront = 12;
@@ -28,9 +30,11 @@ void writePlanSummary(std::ostream &os, const PlanResult &result,
 /// The `helix cost` explanation of one evaluation: totals, memory against
 /// HBM, where time goes, and per-layer costs with runs of identical layers
 /// grouped.
+/// A per-layer plan (`perLayer`) lists its kinds' layouts under the header.
 void writeCostText(std::ostream &os, const Evaluation &ev,
                    const ModelSpec &model, const Hardware &hw,
-                   const Workload &workload);
+                   const Workload &workload,
+                   const PerLayerChoice *perLayer = nullptr);
 
 } // namespace helix
 

@@ -4,11 +4,13 @@
 #define HELIX_TRANSFORMS_APPLYPLAN_H
 
 #include "helix/Cost/Layout.h"
+#include "helix/Cost/PerLayer.h"
 #include "helix/Cost/Workload.h"
 #include "helix/Dialect/Helix/HelixAttributes.h"
 
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::func {
@@ -24,6 +26,11 @@ struct PlanRecord {
   Workload workload;
   double ttlS = 0;
   int64_t kvBlock = 16; // KV tokens per round-robin block
+  /// A per-layer Helix plan: one layout per kind of layer (kinds the model
+  /// lacks have layers == 0); `config.layout` is then the full (else
+  /// window) attention's kvp, tpa and the MoE (else dense) FFN group's
+  /// tpf, ep, as PerLayerSearch reports it.
+  std::optional<PerLayerChoice> perLayer;
 };
 
 /// Sets `layout` on every layout-carrying helix op of the decode step `func`
@@ -32,7 +39,12 @@ struct PlanRecord {
 /// one; MoE
 /// blocks get TPF x EP; dense FFNs get TPF = GPUs per stage, EP = 1, or the
 /// attention TP group for the Medha-style kvp strategy) and `helix.plan` on
-/// the function. Returns the number of ops annotated.
+/// the function. A per-layer plan gives each op its own layer's layout:
+/// the attention widths of the layer's attention kind and, on a dense FFN
+/// or MoE block, the tpf, ep of the layer's FFN kind (attention ops and the
+/// LM head carry the MoE, else dense, kind's), and lists the kinds'
+/// layouts in `helix.plan`'s `layouts`. Returns the number of ops
+/// annotated.
 int64_t applyPlan(mlir::func::FuncOp func, const PlanRecord &plan);
 
 /// Speculative decoding (Workload::mtpTokens, mtpAcceptance) as the
@@ -54,7 +66,7 @@ PlanRecord planRecordOf(mlir::helix::PlanAttr attr);
 /// predicted latency a planned decode step records (helix.plan, and the
 /// widths from its ops' layouts). Fails with a one-line `error` when there is
 /// no plan, an op has no layout, or an op's layout is not the one the plan
-/// gives it.
+/// gives it (for a per-layer plan, its layer's kinds').
 bool readPlan(mlir::func::FuncOp func, PlanRecord &plan, std::string &error);
 
 } // namespace helix

@@ -68,6 +68,16 @@ struct ShardingPipelineOptions
                                          "before the next (default: the "
                                          "plan's)"),
                           llvm::cl::init(16)};
+  Option<bool> perLayer{
+      *this, "per-layer",
+      llvm::cl::desc("layout=search: one Helix layout per kind of layer "
+                     "(needs gpus and batch)"),
+      llvm::cl::init(false)};
+  Option<std::string> layerLayouts{
+      *this, "layer-layouts",
+      llvm::cl::desc("with an explicit layout: per-layer Helix, "
+                     "KIND=LAYOUT;... (helix-apply-layout)"),
+      llvm::cl::init("")};
   Option<bool> layerFunctions{
       *this, "layer-functions",
       llvm::cl::desc("one function per distinct kind of decoder layer, "

@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace helix {
 
@@ -32,6 +33,12 @@ struct PlanRequest {
   int64_t batch = 0; // 0: sweep (search only)
   double ttlMs = 0;  // search: the best throughput within this budget
   bool hopb = true;  // explicit layouts: HOP-B requested
+  /// Per-layer Helix (docs/per-layer-layouts.md), on `gpus` GPUs at
+  /// `batch`: with `layerLayouts`, those kinds' layouts (the other kinds
+  /// take `layout`'s widths, as a uniform plan gives them); without, the
+  /// per-layer search's fastest choice that fits.
+  bool perLayer = false;
+  std::vector<KindLayout> layerLayouts;
 };
 
 /// The hardware (a preset name or a JSON file) and the workload of a pass's

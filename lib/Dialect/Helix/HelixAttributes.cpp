@@ -58,6 +58,43 @@ mlir::helix::parseStrategyParameter(AsmParser &parser) {
                                   "tp-pp, ep or kvp";
 }
 
+FailureOr<::helix::LayerKind>
+mlir::helix::parseLayerKindParameter(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  if (std::optional<::helix::LayerKind> k = ::helix::symbolizeLayerKind(name))
+    return *k;
+  return parser.emitError(loc)
+         << "unknown kind of layer '" << name
+         << "': expected full_attention, window_attention, dense_ffn or "
+            "moe_ffn";
+}
+
+FailureOr<SmallVector<KindLayoutAttr>>
+mlir::helix::parseKindLayoutList(AsmParser &parser) {
+  SmallVector<KindLayoutAttr> layouts;
+  if (parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square, [&]() -> ParseResult {
+            KindLayoutAttr layout;
+            if (parser.parseCustomAttributeWithFallback(layout))
+              return failure();
+            layouts.push_back(layout);
+            return success();
+          }))
+    return failure();
+  return layouts;
+}
+
+void mlir::helix::printKindLayoutList(AsmPrinter &printer,
+                                      ArrayRef<KindLayoutAttr> layouts) {
+  printer << '[';
+  llvm::interleaveComma(layouts, printer,
+                        [&](KindLayoutAttr l) { printer.printAttribute(l); });
+  printer << ']';
+}
+
 FailureOr<::helix::DType> mlir::helix::parseDTypeParameter(AsmParser &parser) {
   SMLoc loc = parser.getCurrentLocation();
   std::string name;
@@ -336,12 +373,61 @@ LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // PlanAttr
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// KindLayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+KindLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ::helix::LayerKind kind, int64_t layers, int64_t kvp,
+                       int64_t tpa, int64_t tpf, int64_t ep, int64_t replicas) {
+  if (failed(requirePositive(emitError, "layers", layers)) ||
+      failed(requirePositive(emitError, "kvp", kvp)) ||
+      failed(requirePositive(emitError, "tpa", tpa)) ||
+      failed(requirePositive(emitError, "tpf", tpf)) ||
+      failed(requirePositive(emitError, "ep", ep)) ||
+      failed(requirePositive(emitError, "replicas", replicas)))
+    return failure();
+  StringRef name = ::helix::stringifyLayerKind(kind);
+  if (::helix::isAttentionKind(kind)) {
+    if (tpf != 1 || ep != 1 || replicas != 1)
+      return emitError() << name
+                         << " layout: an attention kind has kvp and tpa only";
+  } else {
+    if (kvp != 1 || tpa != 1)
+      return emitError() << name
+                         << " layout: an FFN kind has tpf, ep and replicas "
+                            "only";
+    if (kind == ::helix::LayerKind::DenseFFN && ep != 1)
+      return emitError() << name << " layout: a dense FFN has no experts (ep "
+                                    "must be 1)";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PlanAttr
+//===----------------------------------------------------------------------===//
+
+/// GPUs a kind's layout occupies (attention kvp x tpa; FFN tpf x ep x
+/// replicas), nullopt past 2^63.
+static std::optional<int64_t> gpusOf(KindLayoutAttr l) {
+  const bool attention = ::helix::isAttentionKind(l.getKind());
+  int64_t n = 1;
+  if (attention ? llvm::MulOverflow(l.getKvp(), l.getTpa(), n)
+                : llvm::MulOverflow(l.getTpf(), l.getEp(), n) ||
+                      llvm::MulOverflow(n, l.getReplicas(), n))
+    return std::nullopt;
+  return n;
+}
+
 LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               ::helix::Strategy, StringRef, int64_t gpus,
-                               int64_t batch, int64_t context, ::helix::DType,
-                               ::helix::DType, ::helix::DType, bool, bool,
-                               APFloat ttl, bool, int64_t slices,
-                               int64_t kvBlock, APFloat routingSkew, bool) {
+                               ::helix::Strategy strategy, StringRef,
+                               int64_t gpus, int64_t batch, int64_t context,
+                               ::helix::DType, ::helix::DType, ::helix::DType,
+                               bool, bool, APFloat ttl, bool, int64_t slices,
+                               int64_t kvBlock, APFloat routingSkew, bool,
+                               ArrayRef<KindLayoutAttr> layouts) {
   if (failed(requirePositive(emitError, "gpus", gpus)) ||
       failed(requirePositive(emitError, "batch", batch)) ||
       failed(requirePositive(emitError, "context_length", context)) ||
@@ -355,6 +441,32 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double skew = routingSkew.convertToDouble();
   if (!routingSkew.isFinite() || skew < 0 || skew > 4)
     return emitError() << "plan 'routing_skew' must be in [0, 4]";
+  if (layouts.empty())
+    return success();
+  if (strategy != ::helix::Strategy::Helix)
+    return emitError() << "plan 'layouts' (per-layer layouts) need the helix "
+                          "strategy, got "
+                       << ::helix::stringifyStrategy(strategy);
+  bool seen[::helix::kNumLayerKinds] = {};
+  bool attention = false, ffn = false;
+  for (KindLayoutAttr l : layouts) {
+    StringRef name = ::helix::stringifyLayerKind(l.getKind());
+    if (seen[int(l.getKind())])
+      return emitError() << "plan 'layouts' lists " << name << " twice";
+    seen[int(l.getKind())] = true;
+    (::helix::isAttentionKind(l.getKind()) ? attention : ffn) = true;
+    if (gpusOf(l) != gpus)
+      return emitError() << "plan 'layouts': the " << name
+                         << " layout does not cover the plan's " << gpus
+                         << " GPUs ("
+                         << (::helix::isAttentionKind(l.getKind())
+                                 ? "kvp x tpa"
+                                 : "tpf x ep x replicas")
+                         << " must be " << gpus << ")";
+  }
+  if (!attention || !ffn)
+    return emitError() << "plan 'layouts' need an attention kind and an FFN "
+                          "kind";
   return success();
 }
 

@@ -505,3 +505,51 @@ func.func @f(%x: tensor<?x128xbf16>, %pos: tensor<?xi64>,
       : (tensor<?x4x40xbf16>, tensor<?x1x40xbf16>) -> tensor<?x64xbf16>
   return %o : tensor<?x64xbf16>
 }
+
+// -----
+
+// Per-layer plans (#helix.kind_layout, #helix.plan's layouts).
+
+// expected-error@+2 {{unknown kind of layer 'sliding': expected full_attention, window_attention, dense_ffn or moe_ffn}}
+// expected-error@+1 {{failed to parse Helix_KindLayoutAttr parameter 'kind'}}
+func.func private @f() attributes {a = #helix.kind_layout<kind = sliding, layers = 2, kvp = 2, tpa = 2>}
+
+// -----
+
+// expected-error@+1 {{window_attention layout: an attention kind has kvp and tpa only}}
+func.func private @f() attributes {a = #helix.kind_layout<kind = window_attention, layers = 2, tpa = 2, tpf = 2>}
+
+// -----
+
+// expected-error@+1 {{moe_ffn layout: an FFN kind has tpf, ep and replicas only}}
+func.func private @f() attributes {a = #helix.kind_layout<kind = moe_ffn, layers = 2, kvp = 2, tpf = 2>}
+
+// -----
+
+// expected-error@+1 {{dense_ffn layout: a dense FFN has no experts (ep must be 1)}}
+func.func private @f() attributes {a = #helix.kind_layout<kind = dense_ffn, layers = 2, ep = 2>}
+
+// -----
+
+// expected-error@+1 {{'replicas' must be positive}}
+func.func private @f() attributes {a = #helix.kind_layout<kind = dense_ffn, layers = 2, replicas = 0>}
+
+// -----
+
+// expected-error@+1 {{plan 'layouts': the moe_ffn layout does not cover the plan's 4 GPUs (tpf x ep x replicas must be 4)}}
+func.func private @f() attributes {a = #helix.plan<strategy = helix, hardware = "h100", gpus = 4, batch = 1, context_length = 1024, layouts = [#helix.kind_layout<kind = full_attention, layers = 2, kvp = 2, tpa = 2>, #helix.kind_layout<kind = moe_ffn, layers = 2, tpf = 2>]>}
+
+// -----
+
+// expected-error@+1 {{plan 'layouts' lists full_attention twice}}
+func.func private @f() attributes {a = #helix.plan<strategy = helix, hardware = "h100", gpus = 4, batch = 1, context_length = 1024, layouts = [#helix.kind_layout<kind = full_attention, layers = 2, kvp = 4>, #helix.kind_layout<kind = full_attention, layers = 2, tpa = 4>, #helix.kind_layout<kind = moe_ffn, layers = 2, tpf = 4>]>}
+
+// -----
+
+// expected-error@+1 {{plan 'layouts' (per-layer layouts) need the helix strategy, got tp}}
+func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h100", gpus = 4, batch = 1, context_length = 1024, layouts = [#helix.kind_layout<kind = full_attention, layers = 2, tpa = 4>, #helix.kind_layout<kind = dense_ffn, layers = 2, tpf = 4>]>}
+
+// -----
+
+// expected-error@+1 {{plan 'layouts' need an attention kind and an FFN kind}}
+func.func private @f() attributes {a = #helix.plan<strategy = helix, hardware = "h100", gpus = 4, batch = 1, context_length = 1024, layouts = [#helix.kind_layout<kind = full_attention, layers = 2, tpa = 4>]>}

@@ -132,6 +132,11 @@ func.func private @plan_routing() attributes {helix.plan = #helix.plan<strategy 
 // CHECK-SAME: ttl_s = 1.000000e-02>
 func.func private @plan_default_routing() attributes {helix.plan = #helix.plan<strategy = ep, hardware = "h200", gpus = 8, batch = 16, context_length = 4096, ttl_s = 0.01, routing_skew = 0.64>}
 
+// A per-layer plan: one layout per kind of layer; widths at 1 are not printed.
+// CHECK-LABEL: func.func private @plan_per_layer
+// CHECK-SAME: layouts = [#helix.kind_layout<kind = full_attention, layers = 18, kvp = 32, tpa = 2>, #helix.kind_layout<kind = window_attention, layers = 18, tpa = 64>, #helix.kind_layout<kind = moe_ffn, layers = 36, tpf = 16, replicas = 4>]>
+func.func private @plan_per_layer() attributes {helix.plan = #helix.plan<strategy = helix, hardware = "gb200-nvl72", gpus = 64, batch = 2, context_length = 1048576, hopb = true, layouts = [#helix.kind_layout<kind = full_attention, layers = 18, kvp = 32, tpa = 2>, #helix.kind_layout<kind = window_attention, layers = 18, kvp = 1, tpa = 64>, #helix.kind_layout<kind = moe_ffn, layers = 36, tpf = 16, ep = 1, replicas = 4>]>}
+
 // Zero cost fields are not printed.
 // CHECK-LABEL: func.func private @cost
 // CHECK-SAME: helix.cost = #helix.cost<time_us = 12.5, kv_read_us = 8.0, overhead_us = 2.0, comm_us = 2.5, comm_total_us = 6.0, bytes = 1.0e+06, flops = 2.0e+09>

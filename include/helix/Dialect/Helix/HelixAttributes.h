@@ -4,6 +4,7 @@
 #define HELIX_DIALECT_HELIX_HELIXATTRIBUTES_H
 
 #include "helix/Common/DType.h"
+#include "helix/Common/LayerKind.h"
 #include "helix/Common/Rope.h"
 #include "helix/Common/Routing.h"
 #include "helix/Common/Speculative.h"
@@ -28,10 +29,21 @@ void printEstimateParameter(AsmPrinter &printer, const llvm::APFloat &value);
 FailureOr<::helix::Strategy> parseStrategyParameter(AsmParser &parser);
 /// A number format: fp4, fp8 or bf16.
 FailureOr<::helix::DType> parseDTypeParameter(AsmParser &parser);
+/// A kind of layer: full_attention, window_attention, dense_ffn, moe_ffn.
+FailureOr<::helix::LayerKind> parseLayerKindParameter(AsmParser &parser);
 } // namespace mlir::helix
 
 #define GET_ATTRDEF_CLASSES
 #include "helix/Dialect/Helix/HelixAttributes.h.inc"
+
+namespace mlir::helix {
+/// A per-layer plan's layouts: `[#helix.kind_layout<...>, ...]` (used by the
+/// generated parser and printer of #helix.plan).
+FailureOr<llvm::SmallVector<KindLayoutAttr>>
+parseKindLayoutList(AsmParser &parser);
+void printKindLayoutList(AsmPrinter &printer,
+                         llvm::ArrayRef<KindLayoutAttr> layouts);
+} // namespace mlir::helix
 
 #define GET_TYPEDEF_CLASSES
 #include "helix/Dialect/Helix/HelixTypes.h.inc"
