@@ -240,8 +240,9 @@ TEST_F(Driver, SpeculativeScheduleGivesTheGreedyTokens) {
     std::vector<int64_t> best;
     for (size_t i = 0; i < in.tokens.size(); ++i) {
       // (Rows past the last position, 7, are clamped to it.)
-      if (in.positions[i] < 7)
+      if (in.positions[i] < 7) {
         EXPECT_EQ(h[2 * i + 1], float(in.positions[i])) << "row " << i;
+      }
       // The pair (state of t, token of t + 1) guesses the token of t + 2.
       best.push_back(toyNext(in.tokens[i], in.positions[i] + 1));
       out.insert(out.end(), {float(in.tokens[i]), float(in.positions[i] + 1)});

@@ -227,8 +227,9 @@ TEST_F(EstimateCost, RankIREqualsEvaluate) {
                 (*module)
                     ->getAttrOfType<mlir::helix::PlanAttr>("helix.plan")
                     .getSlices();
-            if (config.hopbSlices > 0)
+            if (config.hopbSlices > 0) {
               EXPECT_TRUE(placementFor(config).overlap);
+            }
             Evaluation ev = evaluate(model, hw, workload, config);
             ASSERT_TRUE(ev.valid()) << ev.error;
             auto total =

@@ -87,7 +87,7 @@ static AttentionPartial attendSpans(Context &ctx, const Tensor &q,
                                     const KVCache &c,
                                     const std::vector<int64_t> &spans,
                                     float scale) {
-  int64_t B = q.dim(0), Hq = q.dim(1), cap = c.config.capacity;
+  int64_t B = q.dim(0), cap = c.config.capacity;
   std::vector<int64_t> b1(B), e1(B), b2(B, 0), e2(B, 0);
   bool wraps = false;
   for (int64_t r = 0; r < B; ++r) {
