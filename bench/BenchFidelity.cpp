@@ -123,8 +123,8 @@ std::vector<Group> summarize(const std::vector<Result> &results) {
 }
 
 /// Prices one row; errors in the model file are input errors (false).
-bool price(const Measurement &m, const std::string &modelsDir, Result &r,
-           std::string &error) {
+bool price(const Measurement &m, const EngineProfile &engine,
+           const std::string &modelsDir, Result &r, std::string &error) {
   r.row = &m;
   r.context = m.context();
   r.measuredMs = m.measuredMs();
@@ -160,12 +160,18 @@ bool price(const Measurement &m, const std::string &modelsDir, Result &r,
   }
   r.decodeMs = ev.ttlS * 1e3;
   // A time per output token measured under concurrency also carries the
-  // prefills of arriving requests; an engine's step time does not.
-  if (m.metric != Metric::StepMs)
-    r.prefillMs =
-        prefillPerStepSeconds(model, hw, m.precision, m.config.layout.gpus(),
-                              m.config.batch, m.inputLen, m.outputLen) *
-        1e3;
+  // prefills of arriving requests, as the engine schedules them; an
+  // engine's step time does not.
+  if (m.metric != Metric::StepMs) {
+    ServedPrefill p = servedPrefill(model, hw, w, m.config, m.inputLen,
+                                    m.outputLen, engine.prefill);
+    if (!p.error.empty()) {
+      r.status = Result::Error;
+      r.reason = "pricing the prefill: " + p.error;
+      return true;
+    }
+    r.prefillMs = p.perStepS * 1e3;
+  }
   r.predictedMs = r.decodeMs + r.prefillMs;
   r.fits = ev.fits;
   return true;
@@ -183,8 +189,11 @@ void printText(const std::string &table, const std::vector<Result> &results,
               kTool, results.size(), table.c_str(), scored, excluded, errors);
   std::printf("priced at context = input + output/2 tokens per request, "
               "batch = concurrency; predicted = helix TTL (decode) + the "
-              "prefill of arriving requests per step, (batch - 1) / output "
-              "x one prompt's prefill (not for step_ms rows)\n\n");
+              "prefill a step absorbs: (batch - 1) / output arrivals per "
+              "step, their prompts priced as a forward of their own "
+              "(engines that prefill separately) or as what they add to "
+              "the decode step (mixed), not for step_ms rows "
+              "(helix/Cost/Prefill.h)\n\n");
   int idW = 2, modelW = 5, layoutW = 6;
   for (const Result &r : results) {
     idW = std::max(idW, (int)r.row->id.size());
@@ -296,14 +305,16 @@ int main(int argc, char **argv) {
     }
   }
   std::vector<Measurement> rows;
+  std::map<std::string, EngineProfile> engines;
   std::string error;
-  if (!parseFidelityTable(table, rows, error)) {
+  if (!parseFidelityTable(table, rows, engines, error)) {
     std::fprintf(stderr, "%s: error: %s\n", kTool, error.c_str());
     return 1;
   }
   std::vector<Result> results(rows.size());
   for (size_t i = 0; i < rows.size(); ++i)
-    if (!price(rows[i], modelsDir, results[i], error)) {
+    if (!price(rows[i], engines.at(rows[i].engine), modelsDir, results[i],
+               error)) {
       std::fprintf(stderr, "%s: error: %s: %s\n", kTool, table.c_str(),
                    error.c_str());
       return 1;

@@ -209,9 +209,56 @@ bool readRow(const json &row, const std::string &where, Measurement &m,
   return r.ok();
 }
 
+/// The "engines" object: {"NAME": {"prefill": "mixed" | "separate",
+/// "source": "...", "locator": "..."}}.
+bool readEngines(const json &root, const std::string &path,
+                 std::map<std::string, EngineProfile> &engines,
+                 std::string &error) {
+  auto it = root.find("engines");
+  if (it == root.end() || !it->is_object() || it->empty()) {
+    error = path + ": expected an \"engines\" object with one profile per "
+                   "engine";
+    return false;
+  }
+  engines.clear();
+  for (auto e = it->begin(); e != it->end(); ++e) {
+    std::string where = path + ": engine '" + escapeJSONText(e.key()) + "'";
+    const json &p = e.value();
+    if (!p.is_object()) {
+      error = where + ": expected an object";
+      return false;
+    }
+    for (auto f = p.begin(); f != p.end(); ++f)
+      if (f.key() != "prefill" && f.key() != "source" && f.key() != "locator") {
+        error = where + ": field '" + escapeJSONText(f.key()) +
+                "': unknown field";
+        return false;
+      }
+    EngineProfile profile;
+    auto prefill = p.find("prefill");
+    if (prefill == p.end() || !prefill->is_string() ||
+        !parsePrefillScheduling(prefill->get<std::string>(), profile.prefill)) {
+      error = where + ": field 'prefill': expected \"mixed\" or "
+                      "\"separate\"";
+      return false;
+    }
+    for (const char *key : {"source", "locator"}) {
+      auto s = p.find(key);
+      if (s == p.end() || !s->is_string() || s->get<std::string>().empty()) {
+        error = where + ": field '" + key + "': expected a non-empty string";
+        return false;
+      }
+    }
+    profile.source = p["source"].get<std::string>();
+    engines[e.key()] = profile;
+  }
+  return true;
+}
+
 } // namespace
 
 bool parseFidelityTable(const std::string &path, std::vector<Measurement> &rows,
+                        std::map<std::string, EngineProfile> &engines,
                         std::string &error) {
   std::ifstream in(path);
   if (!in) {
@@ -231,7 +278,13 @@ bool parseFidelityTable(const std::string &path, std::vector<Measurement> &rows,
     error = path + ": not valid JSON: " + ex.what();
     return false;
   }
-  auto list = root.is_object() ? root.find("rows") : root.end();
+  if (!root.is_object()) {
+    error = path + ": expected an object with \"engines\" and \"rows\"";
+    return false;
+  }
+  if (!readEngines(root, path, engines, error))
+    return false;
+  auto list = root.find("rows");
   if (list == root.end() || !list->is_array()) {
     error = path + ": expected an object with a \"rows\" array";
     return false;
@@ -250,6 +303,11 @@ bool parseFidelityTable(const std::string &path, std::vector<Measurement> &rows,
     Measurement m;
     if (!readRow(row, where, m, error))
       return false;
+    if (!engines.count(m.engine)) {
+      error = where + ": field 'engine': '" + escapeJSONText(m.engine) +
+              "' has no profile in the table's \"engines\"";
+      return false;
+    }
     if (!ids.insert(m.id).second) {
       error = where + ": field 'id': duplicate id";
       return false;

@@ -12,8 +12,10 @@
 
 #include "helix/Cost/Layout.h"
 #include "helix/Cost/Precision.h"
+#include "helix/Cost/Prefill.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,13 +59,23 @@ struct Measurement {
   int64_t context() const { return inputLen + outputLen / 2; }
 };
 
+/// What the bench needs to know about a serving engine (the table's
+/// "engines" object, one entry per engine the rows name, each with its
+/// source): how it runs the prefill of arriving requests.
+struct EngineProfile {
+  PrefillScheduling prefill = PrefillScheduling::Mixed;
+  std::string source;
+};
+
 /// Parses the table at `path`. On failure returns false with `error` set to
 /// "PATH: row 'ID' (#N): field 'F': what is wrong" (or "PATH: ..." for the
 /// file as a whole). Checks value types and ranges, dtypes, strategy and
 /// layout syntax, the preset name, the GPU count against the layout, unique
 /// ids, and that speculative rows are excluded; the model file's existence
 /// is left to the caller.
+/// Every row's engine must have a profile in `engines`.
 bool parseFidelityTable(const std::string &path, std::vector<Measurement> &rows,
+                        std::map<std::string, EngineProfile> &engines,
                         std::string &error);
 
 } // namespace helix::fidelity

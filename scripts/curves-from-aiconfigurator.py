@@ -21,7 +21,11 @@ from helix's data/hardware/<preset>.json, --hardware-dir):
   * MLA decode, per rows = batch, fixed num_heads: kv_bytes = batch*kv_len*576*b.
   * MoE grouped GEMM (hidden 7168, inter 2048, 256 experts, top-8, moe_tp 1),
     per num_tokens T, fit over the measured EP sizes:
-    bytes = E_local*(1-(1-k/E)^T) * 3*hidden*inter*w.
+    bytes = E_local*(1-(1-k/E)^T) * 3*hidden*inter*w. MXFP4 ("mxfp4",
+    w = 0.53125: E2M1 plus one E8M0 scale per 32 values) at gpt-oss-120b's
+    shape (hidden 2880, inter 2880, 128 experts, top-4), the only MXFP4 MoE
+    measured: W4A8 (MXFP4 x MXFP8) where the table has it (Blackwell), else
+    W4A16 (Hopper).
   The fit is a least-squares fit of relative residuals ((pred - y)/y, i.e.
   weights 1/y^2), so short and long kernels count alike. If it gives a < 0 or
   e > 1 the point is refitted with the bound active (a = 0 or e = 1) and the
@@ -55,13 +59,14 @@ PRESETS = {  # helix preset -> aiconfigurator system directory
 }
 GEMM_M = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 MATH_M = [1024, 2048, 4096, 8192]
-WBYTES = {"bf16": 2.0, "fp8": 1.0, "fp8_tensor": 1.0, "fp4": 0.5625}
+WBYTES = {"bf16": 2.0, "fp8": 1.0, "fp8_tensor": 1.0, "fp4": 0.5625, "mxfp4": 0.53125}
 # helix dtype -> aiconfigurator gemm_dtype / moe_dtype
 GEMM_DT = {"bf16": "bfloat16", "fp8": "fp8_block", "fp8_tensor": "fp8", "fp4": "nvfp4"}
 ROWS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 KV_MIN, KV_MAX = 256, 131072
 COLL_BYTES = [1024 * 4 ** i for i in range(10)]  # 1 KiB .. 256 MiB
 DS = dict(hidden=7168, inter=2048, experts=256, topk=8)
+GPTOSS = dict(hidden=2880, inter=2880, experts=128, topk=4)
 
 
 def sig3(x):
@@ -387,50 +392,70 @@ def mla(tree, system, hbm, report, sanity=0.3):
 
 
 # ---------------------------------------------------------------- MoE
+def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm):
+    """Per num_tokens fits of one MoE table's rows at `shape`, moe_tp 1, over
+    the measured EP sizes (bytes = E_local*(1-(1-k/E)^T)*3*h*i*wb)."""
+    H, I, E, K = shape["hidden"], shape["inter"], shape["experts"], shape["topk"]
+    sel = [r for r in rows_ if r["moe_dtype"] == ad and r["hidden_size"] == H
+           and r["inter_size"] == I and r["num_experts"] == E and r["topk"] == K
+           and r["moe_tp_size"] == 1 and r["distribution"] == dist
+           # aiconfigurator keeps the TRT-LLM min-latency MoE rows in a
+           # separate low-latency grid; the default grid excludes them
+           and r.get("kernel_source") != "moe_torch_flow_min_latency"]
+    pts = []
+    for T in sorted({r["num_tokens"] for r in sel}):
+        if T > 1024:
+            continue
+        xs, ys, eps = [], [], []
+        for r in sel:
+            if r["num_tokens"] != T:
+                continue
+            el = E // r["moe_ep_size"]
+            d = el * (1 - (1 - K / E) ** T)
+            xs.append(d * 3 * H * I * wb)
+            ys.append(r["latency"] * 1000.0)
+            eps.append(r["moe_ep_size"])
+        f = fit(xs, ys, hbm)
+        if not f:
+            continue
+        pts.append({"m": T, "fixed_us": sig3(f["a"]), "bandwidth_efficiency": sig3(f["e"]),
+                    "max_rel_error": sig3(f["maxrel"]),
+                    "source": fit_src(tree, path, f, f"EP sizes {sorted(eps)}, moe_dtype={ad}, "
+                                      f"{dist}, hidden {H}, inter {I}, {E} experts top-{K}, moe_tp 1, "
+                                      f"num_tokens={T}; bytes = E_local*(1-(1-k/E)^T)*3*h*i*{wb:g}")})
+    return pts, sel
+
+
 def moe(tree, system, hbm, report):
     out = {}
     vs = tree.versions(system, "trtllm", "moe_perf")
     order = sorted(vs, key=vkey, reverse=True)
-    H, I, E, K = DS["hidden"], DS["inter"], DS["experts"], DS["topk"]
-    for hd, ad in (("bf16", "bfloat16"), ("fp8", "fp8_block"), ("fp8_tensor", "fp8"), ("fp4", "nvfp4")):
+    # DeepSeek-V3/R1's shape for the formats helix programs quantize to, and
+    # gpt-oss-120b's for MXFP4 (the only MXFP4 MoE checkpoints measured).
+    # MXFP4 runs W4A8 (MXFP4 weights x MXFP8 activations, TRT-LLM's default
+    # gpt-oss MoE on Blackwell) where measured, else W4A16 (Hopper: the
+    # weights are dequantized to BF16 inside the kernel).
+    cases = [("bf16", ("bfloat16",), DS), ("fp8", ("fp8_block",), DS),
+             ("fp8_tensor", ("fp8",), DS), ("fp4", ("nvfp4",), DS),
+             ("mxfp4", ("w4a8_mxfp4_mxfp8", "w4a16_mxfp4"), GPTOSS)]
+    for hd, ads, shape in cases:
+        wb = WBYTES[hd]
         for dist, suffix in (("balanced", ""), ("power_law_1.01", "_power_law_1.01")):
-            for v in order:
-                path = vs[v]
-                sel = [r for r in tree.read(path) if r["moe_dtype"] == ad and r["hidden_size"] == H
-                       and r["inter_size"] == I and r["num_experts"] == E and r["topk"] == K
-                       and r["moe_tp_size"] == 1 and r["distribution"] == dist
-                       # aiconfigurator keeps the TRT-LLM min-latency MoE rows in a
-                       # separate low-latency grid; the default grid excludes them
-                       and r.get("kernel_source") != "moe_torch_flow_min_latency"]
-                if not sel:
-                    continue
-                wb = WBYTES[hd]
-                pts = []
-                for T in sorted({r["num_tokens"] for r in sel}):
-                    if T > 1024:
+            done = False
+            for ad in ads:
+                for v in order:
+                    path = vs[v]
+                    pts, sel = moe_points(tree, path, tree.read(path), shape, ad, wb, dist, hbm)
+                    if not sel:
                         continue
-                    xs, ys, eps = [], [], []
-                    for r in sel:
-                        if r["num_tokens"] != T:
-                            continue
-                        el = E // r["moe_ep_size"]
-                        d = el * (1 - (1 - K / E) ** T)
-                        xs.append(d * 3 * H * I * wb)
-                        ys.append(r["latency"] * 1000.0)
-                        eps.append(r["moe_ep_size"])
-                    f = fit(xs, ys, hbm)
-                    if not f:
-                        continue
-                    pts.append({"m": T, "fixed_us": sig3(f["a"]), "bandwidth_efficiency": sig3(f["e"]),
-                                "max_rel_error": sig3(f["maxrel"]),
-                                "source": fit_src(tree, path, f, f"EP sizes {sorted(eps)}, moe_dtype={ad}, "
-                                                  f"{dist}, hidden {H}, inter {I}, {E} experts top-{K}, moe_tp 1, "
-                                                  f"num_tokens={T}; bytes = E_local*(1-(1-k/E)^T)*3*h*i*{wb:g}")})
-                if pts:
-                    out[hd + suffix] = pts
-                    report.append(f"{system}: moe {hd}{suffix} from trtllm {v} "
-                                  f"({len(sel)} rows, kernel_source {sorted({r['kernel_source'] for r in sel})})")
-                break
+                    if pts:
+                        out[hd + suffix] = pts
+                        report.append(f"{system}: moe {hd}{suffix} from trtllm {v} {ad} "
+                                      f"({len(sel)} rows, kernel_source {sorted({r['kernel_source'] for r in sel})})")
+                    done = True
+                    break
+                if done:
+                    break
     return out
 
 

@@ -67,6 +67,11 @@ struct Prepared {
   double attnWeightBytes = 0, ffnWeightBytes = 0;
   /// The same as formats: which GEMM curve their kernels read.
   DType attnWeightFormat = DType::BF16, ffnWeightFormat = DType::BF16;
+  /// The FFN's FP4 weights are an MXFP4 checkpoint's, kept as stored
+  /// (E8M0 scale per 32 values: 4.25 bits with scales counted): the routed
+  /// experts read the MXFP4 grouped-GEMM curve (Hardware.h).
+  bool ffnMXFP4 = false;
+  static constexpr double kMXFP4BytesWithScales = 4.25 / 8;
   static constexpr double kPlainWeightBytes = 2.0;
   static constexpr DType kPlainWeightFormat = DType::BF16;
   Config config;

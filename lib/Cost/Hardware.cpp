@@ -467,6 +467,8 @@ bool readAll(const json &root, const std::string &origin, bool partial,
                        k.attentionMLAFewHeads[i]))
       return false;
   }
+  if (!r.kernelCurve("kernels.grouped_gemm.mxfp4", "m", k.groupedGemmMXFP4))
+    return false;
   if (!r.figure("kernels.elementwise_us", 1e-6, k.elementwiseS,
                 /*nullMeansZero=*/false, /*allowZero=*/true, /*optional=*/true))
     return false;

@@ -188,6 +188,7 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   KernelMix grouped;
   grouped.groupedGemms = 1;
   grouped.format = p.ffnWeightFormat;
+  grouped.mxfp4 = p.ffnMXFP4;
   grouped.m = tokens;
   c += kernelCost(hw, math, 2.0 * load.pairs * s.expertParams,
                   activeExperts * s.expertParams * wb, 0,

@@ -154,6 +154,12 @@ void prepare(const ModelSpec &model, const Hardware &hw,
       attnKept ? Prepared::kPlainWeightFormat : workload.precision.weights;
   out.ffnWeightFormat =
       ffnKept ? Prepared::kPlainWeightFormat : workload.precision.weights;
+  // An MXFP4 checkpoint's experts planned at FP4 stay MXFP4 (what the
+  // program keeps, helix/Common/WeightFormat.h): E8M0 scales per 32 values.
+  out.ffnMXFP4 = !ffnKept && out.ffnWeightFormat == DType::FP4 &&
+                 model.quantFormat == "mxfp4";
+  if (out.ffnMXFP4 && workload.precision.nvfp4BlockScales)
+    out.ffnWeightBytes = Prepared::kMXFP4BytesWithScales;
 
   std::vector<int64_t> representative;
   int64_t numLayers = model.numLayers();

@@ -74,8 +74,11 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
                       ? kindCost(hw, k.gemmFor(mix.format, false), mix.m,
                                  hw.memoryEfficiency, mathCurve)
                       : none;
+  const KernelCurve &groupedCurve =
+      mix.mxfp4 && !k.groupedGemmMXFP4.empty() ? k.groupedGemmMXFP4
+                                               : k.gemmFor(mix.format, true);
   KindCost grouped = mix.groupedGemms > 0
-                         ? kindCost(hw, k.gemmFor(mix.format, true), mix.m,
+                         ? kindCost(hw, groupedCurve, mix.m,
                                     hw.memoryEfficiency, mathCurve)
                          : none;
   KindCost attn =

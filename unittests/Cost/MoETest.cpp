@@ -143,3 +143,59 @@ TEST(MoE, BusiestRankGrowsWithTokensAndIsBounded) {
 }
 
 } // namespace
+
+namespace {
+/// gpt-oss-120b (an MXFP4 checkpoint's experts) on 8 GPUs, TP, batch 4, on
+/// Appendix A hardware whose NVFP4 and MXFP4 expert curves differ only in
+/// their fixed cost (40 and 10 us per MoE block).
+Evaluation gptOssOnCurves(const std::string &quantFormat, bool scales,
+                          bool mxfp4Curve = true) {
+  ModelSpec model = test::importTestModel("gpt-oss-120b.json");
+  model.quantFormat = quantFormat;
+  Hardware hw = test::appendixAHardware();
+  hw.kernels.groupedGemm[int(DType::FP4)].points = {{1, 40e-6, 1.0, 0}};
+  if (mxfp4Curve)
+    hw.kernels.groupedGemmMXFP4.points = {{1, 10e-6, 1.0, 0}};
+  Workload w;
+  w.context = 1024;
+  w.precision.weights = DType::FP4;
+  w.precision.kvCache = w.precision.compute = DType::BF16;
+  w.precision.nvfp4BlockScales = scales;
+  Config c;
+  c.strategy = Strategy::TP;
+  c.layout.tpa = c.layout.tpf = 8;
+  c.batch = 4;
+  return evaluate(model, hw, w, c);
+}
+} // namespace
+
+TEST(MoE, MXFP4ExpertsRunTheirOwnKernelAndStoreE8M0Scales) {
+  ASSERT_EQ(test::importTestModel("gpt-oss-120b.json").quantFormat, "mxfp4");
+  Evaluation mx = gptOssOnCurves("mxfp4", true);
+  Evaluation nv = gptOssOnCurves("nvfp4", true);
+  ASSERT_TRUE(mx.valid()) << mx.error;
+  ASSERT_TRUE(nv.valid()) << nv.error;
+  // One routed-expert block per MoE layer: 30 us less each with the MXFP4
+  // curve, plus the fewer bytes its scales take.
+  int moeLayers = 0;
+  for (const LayerEvaluation &l : mx.layers)
+    moeLayers += l.ffn.activeExperts > 0;
+  EXPECT_EQ(moeLayers, 36);
+  EXPECT_GT(nv.ttlS - mx.ttlS, 36 * 30e-6);
+  // Expert bytes: 4.25 bits (one E8M0 scale per 32 values) against NVFP4's
+  // 4.5 (one E4M3 per 16); without scales both are 4 bits.
+  const LayerEvaluation &a = mx.layers.at(1), &b = nv.layers.at(1);
+  // (The BF16 router, 2880 x 128 values, is the same in both; its bias is
+  // left in, hence the tolerance.)
+  double routerBytes = 2880.0 * 128 * 2;
+  EXPECT_NEAR((a.ffn.weightBytesPerGPU - routerBytes) /
+                  (b.ffn.weightBytesPerGPU - routerBytes),
+              4.25 / 4.5, 1e-5);
+  Evaluation mx4 = gptOssOnCurves("mxfp4", false);
+  Evaluation nv4 = gptOssOnCurves("nvfp4", false);
+  EXPECT_DOUBLE_EQ(mx4.layers.at(1).ffn.weightBytesPerGPU,
+                   nv4.layers.at(1).ffn.weightBytesPerGPU);
+  // A hardware file without an MXFP4 curve prices them with the FP4 one.
+  EXPECT_DOUBLE_EQ(gptOssOnCurves("mxfp4", false, false).ttlS, nv4.ttlS);
+  EXPECT_LT(mx4.ttlS, nv4.ttlS);
+}

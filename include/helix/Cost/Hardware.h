@@ -90,6 +90,12 @@ struct KernelCurves {
   KernelCurve
       gemmMath[kNumDTypes]; // math_efficiency only, by arithmetic format
   KernelCurve groupedGemm[kNumDTypes]; // MoE routed experts, by format
+  /// MoE routed experts stored as MXFP4 (E2M1 values, one E8M0 scale per
+  /// 32; gpt-oss's checkpoints, kept as stored by helix's programs): the
+  /// engines run their own MXFP4 MoE kernels for them (W4A8 on Blackwell,
+  /// W4A16 on Hopper), not the NVFP4 ones. Empty: the FP4 curve (and its
+  /// fallback) applies.
+  KernelCurve groupedGemmMXFP4;
   /// Decode attention by KV-cache format: GQA/MHA; MLA with many local
   /// query heads (measured at 128) and with few (measured at 16).
   KernelCurve attentionGQA[kNumDTypes];

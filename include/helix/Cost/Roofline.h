@@ -57,6 +57,9 @@ struct KernelMix {
   int gemms = 0;        // weight-streaming GEMMs of `format`, M = `m`
   int groupedGemms = 0; // MoE expert GEMMs of `format`, `m` tokens routed
   DType format = DType::BF16;
+  /// The grouped GEMMs' weights are an MXFP4 checkpoint's (format FP4): they
+  /// read KernelCurves::groupedGemmMXFP4 where the hardware file has it.
+  bool mxfp4 = false;
   double m = 1;
   int attention = 0; // decode attention kernels over `rows` rows
   bool mla = false;
