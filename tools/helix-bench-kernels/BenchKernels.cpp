@@ -22,9 +22,10 @@
 //    checked against CudaKernels.cu by --source;
 //  * occupancy: cuda_occupancy.h's calculation with data/gpu/sm-limits.json.
 //
-// --check exits 1 when a hot kernel (attention, dequantize, kvStore,
-// rmsNorm, embedding, lseCombine) spills or its spills are unknown on a
-// built architecture, an occupancy is outside [0, 1] or unknown, the
+// --check exits 1 when a hot kernel (Launchers.cpp) spills or its spills
+// are unknown on a built architecture, a streaming kernel (attention,
+// linearResident) has no 128-bit global load, an occupancy is outside
+// [0, 1] or unknown, the
 // replayed ptxas disagrees with the library, or the launcher table and
 // CudaKernels.cu (with --source) or the library differ.
 //
@@ -436,6 +437,14 @@ int main(int argc, char **argv) {
             at + std::to_string(*r.spillStores) + " bytes spill stores, " +
             std::to_string(*r.spillLoads) + " bytes spill loads");
     }
+    if (r.launcher && r.launcher->streaming) {
+      if (!r.loads)
+        problems.push_back(at + "global load widths unknown (no PTX)");
+      else if (r.loads->wideGlobalLoads == 0)
+        problems.push_back(at + "no 128-bit global loads (widest " +
+                           std::to_string(r.loads->widestGlobalBits) +
+                           " bits): the streaming loop lost its vector loads");
+    }
     if (r.occ) {
       if (!(r.occ->occupancy >= 0.0 && r.occ->occupancy <= 1.0))
         problems.push_back(at + "occupancy " +
@@ -531,7 +540,9 @@ int main(int argc, char **argv) {
         "blocks_sm, warps_sm, occupancy = theoretical active blocks and warps "
         "per SM and warps / max warps; limiter = the limit that binds; ld128 "
         "= some global load of the kernel (or a function it calls) is 128 "
-        "bits or wider in the PTX; hot = checked for spills.\n\n";
+        "bits or wider in the PTX (required of attention and "
+        "linearResident, the KV- and weight-streaming kernels); hot = "
+        "checked for spills.\n\n";
 
   os << "Global loads (PTX, per kernel and architecture: count, widest "
         "bits):\n";
@@ -665,7 +676,8 @@ int main(int argc, char **argv) {
       ps << "  " << p << "\n";
   } else if (opt.check) {
     os << "\ncheck passed: no spills in the hot kernels on " << archs.size()
-       << " architectures, occupancies in [0, 1], ptxas "
+       << " architectures, 128-bit loads in the streaming kernels, "
+       << "occupancies in [0, 1], ptxas "
        << "agrees with the library"
        << (opt.source.empty() ? "" : ", launchers match " + opt.source) << "\n";
   }

@@ -20,12 +20,14 @@ int64_t attentionSmem(const LaunchDims &d) {
 } // namespace
 
 const std::vector<Launcher> &launchers() {
-  // kThreads = 256 in CudaKernels.cu. Hot kernels first.
+  // kThreads = 256 in CudaKernels.cu. Hot kernels first; the two streaming
+  // kernels (KV cache, resident weights) must have 128-bit loads.
   static const std::vector<Launcher> table = {
       {"attentionKernel", "attention", 128,
        "(keyDim + valueDim + threads) * sizeof(float)",
-       "(keyDim + valueDim + 128) * 4", attentionSmem, true},
-      {"linearResidentKernel", "linearResident", 128, "0", "0", none, true},
+       "(keyDim + valueDim + 128) * 4", attentionSmem, true, true},
+      {"linearResidentKernel", "linearResident", 128, "0", "0", none, true,
+       true},
       {"dequantizeKernel", "dequantize", 256, "0", "0", none, true},
       {"kvStoreKernel", "kvStore", 32, "0", "0", none, true},
       {"rmsNormKernel", "rmsNorm", 256, "0", "0", none, true},
@@ -122,9 +124,15 @@ std::vector<std::string> checkLaunchers(const std::string &sourcePath) {
       problems.push_back(kernel + ": cannot read the launch configuration");
       continue;
     }
+    // A name: its definition, followed through names (threads =
+    // kAttentionThreads = 128).
     std::string block = args[1];
-    if (!std::regex_match(block, std::regex(R"(\d+)")))
-      block = definition(text, pos, block);
+    for (int depth = 0; depth < 4 && !block.empty() &&
+                        !std::regex_match(block, std::regex(R"(\d+)"));
+         ++depth)
+      block = std::regex_match(block, std::regex(R"(\w+)"))
+                  ? definition(text, pos, block)
+                  : std::string();
     if (block != std::to_string(l->blockSize))
       problems.push_back(kernel + ": the launch uses " + args[1] + " = " +
                          (block.empty() ? "?" : block) +

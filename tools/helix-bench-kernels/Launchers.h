@@ -30,6 +30,9 @@ struct Launcher {
   const char *smemFormula; // the same in bytes, documented
   int64_t (*dynamicSmem)(const LaunchDims &);
   bool hot; // on the decode path of every token (checked for spills)
+  /// Streams the KV cache or the weights: must issue 128-bit (or wider)
+  /// global loads (checked).
+  bool streaming = false;
 };
 
 const std::vector<Launcher> &launchers();

@@ -242,16 +242,40 @@ inline Result kvStore(DType dtype) {
                 0);
 }
 
+/// Head dims of an attention case: value-in-key caches use valueInKeyDim.
+struct AttentionDims {
+  const char *name;
+  int64_t keyDim, valueDim, valueInKeyDim;
+};
+/// Whole 16-byte chunks in every format: the 128-bit path everywhere (f32
+/// values: 24 chunks, 5 rows at once with 8 threads idle).
+constexpr AttentionDims kAlignedDims{"64/96", 64, 96, 32};
+/// Whole chunks in F32 and BF16 only (40 BF16 values: 5 chunks, 8 lanes
+/// per key, 3 of them idle); element by element in FP8 and FP4.
+constexpr AttentionDims kMixedDims{"40/24", 40, 24, 32};
+/// No format has whole chunks: element by element everywhere (FP4: a last
+/// scale block of 6 values).
+constexpr AttentionDims kOddDims{"38/22", 38, 22, 30};
+/// DeepSeek's MLA latent: 576-value keys (72 BF16 chunks: 3 per lane of a
+/// warp-wide group, some lanes 2), the value its first 512 (64 chunks: 2
+/// rows at once).
+constexpr AttentionDims kMlaDims{"576/512", 576, 512, 512};
+
 /// kvStore of each row's newest position, then attention over the cache
 /// (GQA: 4 query heads on 2 KV heads; ranges of 3 chunks of 128, 1 chunk,
-/// and empty). valueInKey: no value cache, values are the keys' first
-/// valueDim entries. Output: out then lse.
-/// `splits` > 1: split-K (rows of 300, 93 and 0 keys cut in that many
-/// parts, some empty), merged by the launcher.
-inline Result attention(DType dtype, bool valueInKey, int splits = 1) {
-  int64_t batch = 3, qHeads = 4, kvHeads = 2, keyDim = 40,
-          valueDim = valueInKey ? 32 : 24, capacity = 300;
-  std::vector<int64_t> begin = {0, 7, 20}, end = {300, 100, 20};
+/// and empty; MLA dims: 1 KV head, 2 query heads, rows of 200, 93, 0).
+/// valueInKey: no value cache, values are the keys' first valueDim
+/// entries. Output: out then lse. `splits` > 1: split-K (rows of 300, 93
+/// and 0 keys cut in that many parts, some empty), merged by the launcher.
+/// The case's name says which path ran (attentionVectorized).
+inline Result attention(DType dtype, bool valueInKey, int splits = 1,
+                        const AttentionDims &dims = kMixedDims) {
+  bool mla = dims.keyDim == kMlaDims.keyDim;
+  int64_t batch = 3, qHeads = mla ? 2 : 4, kvHeads = mla ? 1 : 2,
+          keyDim = dims.keyDim,
+          valueDim = valueInKey ? dims.valueInKeyDim : dims.valueDim,
+          capacity = 300;
+  std::vector<int64_t> begin = {0, 7, 20}, end = {mla ? 200 : 300, 100, 20};
   bool f4 = dtype == DType::F4E2M1;
   auto cacheOf = [&](int64_t dim, uint64_t seed, std::vector<uint8_t> &bytes,
                      std::vector<uint8_t> &scales) {
@@ -332,9 +356,13 @@ inline Result attention(DType dtype, bool valueInKey, int splits = 1) {
     }
   out.insert(out.end(), lse.begin(), lse.end());
   want.insert(want.end(), wantLse.begin(), wantLse.end());
-  return finish(std::string("attention ") + dtypeName(dtype) +
-                    (valueInKey ? " value-in-key" : "") +
-                    (splits > 1 ? " split " + std::to_string(splits) : ""),
+  bool vectorized = cuda::attentionVectorized(
+      dtype, keyDim, valueDim, valueInKey, keys.data(),
+      valueInKey ? nullptr : values.data());
+  return finish(std::string("attention ") + dtypeName(dtype) + " " +
+                    dims.name + (valueInKey ? " value-in-key" : "") +
+                    (splits > 1 ? " split " + std::to_string(splits) : "") +
+                    (vectorized ? " (128-bit loads)" : " (element loads)"),
                 out, want, 1e-4);
 }
 
@@ -634,10 +662,14 @@ inline std::vector<Result> allCases() {
   rs.push_back(rope(true));
   for (DType t : {DType::F32, DType::BF16, DType::F8E4M3, DType::F4E2M1}) {
     rs.push_back(kvStore(t));
-    rs.push_back(attention(t, false));
-    rs.push_back(attention(t, false, 3));
-    rs.push_back(attention(t, true));
+    rs.push_back(attention(t, false, 1, kAlignedDims));
+    rs.push_back(attention(t, true, 3, kAlignedDims));
+    rs.push_back(attention(t, false, 1, kMixedDims));
+    rs.push_back(attention(t, true, 1, kOddDims));
+    rs.push_back(attention(t, false, 3, kOddDims));
   }
+  rs.push_back(attention(DType::BF16, true, 1, kMlaDims));
+  rs.push_back(attention(DType::F4E2M1, true, 2, kMlaDims));
   rs.push_back(lseCombine(false));
   rs.push_back(lseCombine(true));
   for (int kind = 0; kind < 4; ++kind)

@@ -20,6 +20,7 @@ namespace cuda {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kAttentionThreads = 128;
 
 unsigned blocksFor(int64_t n, int threads = kThreads) {
   return static_cast<unsigned>((n + threads - 1) / threads);
@@ -124,44 +125,177 @@ __device__ inline float kvValue(const uint8_t *base, const uint8_t *scales,
       scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr, i);
 }
 
-/// One block per (head, row, split): online softmax over the split's part
-/// of the row's slot range (blockIdx.z of gridDim.z equal parts; one split:
-/// the whole range) in chunks of blockDim slots, K/V decoded from their
-/// stored format. Writes the split's output and log-sum-exp at [split, row,
-/// head]. Dynamic shared memory: q [keyDim], acc [valueDim], p [blockDim].
-__global__ void attentionKernel(const float *q, const uint8_t *keys,
-                                const uint8_t *keyScales, const uint8_t *values,
-                                const uint8_t *valueScales, DType dtype,
-                                int64_t qHeads, int64_t kvHeads, int64_t keyDim,
-                                int64_t valueDim, int64_t capacity,
-                                const int64_t *begin, const int64_t *end,
-                                float scale, float *out, float *lse) {
-  extern __shared__ float smem[];
-  __shared__ float scratch[32];
-  float *qs = smem, *acc = smem + keyDim, *p = acc + valueDim;
-  int64_t h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
-  int64_t kvh = h / (qHeads / kvHeads);
-  int64_t per = (end[b] - begin[b] + gridDim.z - 1) / gridDim.z;
-  int64_t lo = begin[b] + split * per, hi = min(end[b], lo + per);
-  const float *qv = q + (b * qHeads + h) * keyDim;
-  for (int64_t i = threadIdx.x; i < keyDim; i += blockDim.x)
-    qs[i] = qv[i];
-  for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x)
+/// attentionKernel's arguments. values / valueScales / valueStride are
+/// resolved by the launcher (MLA: the keys, stride keyDim); `vectorized`:
+/// attentionVectorized() holds, the 128-bit path runs.
+struct AttentionArgs {
+  const float *q;
+  const uint8_t *keys, *keyScales, *values, *valueScales;
+  DType dtype;
+  int64_t qHeads, kvHeads, keyDim, valueDim, valueStride, capacity;
+  const int64_t *begin, *end;
+  float scale;
+  float *out, *lse;
+  bool vectorized;
+};
+
+/// Values of format D in one 16-byte chunk of a KV row.
+template <DType D> constexpr int chunkValues() {
+  return D == DType::F32 ? 4 : D == DType::BF16 ? 8 : D == DType::F8E4M3 ? 16
+                                                                         : 32;
+}
+
+/// Calls f(i, value) for the chunkValues<D>() values of chunk `c`, a
+/// 16-byte load, in order; `scales`: the chunk's two NVFP4 scales (F4E2M1
+/// only). Element order as stored: the first element in the low bits of
+/// c.x (little-endian, as the codecs). Each value is used as it is
+/// decoded (no array of them: registers).
+template <DType D, class F>
+__device__ inline void forEachValue(const uint4 &c, const uint8_t *scales,
+                                    const F &f) {
+  constexpr int n = chunkValues<D>(), perWord = n / 4;
+  const uint32_t w[4] = {c.x, c.y, c.z, c.w};
+  float s0 = 1.0f, s1 = 1.0f;
+  if constexpr (D == DType::F4E2M1) {
+    s0 = fmt::e4m3ToFloat(scales[0]);
+    s1 = fmt::e4m3ToFloat(scales[1]);
+  }
+#pragma unroll
+  for (int i = 0; i < n; ++i) {
+    uint32_t word = w[i / perWord];
+    int k = i % perWord;
+    if constexpr (D == DType::F32)
+      f(i, fmt::bitsToFloat(word));
+    else if constexpr (D == DType::BF16)
+      f(i, fmt::bf16ToFloat(static_cast<uint16_t>(word >> (16 * k))));
+    else if constexpr (D == DType::F8E4M3)
+      f(i, fmt::e4m3ToFloat(static_cast<uint8_t>(word >> (8 * k))));
+    else
+      f(i,
+        fmt::e2m1ToFloat(static_cast<uint8_t>((word >> (4 * k)) & 15u)) *
+            (i < 16 ? s0 : s1));
+  }
+}
+
+/// Row `t` of the KV head `kvh` of batch row `b` in a cache of `dim`-value
+/// heads stored `stride` values apart: its 16-byte chunks and, for NVFP4,
+/// its scales (two per chunk).
+struct KVRow {
+  const uint4 *chunks;
+  const uint8_t *scales;
+};
+__device__ inline KVRow kvRow(const uint8_t *base, const uint8_t *scales,
+                              DType dtype, int64_t stride, int64_t capacity,
+                              int64_t heads, int64_t b, int64_t t,
+                              int64_t kvh) {
+  int64_t at = ((b * capacity + t) * heads + kvh) * stride;
+  return {reinterpret_cast<const uint4 *>(base + dtypeBytes(dtype, at)),
+          scales ? scales + (at / stride) * fmt::kvScalesPerHead(stride)
+                 : nullptr};
+}
+
+/// The 128-bit path (attentionVectorized): K and V rows read 16 bytes per
+/// lane per load. Scores: a group of lanes (a power of two, up to a warp)
+/// per key, each lane over the key's chunks, summed by shuffles. Values:
+/// valueDim / chunkValues lanes per value row, blockDim / that many rows
+/// at once, each thread accumulating its chunk of the output over its rows
+/// in registers; the row groups are summed through `p` at the end.
+template <DType D>
+__device__ void attendVectorized(const AttentionArgs &a, int64_t b,
+                                 int64_t kvh, int64_t lo, int64_t hi,
+                                 const float *qs, float *p, float *scratch,
+                                 float *o, float *lse) {
+  constexpr int V = chunkValues<D>();
+  const int tid = threadIdx.x, nt = blockDim.x;
+  int64_t keyChunks = a.keyDim / V;
+  int group = 1;
+  while (group < 32 && group < keyChunks)
+    group <<= 1;
+  int sub = tid % group, keysAtOnce = nt / group, slot = tid / group;
+  int vc = static_cast<int>(a.valueDim / V); // <= blockDim (the launcher)
+  int rowsAtOnce = nt / vc, vrow = tid / vc, vchunk = tid % vc;
+  float acc[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i)
     acc[i] = 0.0f;
-  __syncthreads();
-  int64_t vStride = values ? valueDim : keyDim;
-  const uint8_t *vBase = values ? values : keys;
-  const uint8_t *vScales = values ? valueScales : keyScales;
+  float m = -CUDART_INF_F, l = 0.0f;
+  for (int64_t t0 = lo; t0 < hi; t0 += nt) {
+    int n = static_cast<int>(min(static_cast<int64_t>(nt), hi - t0));
+    for (int j0 = 0; j0 < n; j0 += keysAtOnce) { // the same for the block
+      int j = j0 + slot;
+      float d = 0.0f;
+      if (j < n) {
+        KVRow k = kvRow(a.keys, a.keyScales, D, a.keyDim, a.capacity,
+                        a.kvHeads, b, t0 + j, kvh);
+        for (int64_t c = sub; c < keyChunks; c += group) {
+          const float *qc = qs + c * V;
+          forEachValue<D>(k.chunks[c], k.scales ? k.scales + 2 * c : nullptr,
+                          [&](int i, float x) { d += qc[i] * x; });
+        }
+      }
+      for (int off = group / 2; off > 0; off >>= 1)
+        d += __shfl_xor_sync(0xffffffffu, d, off);
+      if (sub == 0 && j < n)
+        p[j] = d * a.scale;
+    }
+    __syncthreads();
+    float s = tid < n ? p[tid] : -CUDART_INF_F;
+    float cm = blockReduce<true>(s, scratch);
+    float nm = fmaxf(m, cm);
+    float e = tid < n ? __expf(s - nm) : 0.0f;
+    p[tid] = e;
+    float ps = blockReduce<false>(e, scratch);
+    float corr = m == -CUDART_INF_F ? 0.0f : __expf(m - nm);
+#pragma unroll
+    for (int i = 0; i < V; ++i)
+      acc[i] *= corr;
+    if (vrow < rowsAtOnce)
+      for (int j = vrow; j < n; j += rowsAtOnce) {
+        KVRow r = kvRow(a.values, a.valueScales, D, a.valueStride, a.capacity,
+                        a.kvHeads, b, t0 + j, kvh);
+        float pj = p[j];
+        forEachValue<D>(r.chunks[vchunk],
+                        r.scales ? r.scales + 2 * vchunk : nullptr,
+                        [&](int i, float x) { acc[i] += pj * x; });
+      }
+    l = l * corr + ps;
+    m = nm;
+    __syncthreads(); // p is rewritten by the next chunk's scores
+  }
+  // The row groups' partial sums, one value of the chunk at a time.
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    p[tid] = acc[i];
+    __syncthreads();
+    if (vrow == 0) {
+      float sum = 0.0f;
+      for (int r = 0; r < rowsAtOnce; ++r)
+        sum += p[r * vc + vchunk];
+      o[vchunk * V + i] = l > 0.0f ? sum / l : 0.0f;
+    }
+    __syncthreads();
+  }
+  if (tid == 0)
+    *lse = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+}
+
+/// Any layout: one thread per key for the scores, one per value dimension
+/// for the accumulation (in shared memory), K/V decoded element by element.
+__device__ void attendScalar(const AttentionArgs &a, int64_t b, int64_t kvh,
+                             int64_t lo, int64_t hi, const float *qs, float *acc,
+                             float *p, float *scratch, float *o, float *lse) {
+  for (int64_t i = threadIdx.x; i < a.valueDim; i += blockDim.x)
+    acc[i] = 0.0f;
   float m = -CUDART_INF_F, l = 0.0f;
   for (int64_t t0 = lo; t0 < hi; t0 += blockDim.x) {
     int64_t t = t0 + threadIdx.x;
     float s = -CUDART_INF_F;
     if (t < hi) {
-      int64_t at = ((b * capacity + t) * kvHeads + kvh) * keyDim;
+      int64_t at = ((b * a.capacity + t) * a.kvHeads + kvh) * a.keyDim;
       float d = 0.0f;
-      for (int64_t i = 0; i < keyDim; ++i)
-        d += qs[i] * kvValue(keys, keyScales, dtype, at, keyDim, i);
-      s = d * scale;
+      for (int64_t i = 0; i < a.keyDim; ++i)
+        d += qs[i] * kvValue(a.keys, a.keyScales, a.dtype, at, a.keyDim, i);
+      s = d * a.scale;
     }
     float cm = blockReduce<true>(s, scratch);
     float nm = fmaxf(m, cm);
@@ -171,24 +305,63 @@ __global__ void attentionKernel(const float *q, const uint8_t *keys,
     float corr = m == -CUDART_INF_F ? 0.0f : __expf(m - nm);
     int64_t n = min(static_cast<int64_t>(blockDim.x), hi - t0);
     __syncthreads();
-    for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x) {
-      float a = acc[i] * corr;
+    for (int64_t i = threadIdx.x; i < a.valueDim; i += blockDim.x) {
+      float x = acc[i] * corr;
       for (int64_t j = 0; j < n; ++j)
-        a += p[j] * kvValue(vBase, vScales, dtype,
-                            ((b * capacity + t0 + j) * kvHeads + kvh) * vStride,
-                            vStride, i);
-      acc[i] = a;
+        x += p[j] * kvValue(a.values, a.valueScales, a.dtype,
+                            ((b * a.capacity + t0 + j) * a.kvHeads + kvh) *
+                                a.valueStride,
+                            a.valueStride, i);
+      acc[i] = x;
     }
     l = l * corr + ps;
     m = nm;
     __syncthreads();
   }
-  int64_t row = (split * gridDim.y + b) * qHeads + h;
-  float *o = out + row * valueDim;
-  for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x)
+  for (int64_t i = threadIdx.x; i < a.valueDim; i += blockDim.x)
     o[i] = l > 0.0f ? acc[i] / l : 0.0f;
   if (threadIdx.x == 0)
-    lse[row] = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+    *lse = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+}
+
+/// One block per (head, row, split): online softmax over the split's part
+/// of the row's slot range (blockIdx.z of gridDim.z equal parts; one split:
+/// the whole range) in chunks of blockDim slots, K/V decoded from their
+/// stored format. Writes the split's output and log-sum-exp at [split, row,
+/// head]. Dynamic shared memory: q [keyDim], acc [valueDim], p [blockDim].
+__global__ void attentionKernel(AttentionArgs a) {
+  extern __shared__ float smem[];
+  __shared__ float scratch[32];
+  float *qs = smem, *acc = smem + a.keyDim, *p = acc + a.valueDim;
+  int64_t h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
+  int64_t kvh = h / (a.qHeads / a.kvHeads);
+  int64_t per = (a.end[b] - a.begin[b] + gridDim.z - 1) / gridDim.z;
+  int64_t lo = a.begin[b] + split * per, hi = min(a.end[b], lo + per);
+  const float *qv = a.q + (b * a.qHeads + h) * a.keyDim;
+  for (int64_t i = threadIdx.x; i < a.keyDim; i += blockDim.x)
+    qs[i] = qv[i];
+  __syncthreads();
+  int64_t row = (split * gridDim.y + b) * a.qHeads + h;
+  float *o = a.out + row * a.valueDim, *lse = a.lse + row;
+  if (a.vectorized) {
+    switch (a.dtype) {
+    case DType::F32:
+      return attendVectorized<DType::F32>(a, b, kvh, lo, hi, qs, p, scratch, o,
+                                          lse);
+    case DType::BF16:
+      return attendVectorized<DType::BF16>(a, b, kvh, lo, hi, qs, p, scratch,
+                                           o, lse);
+    case DType::F8E4M3:
+      return attendVectorized<DType::F8E4M3>(a, b, kvh, lo, hi, qs, p, scratch,
+                                             o, lse);
+    case DType::F4E2M1:
+      return attendVectorized<DType::F4E2M1>(a, b, kvh, lo, hi, qs, p, scratch,
+                                             o, lse);
+    default:
+      break;
+    }
+  }
+  attendScalar(a, b, kvh, lo, hi, qs, acc, p, scratch, o, lse);
 }
 
 /// Merges the splits of split-K attention: for each (row, head), the
@@ -446,28 +619,58 @@ void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
                                           slots);
 }
 
+bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
+                         bool valueInKey, const void *keys,
+                         const void *values) {
+  int64_t bits = static_cast<int64_t>(dtypeBits(dtype));
+  auto aligned = [](const void *p) {
+    return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
+  };
+  bool format = dtype == DType::F32 || dtype == DType::BF16 ||
+                dtype == DType::F8E4M3 || dtype == DType::F4E2M1;
+  return format && (keyDim * bits) % 128 == 0 &&
+         (valueDim * bits) % 128 == 0 &&
+         valueDim * bits / 128 <= kAttentionThreads && aligned(keys) &&
+         (valueInKey || aligned(values));
+}
+
 void attention(const float *q, const void *keys, const uint8_t *keyScales,
                const void *values, const uint8_t *valueScales, DType dtype,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                int64_t valueDim, int64_t capacity, const int64_t *begin,
                const int64_t *end, float scale, float *out, float *lse,
                int splits, float *workspace, cudaStream_t stream) {
-  int threads = 128;
+  int threads = kAttentionThreads;
   size_t smem = (keyDim + valueDim + threads) * sizeof(float);
   splits = std::max(1, splits);
   int64_t rows = batch * qHeads;
-  float *po = splits > 1 ? workspace : out;
-  float *pl = splits > 1 ? workspace + splits * rows * valueDim : lse;
+  AttentionArgs a;
+  a.q = q;
+  a.keys = static_cast<const uint8_t *>(keys);
+  a.keyScales = keyScales;
+  a.values = values ? static_cast<const uint8_t *>(values) : a.keys;
+  a.valueScales = values ? valueScales : keyScales;
+  a.dtype = dtype;
+  a.qHeads = qHeads;
+  a.kvHeads = kvHeads;
+  a.keyDim = keyDim;
+  a.valueDim = valueDim;
+  a.valueStride = values ? valueDim : keyDim;
+  a.capacity = capacity;
+  a.begin = begin;
+  a.end = end;
+  a.scale = scale;
+  a.out = splits > 1 ? workspace : out;
+  a.lse = splits > 1 ? workspace + splits * rows * valueDim : lse;
+  a.vectorized = attentionVectorized(dtype, keyDim, valueDim, !values, keys,
+                                     values);
   dim3 grid(static_cast<unsigned>(qHeads), static_cast<unsigned>(batch),
             static_cast<unsigned>(splits));
-  attentionKernel<<<grid, threads, smem, stream>>>(
-      q, static_cast<const uint8_t *>(keys), keyScales,
-      static_cast<const uint8_t *>(values), valueScales, dtype, qHeads, kvHeads,
-      keyDim, valueDim, capacity, begin, end, scale, po, pl);
+  attentionKernel<<<grid, threads, smem, stream>>>(a);
   unsigned combineBlocks = static_cast<unsigned>(rows);
   if (splits > 1)
-    splitCombineKernel<<<combineBlocks, 128, 0, stream>>>(po, pl, splits, rows,
-                                                          valueDim, out, lse);
+    splitCombineKernel<<<combineBlocks, 128, 0, stream>>>(
+        a.out, a.lse, splits, rows, valueDim, out, lse);
 }
 
 void dequantize(const void *q, DType dtype, int64_t n, int64_t base,

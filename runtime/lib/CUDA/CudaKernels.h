@@ -60,6 +60,16 @@ inline int64_t attentionWorkspace(int splits, int64_t batch, int64_t qHeads,
   return splits > 1 ? int64_t(splits) * batch * qHeads * (valueDim + 1) : 0;
 }
 
+/// Whether attention() streams K and V with 128-bit loads (its vectorized
+/// path): an F32 / BF16 / F8E4M3 / F4E2M1 cache whose key and value heads
+/// are whole 16-byte chunks (keyDim and valueDim times the format's bits a
+/// multiple of 128: head dims 128 and DeepSeek's 576 / 512 in every
+/// format), at most 128 chunks per value head (the block's threads), and
+/// 16-byte aligned K and V. Otherwise it reads K/V element by element.
+bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
+                         bool valueInKey, const void *keys,
+                         const void *values);
+
 /// K/V stored in `dtype` (NumberFormats.h); values == nullptr: the value
 /// is the first valueDim entries of the key. `splits` > 1: split-K, the
 /// parts' outputs in `workspace` (attentionWorkspace floats), then merged.
