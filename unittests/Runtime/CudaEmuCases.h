@@ -114,6 +114,43 @@ inline Result rmsNorm(int64_t dim) {
   return finish("rmsNorm dim " + std::to_string(dim), out, want, 1e-5);
 }
 
+/// The residual add and the next norm in one kernel: sum and normed rows
+/// against naive math, and bit for bit what add then rmsNorm give.
+inline std::vector<Result> addRmsNorm(int64_t dim) {
+  int64_t rows = 3;
+  float eps = 1e-5f;
+  std::vector<float> a = randn(rows * dim, 70), b = randn(rows * dim, 71),
+                     w = randn(dim, 72);
+  std::vector<float> sum(rows * dim, NAN), out(rows * dim, NAN);
+  cuda::addRmsNorm(a.data(), b.data(), w.data(), rows, dim, eps, sum.data(),
+                   out.data(), nullptr);
+  std::vector<double> wantSum(rows * dim), want(rows * dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i) {
+      float x = a[r * dim + i] + b[r * dim + i]; // rounded to f32, as stored
+      wantSum[r * dim + i] = x;
+      ss += double(x) * x;
+    }
+    double inv = 1 / std::sqrt(ss / dim + eps);
+    for (int64_t i = 0; i < dim; ++i)
+      want[r * dim + i] = wantSum[r * dim + i] * inv * w[i];
+  }
+  std::vector<float> sum2(rows * dim, NAN), out2(rows * dim, NAN);
+  cuda::add(a.data(), b.data(), rows * dim, sum2.data(), nullptr);
+  cuda::rmsNorm(sum2.data(), w.data(), rows, dim, eps, out2.data(), nullptr);
+  std::string at = " dim " + std::to_string(dim);
+  std::vector<Result> rs;
+  rs.push_back(finish("addRmsNorm sum" + at, sum, wantSum, 0));
+  rs.push_back(finish("addRmsNorm normed" + at, out, want, 1e-5));
+  std::vector<float> both = sum, both2 = sum2;
+  both.insert(both.end(), out.begin(), out.end());
+  both2.insert(both2.end(), out2.begin(), out2.end());
+  rs.push_back(finish("addRmsNorm = add + rmsNorm" + at, both, widen(both2),
+                      0));
+  return rs;
+}
+
 /// addBias, add, swapAxes01, sliceColumns, concatColumns, sumLeading.
 inline std::vector<Result> elementwise() {
   std::vector<Result> rs;
@@ -240,6 +277,95 @@ inline Result kvStore(DType dtype) {
   return finish(std::string("kvStore ") + dtypeName(dtype),
                 bytesOf(cache, scales), widen(bytesOf(wantCache, wantScales)),
                 0);
+}
+
+/// RoPE on q and k and the KV append in one kernel (ropeKvStore): q and k
+/// against naive RoPE, and q, k and the cache bytes exactly what rope,
+/// rope and kvStore (k, then v) give one launch at a time. GQA: 4 query
+/// heads on 2 KV heads of 40 values, rotary dims [4, 16); slot -1 skipped.
+/// valueInKey: no value cache. Without a cache: RoPE only.
+inline std::vector<Result> ropeKvStore(DType dtype, bool valueInKey,
+                                       bool withCache = true) {
+  int64_t batch = 3, qHeads = 4, kHeads = 2, dim = 40, offset = 4, half = 6,
+          capacity = 5;
+  float factor = 1.25f;
+  std::vector<int64_t> pos = {3, 1000, 17}, slots = {2, -1, 4};
+  std::vector<float> invFreq(half);
+  for (int64_t f = 0; f < half; ++f)
+    invFreq[f] = static_cast<float>(std::pow(10000.0, -2.0 * f / (2 * half)));
+  bool f4 = dtype == DType::F4E2M1;
+  int64_t perHead = fmt::kvScalesPerHead(dim);
+  auto fresh = [&](uint8_t fill) {
+    return std::vector<uint8_t>(
+        dtypeBytes(dtype, batch * capacity * kHeads * dim), fill);
+  };
+  auto freshScales = [&]() {
+    return std::vector<uint8_t>(f4 ? batch * capacity * kHeads * perHead : 0,
+                                0xcd);
+  };
+  std::vector<float> q = randn(batch * qHeads * dim, 73),
+                     k = randn(batch * kHeads * dim, 74),
+                     v = randn(batch * kHeads * dim, 75);
+  // One launch at a time (the reference), then the fused kernel.
+  std::vector<float> q1 = q, k1 = k, q2 = q, k2 = k;
+  std::vector<uint8_t> keys1 = fresh(0xab), vals1 = fresh(0xab),
+                       ks1 = freshScales(), vs1 = freshScales();
+  std::vector<uint8_t> keys2 = keys1, vals2 = vals1, ks2 = ks1, vs2 = vs1;
+  cuda::rope(q1.data(), batch, qHeads, dim, pos.data(), invFreq.data(), half,
+             factor, offset, false, nullptr);
+  cuda::rope(k1.data(), batch, kHeads, dim, pos.data(), invFreq.data(), half,
+             factor, offset, false, nullptr);
+  if (withCache) {
+    cuda::kvStore(keys1.data(), f4 ? ks1.data() : nullptr, k1.data(), dtype,
+                  batch, capacity, kHeads, dim, slots.data(), nullptr);
+    if (!valueInKey)
+      cuda::kvStore(vals1.data(), f4 ? vs1.data() : nullptr, v.data(), dtype,
+                    batch, capacity, kHeads, dim, slots.data(), nullptr);
+  }
+  cuda::KVStoreTarget target{keys2.data(),
+                             f4 ? ks2.data() : nullptr,
+                             valueInKey ? nullptr : vals2.data(),
+                             f4 && !valueInKey ? vs2.data() : nullptr,
+                             valueInKey ? nullptr : v.data(),
+                             dtype,
+                             capacity,
+                             dim,
+                             dim,
+                             slots.data()};
+  cuda::ropeKvStore(q2.data(), qHeads, k2.data(), kHeads, batch, dim,
+                    pos.data(), invFreq.data(), half, factor, offset, false,
+                    withCache ? &target : nullptr, nullptr);
+  cudaError_t fusedError = cudaGetLastError();
+  // Naive RoPE of q (the rotation as rope() documents it).
+  std::vector<double> wantQ = widen(q);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < qHeads; ++h)
+      for (int64_t f = 0; f < half; ++f) {
+        float angle = invFreq[f] * static_cast<float>(pos[b]);
+        double c = std::cos(double(angle)) * factor,
+               sn = std::sin(double(angle)) * factor;
+        int64_t i1 = (b * qHeads + h) * dim + offset + f, i2 = i1 + half;
+        wantQ[i1] = q[i1] * c - q[i2] * sn;
+        wantQ[i2] = q[i2] * c + q[i1] * sn;
+      }
+  std::string at = std::string(dtypeName(dtype)) +
+                   (valueInKey ? " value-in-key" : "") +
+                   (withCache ? "" : " (no cache)");
+  // q, roped k, then every cache byte: fused against one at a time.
+  std::vector<float> got = q2, want = q1;
+  got.insert(got.end(), k2.begin(), k2.end());
+  want.insert(want.end(), k1.begin(), k1.end());
+  for (const auto &p : {bytesOf(keys2, ks2), bytesOf(vals2, vs2)})
+    got.insert(got.end(), p.begin(), p.end());
+  for (const auto &p : {bytesOf(keys1, ks1), bytesOf(vals1, vs1)})
+    want.insert(want.end(), p.begin(), p.end());
+  std::vector<Result> rs = {
+      finish("ropeKvStore q " + at, q2, wantQ, 1e-5),
+      finish("ropeKvStore = rope + rope + kvStore " + at, got, widen(want),
+             0)};
+  for (Result &r : rs)
+    r.error = fusedError;
+  return rs;
 }
 
 /// Head dims of an attention case: value-in-key caches use valueInKeyDim.
@@ -657,11 +783,16 @@ inline std::vector<Result> allCases() {
   rs.push_back(embedding(true));
   rs.push_back(rmsNorm(1000));
   rs.push_back(rmsNorm(40));
+  add(addRmsNorm(1000));
+  add(addRmsNorm(40));
   add(elementwise());
   rs.push_back(rope(false));
   rs.push_back(rope(true));
+  add(ropeKvStore(DType::F32, false, false));
   for (DType t : {DType::F32, DType::BF16, DType::F8E4M3, DType::F4E2M1}) {
     rs.push_back(kvStore(t));
+    add(ropeKvStore(t, false));
+    add(ropeKvStore(t, true));
     rs.push_back(attention(t, false, 1, kAlignedDims));
     rs.push_back(attention(t, true, 3, kAlignedDims));
     rs.push_back(attention(t, false, 1, kMixedDims));

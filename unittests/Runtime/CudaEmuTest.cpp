@@ -38,6 +38,12 @@ TEST(CudaEmuKernels, RmsNorm) {
   check(rmsNorm(40));   // fewer: idle threads contribute 0
 }
 
+TEST(CudaEmuKernels, AddRmsNorm) {
+  for (int64_t dim : {1000, 40})
+    for (const Result &r : addRmsNorm(dim))
+      check(r);
+}
+
 TEST(CudaEmuKernels, Elementwise) {
   for (const Result &r : elementwise())
     check(r);
@@ -51,6 +57,15 @@ TEST(CudaEmuKernels, Rope) {
 class CudaEmuKV : public ::testing::TestWithParam<DType> {};
 
 TEST_P(CudaEmuKV, KvStore) { check(kvStore(GetParam())); }
+// RoPE on q and k and the KV append in one launch: what the three launches
+// give, with and without a value cache; RoPE only without a cache.
+TEST_P(CudaEmuKV, RopeKvStore) {
+  for (bool valueInKey : {false, true})
+    for (const Result &r : ropeKvStore(GetParam(), valueInKey))
+      check(r);
+  for (const Result &r : ropeKvStore(GetParam(), false, false))
+    check(r);
+}
 // Each format with heads of whole 16-byte chunks (the 128-bit path) and
 // without (element loads).
 TEST_P(CudaEmuKV, Attention) {

@@ -17,6 +17,7 @@
 
 #include "../Common/MpiCommunicator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -88,25 +89,27 @@ int cudaDeviceCount() {
 
 namespace {
 
-/// Small index arrays uploaded for one kernel call.
-class DeviceInts {
+/// Small host arrays (indices, RoPE frequencies) uploaded for one kernel
+/// call.
+template <class T> class DeviceArray {
 public:
-  DeviceInts(const std::vector<int64_t> &v, cudaStream_t s) : stream_(s) {
-    bytes_ = std::max<size_t>(8, v.size() * sizeof(int64_t));
-    cudaCheck(cudaMallocAsync(&ptr_, bytes_, s), "cudaMallocAsync");
+  DeviceArray(const std::vector<T> &v, cudaStream_t s) : stream_(s) {
+    size_t bytes = std::max<size_t>(8, v.size() * sizeof(T));
+    cudaCheck(cudaMallocAsync(&ptr_, bytes, s), "cudaMallocAsync");
     if (!v.empty())
-      cudaCheck(cudaMemcpyAsync(ptr_, v.data(), v.size() * sizeof(int64_t),
+      cudaCheck(cudaMemcpyAsync(ptr_, v.data(), v.size() * sizeof(T),
                                 cudaMemcpyHostToDevice, s),
                 "cudaMemcpyAsync (indices)");
   }
-  ~DeviceInts() { cudaFreeAsync(ptr_, stream_); }
-  const int64_t *get() const { return static_cast<const int64_t *>(ptr_); }
+  ~DeviceArray() { cudaFreeAsync(ptr_, stream_); }
+  const T *get() const { return static_cast<const T *>(ptr_); }
 
 private:
   void *ptr_ = nullptr;
-  size_t bytes_ = 0;
   cudaStream_t stream_;
 };
+using DeviceInts = DeviceArray<int64_t>;
+using DeviceFloats = DeviceArray<float>;
 
 class CudaBackend : public Backend {
 public:
@@ -231,6 +234,15 @@ public:
     launched("rmsNorm");
   }
 
+  void addRmsNorm(const Tensor &a, const Tensor &b, const Tensor &w, float eps,
+                  Tensor &sum, Tensor &out) override {
+    int64_t D = w.dim(0);
+    count("addRmsNorm", f32Bytes(w), 0, 4 * f32Bytes(a));
+    cuda::addRmsNorm(a.f32(), b.f32(), w.f32(), a.numel() / D, D, eps,
+                     sum.f32(), out.f32(), s_.compute);
+    launched("addRmsNorm");
+  }
+
   /// out [M, N] = x [M, K] . w [N, K]^T (row-major), via column-major cuBLAS.
   void gemm(const float *x, const float *w, float *out, int64_t M, int64_t K,
             int64_t N) {
@@ -311,19 +323,40 @@ public:
             int64_t offset, bool interleaved) override {
     count("rope", 0, 0, 2 * f32Bytes(x));
     DeviceInts pos(positions, s_.compute);
-    float *freq = nullptr;
-    cudaCheck(cudaMallocAsync(reinterpret_cast<void **>(&freq),
-                              invFreq.size() * sizeof(float), s_.compute),
-              "cudaMallocAsync");
-    cudaCheck(cudaMemcpyAsync(freq, invFreq.data(),
-                              invFreq.size() * sizeof(float),
-                              cudaMemcpyHostToDevice, s_.compute),
-              "cudaMemcpyAsync");
-    cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq,
+    DeviceFloats freq(invFreq, s_.compute);
+    cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq.get(),
                static_cast<int64_t>(invFreq.size()), attentionFactor, offset,
                interleaved, s_.compute);
     launched("rope");
-    cudaFreeAsync(freq, s_.compute);
+  }
+
+  void ropeKvAppend(Tensor &q, Tensor &k, const Tensor *v, KVCache *cache,
+                    const std::vector<int64_t> &slots,
+                    const std::vector<int64_t> &positions,
+                    const std::vector<float> &invFreq, float attentionFactor,
+                    int64_t offset, bool interleaved) override {
+    double kv = cache ? kvEntryBytes(*cache, double(storedSlots(slots))) : 0;
+    double act = 2 * f32Bytes(q) + 2 * f32Bytes(k) +
+                 (cache ? f32Bytes(k) + (v ? f32Bytes(*v) : 0) : 0);
+    count(cache ? "rope + kvAppend" : "rope (q and k)", 0, kv, act);
+    DeviceInts pos(positions, s_.compute);
+    DeviceFloats freq(invFreq, s_.compute);
+    DeviceInts at(cache ? slots : std::vector<int64_t>(), s_.compute);
+    cuda::KVStoreTarget target{};
+    if (cache) {
+      const KVCacheConfig &c = cache->config;
+      target = {cache->keys.raw(),   scalesOf(cache->keyScales),
+                v ? cache->values.raw() : nullptr,
+                scalesOf(cache->valueScales),
+                v ? v->f32() : nullptr, c.dtype, c.capacity, c.keyDim,
+                c.valueDim,          at.get()};
+    }
+    cuda::ropeKvStore(q.f32(), q.dim(1), k.f32(), k.dim(1), q.dim(0),
+                      q.dim(2), pos.get(), freq.get(),
+                      static_cast<int64_t>(invFreq.size()), attentionFactor,
+                      offset, interleaved, cache ? &target : nullptr,
+                      s_.compute);
+    launched("ropeKvAppend");
   }
 
   void dequantize(const Tensor &q, Tensor &out) override {
@@ -337,19 +370,14 @@ public:
   void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
                 const std::vector<int64_t> &slots) override {
     const KVCacheConfig &c = cache.config;
-    int64_t stored = 0;
-    for (int64_t slot : slots)
-      stored += slot >= 0;
-    count("kvAppend", 0, kvEntryBytes(cache, double(stored)),
+    count("kvAppend", 0, kvEntryBytes(cache, double(storedSlots(slots))),
           f32Bytes(k) + (v ? f32Bytes(*v) : 0));
     DeviceInts s(slots, s_.compute);
-    auto scales = [](Tensor &t) {
-      return t.defined() ? static_cast<uint8_t *>(t.raw()) : nullptr;
-    };
-    cuda::kvStore(cache.keys.raw(), scales(cache.keyScales), k.f32(), c.dtype,
-                  c.batch, c.capacity, c.heads, c.keyDim, s.get(), s_.compute);
+    cuda::kvStore(cache.keys.raw(), scalesOf(cache.keyScales), k.f32(),
+                  c.dtype, c.batch, c.capacity, c.heads, c.keyDim, s.get(),
+                  s_.compute);
     if (v)
-      cuda::kvStore(cache.values.raw(), scales(cache.valueScales), v->f32(),
+      cuda::kvStore(cache.values.raw(), scalesOf(cache.valueScales), v->f32(),
                     c.dtype, c.batch, c.capacity, c.heads, c.valueDim, s.get(),
                     s_.compute);
     launched("kvAppend");
@@ -379,12 +407,9 @@ public:
               8.0 * double(work.defined() ? work.numel() : 0),
           2.0 * tokens * double(qHeads) / double(c.heads) * perToken);
     DeviceInts b(slotBegin, s_.compute), e(slotEnd, s_.compute);
-    auto scales = [](const Tensor &t) {
-      return t.defined() ? static_cast<const uint8_t *>(t.raw()) : nullptr;
-    };
-    cuda::attention(q.f32(), cache.keys.raw(), scales(cache.keyScales),
+    cuda::attention(q.f32(), cache.keys.raw(), scalesOf(cache.keyScales),
                     c.valueInKey ? nullptr : cache.values.raw(),
-                    scales(cache.valueScales), c.dtype, c.batch, q.dim(1),
+                    scalesOf(cache.valueScales), c.dtype, c.batch, q.dim(1),
                     c.heads, c.keyDim, c.valueDim, c.capacity, b.get(), e.get(),
                     scale, out.f32(), lse.f32(), splits,
                     splits > 1 ? work.f32() : nullptr, s_.compute);
@@ -520,6 +545,16 @@ private:
     return b;
   }
   static double f32Bytes(const Tensor &t) { return double(t.numel()) * 4; }
+  /// Rows of an append that store (slot -1: another KVP rank's position).
+  static int64_t storedSlots(const std::vector<int64_t> &slots) {
+    return std::count_if(slots.begin(), slots.end(),
+                         [](int64_t s) { return s >= 0; });
+  }
+  /// An F4E2M1 cache's scales (else null).
+  static uint8_t *scalesOf(const Tensor &t) {
+    return t.defined() ? static_cast<uint8_t *>(const_cast<void *>(t.raw()))
+                       : nullptr;
+  }
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   Tensor tmp(int64_t n) {

@@ -59,17 +59,37 @@ __global__ void embeddingKernel(const void *table, DType dtype, int64_t vocab,
         mine ? fmt::decodeElement(dtype, table, t * hidden + i) : 0.0f;
 }
 
-__global__ void rmsNormKernel(const float *x, const float *w, int64_t dim,
-                              float eps, float *out) {
-  __shared__ float scratch[32];
-  const float *xr = x + blockIdx.x * dim;
+/// out = x * rsqrt(mean(x^2) + eps) * w for the block's row of `dim`
+/// values (x already in global memory; each thread reads back what it
+/// wrote, or the input).
+__device__ void normRow(const float *xr, const float *w, int64_t dim,
+                        float eps, float *out, float *scratch) {
   float ss = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
     ss += xr[i] * xr[i];
   ss = blockReduce<false>(ss, scratch);
   float inv = rsqrtf(ss / dim + eps);
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
-    out[blockIdx.x * dim + i] = xr[i] * inv * w[i];
+    out[i] = xr[i] * inv * w[i];
+}
+
+__global__ void rmsNormKernel(const float *x, const float *w, int64_t dim,
+                              float eps, float *out) {
+  __shared__ float scratch[32];
+  normRow(x + blockIdx.x * dim, w, dim, eps, out + blockIdx.x * dim, scratch);
+}
+
+/// The residual add and the next norm in one pass over the row: sum = a + b
+/// (written), out = rmsNorm(sum); the same arithmetic as addKernel then
+/// rmsNormKernel.
+__global__ void addRmsNormKernel(const float *a, const float *b,
+                                 const float *w, int64_t dim, float eps,
+                                 float *sum, float *out) {
+  __shared__ float scratch[32];
+  int64_t row = blockIdx.x * dim;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+    sum[row + i] = a[row + i] + b[row + i];
+  normRow(sum + row, w, dim, eps, out + row, scratch);
 }
 
 __global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
@@ -79,18 +99,13 @@ __global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
     out[i] += bias[i % cols];
 }
 
-__global__ void ropeKernel(float *x, int64_t batch, int64_t heads, int64_t dim,
-                           const int64_t *positions, const float *invFreq,
-                           int64_t half, float factor, int64_t offset,
-                           bool interleaved) {
-  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= batch * heads * half)
-    return;
-  int64_t f = i % half, bh = i / half, b = bh / heads;
-  float angle = invFreq[f] * static_cast<float>(positions[b]);
+/// RoPE pair f of one head (`v`: its first element + offset) at `position`.
+__device__ inline void rotatePair(float *v, int64_t f, int64_t half,
+                                  float invFreq, int64_t position, float factor,
+                                  bool interleaved) {
+  float angle = invFreq * static_cast<float>(position);
   float c = static_cast<float>(cos(static_cast<double>(angle)) * factor);
   float s = static_cast<float>(sin(static_cast<double>(angle)) * factor);
-  float *v = x + bh * dim + offset;
   float *p1 = interleaved ? v + 2 * f : v + f;
   float *p2 = interleaved ? v + 2 * f + 1 : v + f + half;
   float x1 = *p1, x2 = *p2;
@@ -98,8 +113,41 @@ __global__ void ropeKernel(float *x, int64_t batch, int64_t heads, int64_t dim,
   *p2 = x2 * c + x1 * s;
 }
 
+/// What RoPE needs (the same for q and k).
+struct RopeArgs {
+  const int64_t *positions;
+  const float *invFreq;
+  int64_t half;
+  float factor;
+  int64_t offset;
+  bool interleaved;
+};
+
+__global__ void ropeKernel(float *x, int64_t batch, int64_t heads, int64_t dim,
+                           RopeArgs r) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= batch * heads * r.half)
+    return;
+  int64_t f = i % r.half, bh = i / r.half, b = bh / heads;
+  rotatePair(x + bh * dim + r.offset, f, r.half, r.invFreq[f], r.positions[b],
+             r.factor, r.interleaved);
+}
+
+/// Head h of batch row b of a new K (or V) [batch, heads, dim] encoded into
+/// its slot of the cache [batch, capacity, heads, dim] (NumberFormats.h,
+/// docs/quantization.md).
+__device__ inline void storeHead(uint8_t *dst, uint8_t *scales,
+                                 const float *src, DType dtype,
+                                 int64_t capacity, int64_t heads, int64_t dim,
+                                 int64_t b, int64_t slot, int64_t h) {
+  int64_t at = ((b * capacity + slot) * heads + h) * dim;
+  fmt::encodeKV(
+      dtype, src + (b * heads + h) * dim, dim, dst + dtypeBytes(dtype, at),
+      scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr);
+}
+
 /// One block per batch row: each head of the row's new K (or V) encoded
-/// into its slot (NumberFormats.h, docs/quantization.md).
+/// into its slot.
 __global__ void kvStoreKernel(uint8_t *dst, uint8_t *scales, const float *src,
                               DType dtype, int64_t capacity, int64_t heads,
                               int64_t dim, const int64_t *slots) {
@@ -107,11 +155,48 @@ __global__ void kvStoreKernel(uint8_t *dst, uint8_t *scales, const float *src,
   int64_t slot = slots[b];
   if (slot < 0)
     return;
+  for (int64_t h = threadIdx.x; h < heads; h += blockDim.x)
+    storeHead(dst, scales, src, dtype, capacity, heads, dim, b, slot, h);
+}
+
+/// The cache side of ropeKvStoreKernel (keys null: RoPE only).
+struct KVAppendArgs {
+  uint8_t *keys, *keyScales, *values, *valueScales;
+  const float *v; // the new values (null: the cache keeps them in the keys)
+  DType dtype;
+  int64_t capacity, keyDim, valueDim;
+  const int64_t *slots;
+};
+
+/// One block per batch row: RoPE on the row's q and k heads in place (as
+/// ropeKernel), then, with a cache, the row's roped k heads and its v heads
+/// encoded at its slot (as kvStoreKernel): RoPE and the KV append of a
+/// decode step in one launch.
+__global__ void ropeKvStoreKernel(float *q, int64_t qHeads, float *k,
+                                  int64_t kHeads, int64_t dim, RopeArgs r,
+                                  KVAppendArgs kv) {
+  int64_t b = blockIdx.x, pairs = (qHeads + kHeads) * r.half;
+  for (int64_t i = threadIdx.x; i < pairs; i += blockDim.x) {
+    int64_t f = i % r.half, h = i / r.half;
+    float *head = h < qHeads ? q + (b * qHeads + h) * dim
+                             : k + (b * kHeads + h - qHeads) * dim;
+    rotatePair(head + r.offset, f, r.half, r.invFreq[f], r.positions[b],
+               r.factor, r.interleaved);
+  }
+  if (!kv.keys)
+    return;
+  int64_t slot = kv.slots[b];
+  __syncthreads(); // the roped k of every head, before it is encoded
+  if (slot < 0)
+    return;
+  int64_t heads = kv.v ? 2 * kHeads : kHeads;
   for (int64_t h = threadIdx.x; h < heads; h += blockDim.x) {
-    int64_t at = ((b * capacity + slot) * heads + h) * dim;
-    fmt::encodeKV(
-        dtype, src + (b * heads + h) * dim, dim, dst + dtypeBytes(dtype, at),
-        scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr);
+    if (h < kHeads)
+      storeHead(kv.keys, kv.keyScales, k, kv.dtype, kv.capacity, kHeads,
+                kv.keyDim, b, slot, h);
+    else
+      storeHead(kv.values, kv.valueScales, kv.v, kv.dtype, kv.capacity,
+                kHeads, kv.valueDim, b, slot, h - kHeads);
   }
 }
 
@@ -595,6 +680,12 @@ void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
   rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, dim, eps, out);
 }
 
+void addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
+                int64_t dim, float eps, float *sum, float *out,
+                cudaStream_t stream) {
+  addRmsNormKernel<<<rows, kThreads, 0, stream>>>(a, b, w, dim, eps, sum, out);
+}
+
 void addBias(float *out, const float *bias, int64_t rows, int64_t cols,
              cudaStream_t stream) {
   addBiasKernel<<<blocksFor(rows * cols), kThreads, 0, stream>>>(out, bias,
@@ -606,9 +697,8 @@ void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
           float attentionFactor, int64_t offset, bool interleaved,
           cudaStream_t stream) {
   int64_t n = batch * heads * half;
-  ropeKernel<<<blocksFor(n), kThreads, 0, stream>>>(
-      x, batch, heads, dim, positions, invFreq, half, attentionFactor, offset,
-      interleaved);
+  RopeArgs r{positions, invFreq, half, attentionFactor, offset, interleaved};
+  ropeKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, batch, heads, dim, r);
 }
 
 void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
@@ -617,6 +707,22 @@ void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
   kvStoreKernel<<<batch, 32, 0, stream>>>(static_cast<uint8_t *>(dst), scales,
                                           src, dtype, capacity, heads, dim,
                                           slots);
+}
+
+void ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
+                 int64_t batch, int64_t dim, const int64_t *positions,
+                 const float *invFreq, int64_t half, float attentionFactor,
+                 int64_t offset, bool interleaved, const KVStoreTarget *cache,
+                 cudaStream_t stream) {
+  RopeArgs r{positions, invFreq, half, attentionFactor, offset, interleaved};
+  KVAppendArgs kv{};
+  if (cache)
+    kv = {static_cast<uint8_t *>(cache->keys), cache->keyScales,
+          static_cast<uint8_t *>(cache->values), cache->valueScales,
+          cache->v, cache->dtype, cache->capacity, cache->keyDim,
+          cache->valueDim, cache->slots};
+  ropeKvStoreKernel<<<batch, kThreads, 0, stream>>>(q, qHeads, k, kHeads, dim,
+                                                    r, kv);
 }
 
 bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,

@@ -27,6 +27,11 @@ void embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
                float *out, cudaStream_t stream);
 void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
              float eps, float *out, cudaStream_t stream);
+/// sum = a + b, out = rmsNorm(sum) (rows of `dim`), one kernel: the same
+/// arithmetic as add() then rmsNorm().
+void addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
+                int64_t dim, float eps, float *sum, float *out,
+                cudaStream_t stream);
 /// out[m, n] += bias[n].
 void addBias(float *out, const float *bias, int64_t rows, int64_t cols,
              cudaStream_t stream);
@@ -39,6 +44,29 @@ void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
 void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
              int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
              const int64_t *slots, cudaStream_t stream);
+/// Where ropeKvStore appends: the cache (keys [batch, capacity, kHeads,
+/// keyDim], values likewise or null for a value-in-key cache, the F4E2M1
+/// scales or null) and the new values v [batch, kHeads, valueDim] (null
+/// with a value-in-key cache).
+struct KVStoreTarget {
+  void *keys;
+  uint8_t *keyScales;
+  void *values;
+  uint8_t *valueScales;
+  const float *v;
+  DType dtype;
+  int64_t capacity, keyDim, valueDim;
+  const int64_t *slots;
+};
+/// rope() on q [batch, qHeads, dim] and k [batch, kHeads, dim], then, with
+/// a cache, kvStore() of the roped k and of v at `slots`: one kernel, the
+/// same results as those launches.
+void ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
+                 int64_t batch, int64_t dim, const int64_t *positions,
+                 const float *invFreq, int64_t half, float attentionFactor,
+                 int64_t offset, bool interleaved, const KVStoreTarget *cache,
+                 cudaStream_t stream);
+
 /// Split-K decode attention: how many parts to cut each row's key range
 /// into, so that batch x query heads x splits blocks fill the device
 /// (two blocks per SM) while each split keeps at least kMinKeysPerSplit

@@ -92,16 +92,41 @@ Tensor embedding(Context &ctx, const Tensor &tableIn,
   return out;
 }
 
+/// The norm weight in f32, checked against x.
+static Tensor normWeight(Context &ctx, const Tensor &x, const Tensor &weightIn,
+                         const char *op) {
+  Tensor weight = f32Of(ctx, weightIn);
+  needF32(x, op, "x");
+  needRank(weight, 1, op, "weight");
+  need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), op,
+       "last dimension of x " + x.str() + " must match weight " + weight.str());
+  return weight;
+}
+
 Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weightIn,
                float eps) {
-  Tensor weight = f32Of(ctx, weightIn);
-  needF32(x, "rmsNorm", "x");
-  needRank(weight, 1, "rmsNorm", "weight");
-  need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), "rmsNorm",
-       "last dimension of x " + x.str() + " must match weight " + weight.str());
+  Tensor weight = normWeight(ctx, x, weightIn, "rmsNorm");
   Tensor out = ctx.empty(x.shape());
   ctx.backend().rmsNorm(x, weight, eps, out);
   return out;
+}
+
+AddNorm addRmsNorm(Context &ctx, const Tensor &a, const Tensor &b,
+                   const Tensor &weightIn, float eps) {
+  Tensor weight = normWeight(ctx, a, weightIn, "addRmsNorm");
+  needF32(b, "addRmsNorm", "b");
+  need(a.shape() == b.shape(), "addRmsNorm",
+       "a " + a.str() + " and b " + b.str() + " differ");
+  AddNorm r{ctx.empty(a.shape()), ctx.empty(a.shape())};
+  ctx.backend().addRmsNorm(a, b, weight, eps, r.sum, r.normed);
+  return r;
+}
+
+void Backend::addRmsNorm(const Tensor &a, const Tensor &b,
+                         const Tensor &weight, float eps, Tensor &sum,
+                         Tensor &out) {
+  add(a, b, sum);
+  rmsNorm(sum, weight, eps, out);
 }
 
 /// A weight as the backend takes it: as stored when it reads resident
@@ -159,26 +184,71 @@ Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &wIn,
   return out;
 }
 
-void applyRope(Context &ctx, Tensor &x, const std::vector<int64_t> &positions,
-               const Rope &rope, int64_t offset) {
-  needRank(x, 3, "applyRope", "x");
+/// Checks applyRope's arguments; returns the sequence length the
+/// positions need (the RoPE table's).
+static int64_t checkRope(const Tensor &x, const std::vector<int64_t> &positions,
+                         const Rope &rope, int64_t offset, const char *op) {
+  needRank(x, 3, op, "x");
   int64_t rd = rope.config().rotaryDim;
-  need(static_cast<int64_t>(positions.size()) == x.dim(0), "applyRope",
+  need(static_cast<int64_t>(positions.size()) == x.dim(0), op,
        std::to_string(positions.size()) + " positions for x " + x.str());
-  need(offset >= 0 && offset + rd <= x.dim(2), "applyRope",
+  need(offset >= 0 && offset + rd <= x.dim(2), op,
        "dims [" + std::to_string(offset) + ", " + std::to_string(offset + rd) +
            ") outside x " + x.str());
   int64_t seqLen = 0;
   for (int64_t p : positions) {
-    need(p >= 0, "applyRope", "negative position");
+    need(p >= 0, op, "negative position");
     seqLen = std::max(seqLen, p + 1);
   }
+  return seqLen;
+}
+
+void applyRope(Context &ctx, Tensor &x, const std::vector<int64_t> &positions,
+               const Rope &rope, int64_t offset) {
+  int64_t seqLen = checkRope(x, positions, rope, offset, "applyRope");
   ctx.backend().rope(x, positions, rope.invFreq(seqLen), rope.attentionFactor(),
                      offset, rope.config().interleaved);
 }
 
+static void checkKvAppend(const KVCache &cache, const Tensor &k,
+                          const Tensor *&v, const std::vector<int64_t> &slots);
+
+void ropeKvAppend(Context &ctx, Tensor &q, Tensor &k, const Tensor *v,
+                  KVCache *cache, const std::vector<int64_t> &slots,
+                  const std::vector<int64_t> &positions, const Rope &rope,
+                  int64_t offset) {
+  int64_t seqLen = checkRope(q, positions, rope, offset, "ropeKvAppend");
+  checkRope(k, positions, rope, offset, "ropeKvAppend");
+  need(q.dim(0) == k.dim(0) && q.dim(2) == k.dim(2), "ropeKvAppend",
+       "q " + q.str() + " and k " + k.str() + " differ in batch or head dim");
+  if (cache)
+    checkKvAppend(*cache, k, v, slots);
+  ctx.backend().ropeKvAppend(q, k, v, cache, slots, positions,
+                             rope.invFreq(seqLen), rope.attentionFactor(),
+                             offset, rope.config().interleaved);
+}
+
+void Backend::ropeKvAppend(Tensor &q, Tensor &k, const Tensor *v,
+                           KVCache *cache, const std::vector<int64_t> &slots,
+                           const std::vector<int64_t> &positions,
+                           const std::vector<float> &invFreq,
+                           float attentionFactor, int64_t offset,
+                           bool interleaved) {
+  rope(q, positions, invFreq, attentionFactor, offset, interleaved);
+  rope(k, positions, invFreq, attentionFactor, offset, interleaved);
+  if (cache)
+    kvAppend(*cache, k, v, slots);
+}
+
 void kvAppend(Context &ctx, KVCache &cache, const Tensor &k, const Tensor *v,
               const std::vector<int64_t> &slots) {
+  checkKvAppend(cache, k, v, slots);
+  ctx.backend().kvAppend(cache, k, v, slots);
+}
+
+/// kvAppend's checks; v becomes null for a value-in-key cache.
+static void checkKvAppend(const KVCache &cache, const Tensor &k,
+                          const Tensor *&v, const std::vector<int64_t> &slots) {
   const KVCacheConfig &c = cache.config;
   needRank(k, 3, "kvAppend", "k");
   need(k.dim(0) == c.batch && k.dim(1) == c.heads && k.dim(2) == c.keyDim,
@@ -204,7 +274,6 @@ void kvAppend(Context &ctx, KVCache &cache, const Tensor &k, const Tensor *v,
     need(slots[r] >= -1 && slots[r] < c.capacity, "kvAppend",
          "row " + std::to_string(r) + ": slot " + std::to_string(slots[r]) +
              " outside the local capacity " + std::to_string(c.capacity));
-  ctx.backend().kvAppend(cache, k, v, slots);
 }
 
 AttentionPartial attentionPartial(Context &ctx, const Tensor &q,

@@ -73,6 +73,20 @@ public:
   /// x, out viewed [rows, D].
   virtual void rmsNorm(const Tensor &x, const Tensor &weight, float eps,
                        Tensor &out) = 0;
+  /// sum = a + b and out = rmsNorm(sum) (viewed [rows, D]): a residual add
+  /// and the next norm. Default: add() then rmsNorm(); the CUDA backend
+  /// runs them as one kernel.
+  virtual void addRmsNorm(const Tensor &a, const Tensor &b,
+                          const Tensor &weight, float eps, Tensor &sum,
+                          Tensor &out);
+  /// rope() on q and on k, then, with a cache, kvAppend(k, v) at `slots`.
+  /// Default: those ops one by one; the CUDA backend: one kernel.
+  virtual void ropeKvAppend(Tensor &q, Tensor &k, const Tensor *v,
+                            KVCache *cache, const std::vector<int64_t> &slots,
+                            const std::vector<int64_t> &positions,
+                            const std::vector<float> &invFreq,
+                            float attentionFactor, int64_t offset,
+                            bool interleaved);
   /// The traffic counted since the last reset, by op (empty: this backend
   /// does not count; the CUDA backend does).
   virtual std::map<std::string, OpTraffic> traffic() const { return {}; }
