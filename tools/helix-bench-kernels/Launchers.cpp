@@ -31,6 +31,8 @@ const std::vector<Launcher> &launchers() {
       {"dequantizeKernel", "dequantize", 256, "0", "0", none, true},
       {"kvStoreKernel", "kvStore", 32, "0", "0", none, true},
       {"rmsNormKernel", "rmsNorm", 256, "0", "0", none, true},
+      {"addRmsNormKernel", "addRmsNorm", 256, "0", "0", none, true},
+      {"ropeKvStoreKernel", "ropeKvStore", 256, "0", "0", none, true},
       {"embeddingKernel", "embedding", 256, "0", "0", none, true},
       {"lseCombineKernel", "lseCombine", 128, "0", "0", none, true},
       {"splitCombineKernel", "attention", 128, "0", "0", none, false},
