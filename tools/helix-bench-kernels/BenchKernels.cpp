@@ -4,7 +4,8 @@
 //                       [--lib libHelixRuntimeCUDA.a] [--limits sm-limits.json]
 //                       [--source CudaKernels.cu] [--ptxas PATH | --ptxas-log
 //                       FILE]
-//                       [--key-dim N] [--value-dim N]
+//                       [--key-dim N] [--value-dim N] [--experts N]
+//                       [--expert-groups N] [--top-k N]
 //
 // For each kernel of the CUDA backend and each architecture the library was
 // built for: registers per thread, stack frame, spill stores and loads,
@@ -24,7 +25,7 @@
 //
 // --check exits 1 when a hot kernel (Launchers.cpp) spills or its spills
 // are unknown on a built architecture, a streaming kernel (attention,
-// linearResident) has no 128-bit global load, an occupancy is outside
+// linearResident, linearGrouped) has no 128-bit global load, an occupancy is outside
 // [0, 1] or unknown, the
 // replayed ptxas disagrees with the library, or the launcher table and
 // CudaKernels.cu (with --source) or the library differ.
@@ -73,6 +74,7 @@ struct Options {
   std::string json;
   std::vector<std::string> archs;
   int64_t keyDim = 128, valueDim = 128;
+  int64_t experts = 256, expertGroups = 8, topK = 8;
   bool check = false;
 };
 
@@ -168,6 +170,16 @@ int main(int argc, char **argv) {
       ->capture_default_str()
       ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   app.add_option("--value-dim", opt.valueDim, "attention value head dim")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  app.add_option("--experts", opt.experts, "MoE router: experts")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  app.add_option("--expert-groups", opt.expertGroups,
+                 "MoE router: expert groups")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  app.add_option("--top-k", opt.topK, "MoE router: experts per token")
       ->capture_default_str()
       ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   app.add_flag("--check", opt.check,
@@ -330,7 +342,8 @@ int main(int argc, char **argv) {
     for (const CubinKernel &k : ac.cubin.kernels)
       if (std::find(order.begin(), order.end(), k.name) == order.end())
         order.push_back(k.name);
-  LaunchDims dims{opt.keyDim, opt.valueDim};
+  LaunchDims dims{opt.keyDim, opt.valueDim, opt.experts, opt.expertGroups,
+                  opt.topK};
   std::vector<Row> rows;
   for (const std::string &name : order) {
     for (const ArchCode &ac : archs) {
@@ -497,7 +510,9 @@ int main(int argc, char **argv) {
                : "")
        << "\n";
   os << "  dynamic shared memory for keyDim=" << opt.keyDim
-     << ", valueDim=" << opt.valueDim << "\n\n";
+     << ", valueDim=" << opt.valueDim << "; experts=" << opt.experts
+     << ", expert groups=" << opt.expertGroups << ", top-k=" << opt.topK
+     << "\n\n";
 
   os << std::left << std::setw(22) << "kernel" << std::setw(8) << "arch"
      << std::right << std::setw(5) << "regs" << std::setw(7) << "stack"
@@ -540,8 +555,8 @@ int main(int argc, char **argv) {
         "blocks_sm, warps_sm, occupancy = theoretical active blocks and warps "
         "per SM and warps / max warps; limiter = the limit that binds; ld128 "
         "= some global load of the kernel (or a function it calls) is 128 "
-        "bits or wider in the PTX (required of attention and "
-        "linearResident, the KV- and weight-streaming kernels); hot = "
+        "bits or wider in the PTX (required of the KV- and weight-streaming "
+        "kernels: attention, linearResident, linearGrouped); hot = "
         "checked for spills.\n\n";
 
   os << "Global loads (PTX, per kernel and architecture: count, widest "
@@ -596,7 +611,11 @@ int main(int argc, char **argv) {
     nlohmann::json j;
     j["library"] = opt.library;
     j["limits"] = opt.limits;
-    j["launch_dims"] = {{"key_dim", opt.keyDim}, {"value_dim", opt.valueDim}};
+    j["launch_dims"] = {{"key_dim", opt.keyDim},
+                        {"value_dim", opt.valueDim},
+                        {"experts", opt.experts},
+                        {"expert_groups", opt.expertGroups},
+                        {"top_k", opt.topK}};
     j["archs"] = nlohmann::json::array();
     for (const ArchCode &ac : archs)
       j["archs"].push_back({{"arch", ac.arch},

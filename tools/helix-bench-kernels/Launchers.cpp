@@ -17,11 +17,18 @@ int64_t none(const LaunchDims &) { return 0; }
 int64_t attentionSmem(const LaunchDims &d) {
   return (d.keyDim + d.valueDim + 128) * 4;
 }
+
+/// moeRoute(): moeRouteSharedBytes(p) = (2 experts + groups) doubles
+/// (scores, choices, group scores) + (groups + topK) ints.
+int64_t routeSmem(const LaunchDims &d) {
+  return (2 * d.experts + d.expertGroups) * 8 + (d.expertGroups + d.topK) * 4;
+}
 } // namespace
 
 const std::vector<Launcher> &launchers() {
-  // kThreads = 256 in CudaKernels.cu. Hot kernels first; the two streaming
-  // kernels (KV cache, resident weights) must have 128-bit loads.
+  // kThreads = 256 in CudaKernels.cu. Hot kernels first; the streaming
+  // kernels (KV cache, resident weights, the grouped expert GEMM) must have
+  // 128-bit loads.
   static const std::vector<Launcher> table = {
       {"attentionKernel", "attention", 128,
        "(keyDim + valueDim + threads) * sizeof(float)",
@@ -34,6 +41,12 @@ const std::vector<Launcher> &launchers() {
       {"addRmsNormKernel", "addRmsNorm", 256, "0", "0", none, true},
       {"ropeKvStoreKernel", "ropeKvStore", 256, "0", "0", none, true},
       {"embeddingKernel", "embedding", 256, "0", "0", none, true},
+      {"moeRouteKernel", "moeRoute", 256, "moeRouteSharedBytes(p)",
+       "(2 E + G) * 8 + (G + k) * 4", routeSmem, true},
+      {"moeDispatchKernel", "moeDispatch", 256, "0", "0", none, true},
+      {"linearGroupedKernel", "linearGrouped", 128, "0", "0", none, true,
+       true},
+      {"moeCombineKernel", "moeCombine", 256, "0", "0", none, true},
       {"lseCombineKernel", "lseCombine", 128, "0", "0", none, true},
       {"splitCombineKernel", "attention", 128, "0", "0", none, false},
       {"addBiasKernel", "addBias", 256, "0", "0", none, false},
@@ -44,8 +57,7 @@ const std::vector<Launcher> &launchers() {
       {"sliceKernel", "sliceColumns", 256, "0", "0", none, false},
       {"concatKernel", "concatColumns", 256, "0", "0", none, false},
       {"sumLeadingKernel", "sumLeading", 256, "0", "0", none, false},
-      {"gatherRowsKernel", "gatherRows", 256, "0", "0", none, false},
-      {"scatterAddRowsKernel", "scatterAddRows", 256, "0", "0", none, false},
+      {"gatherRowsKernel", "gatherRows", 256, "0", "0", none, true},
   };
   return table;
 }

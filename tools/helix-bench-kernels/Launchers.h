@@ -20,6 +20,8 @@ namespace helix::benchkernels {
 struct LaunchDims {
   int64_t keyDim = 128;
   int64_t valueDim = 128;
+  // The MoE router's (DeepSeek-V3 by default).
+  int64_t experts = 256, expertGroups = 8, topK = 8;
 };
 
 struct Launcher {

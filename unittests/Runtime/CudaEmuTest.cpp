@@ -149,8 +149,13 @@ TEST(CudaEmuKernels, LinearResident) {
     check(r);
 }
 
-TEST(CudaEmuKernels, GatherScatterRows) {
-  for (const Result &r : gatherScatter())
+TEST(CudaEmuKernels, MoeRoute) {
+  for (const Result &r : moeRouteAll())
+    check(r);
+}
+
+TEST(CudaEmuKernels, MoeExpertPath) {
+  for (const Result &r : moeExpertPath())
     check(r);
 }
 

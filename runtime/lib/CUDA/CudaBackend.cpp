@@ -2,16 +2,18 @@
 //
 // Every op runs on the rank's compute stream; memory is stream-ordered
 // (cudaMallocAsync / cudaFreeAsync on that stream). Collectives started
-// with *Start run on a second stream, ordered with events (HOP-B). Routing
-// and argmax run on the host (small, per token); the experts are applied
-// one local expert at a time over the tokens routed to it. Weights kept
-// in BF16 / FP8 / FP4 are read as stored by a weight-streaming kernel
-// (linearResident); f32 ones go through cuBLAS.
+// with *Start run on a second stream, ordered with events (HOP-B). MoE
+// runs on the device without a host round trip: routing, the dispatch of
+// routed rows to the local experts, one grouped GEMM launch per expert
+// projection, the combine. Weights kept in BF16 / FP8 / FP4 are read as
+// stored by a weight-streaming kernel (linearResident); f32 ones go
+// through cuBLAS.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaBackend.h"
 #include "CudaKernels.h"
+#include "MoeRouting.h"
 
 #include "helix/Runtime/CudaBackend.h"
 
@@ -20,6 +22,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -135,6 +138,9 @@ public:
     // Plain fp32 GEMMs (no TF32), to agree with the CPU reference.
     cublasCheck(cublasSetMathMode(s_.blas, CUBLAS_DEFAULT_MATH),
                 "cublasSetMathMode");
+    cudaCheck(cudaMalloc(reinterpret_cast<void **>(&moeStats_),
+                         2 * kMoeStatSlots * sizeof(int64_t)),
+              "cudaMalloc (MoE statistics)");
     if (o.collectives == "mpi")
       s_.nccl = false;
     else if (o.collectives == "nccl")
@@ -146,6 +152,7 @@ public:
     *alive_ = false;
     cudaStreamSynchronize(s_.compute);
     cudaStreamSynchronize(s_.comm);
+    cudaFree(moeStats_);
     cublasDestroy(s_.blas);
     cudaStreamDestroy(s_.comm);
     cudaStreamDestroy(s_.compute);
@@ -153,8 +160,21 @@ public:
 
   std::string name() const override { return "cuda"; }
 
-  std::map<std::string, OpTraffic> traffic() const override { return traffic_; }
-  void resetTraffic() override { traffic_.clear(); }
+  std::map<std::string, OpTraffic> traffic() const override {
+    std::map<std::string, OpTraffic> t = traffic_;
+    addRoutedExperts(t);
+    return t;
+  }
+  void resetTraffic() override {
+    traffic_.clear();
+    moeCalls_.clear();
+    moeSlot_ = 0;
+  }
+
+  Tensor runStep(const std::function<Tensor()> &step) override {
+    moeSlot_ = 0; // the step's MoE calls take statistics slots 0, 1, ...
+    return step();
+  }
   bool deviceMemory() const override { return true; }
 
   std::shared_ptr<Storage> allocate(size_t bytes) override {
@@ -434,49 +454,83 @@ public:
     launched("gatedActivation");
   }
 
+  void moeRoute(const Tensor &logits, const RouterConfig &c,
+                const Tensor *bias, Routing &out) override {
+    cuda::RouterParams p = cuda::routerParams(c, logits.dim(1));
+    count("moeRoute", 0, 0,
+          f32Bytes(logits) + (bias ? f32Bytes(*bias) : 0) +
+              f32Bytes(out.weights) + 4.0 * double(out.indices.numel()));
+    cuda::moeRoute(logits.f32(), bias ? bias->f32() : nullptr, logits.dim(0),
+                   p, static_cast<int32_t *>(out.indices.raw()),
+                   out.weights.f32(), s_.compute);
+    launched("moeRoute");
+  }
+
   void moeExperts(const Tensor &x, const std::vector<int32_t> &indices,
                   const std::vector<float> &weights, int64_t topK,
                   const ExpertWeights &w, int64_t firstExpert,
                   const Activation &act, bool addDownBias,
                   Tensor &out) override {
-    int64_t B = x.dim(0), H = x.dim(1), E = w.gate.dim(0), I = w.gate.dim(1);
-    cudaCheck(cudaMemsetAsync(out.f32(), 0, out.bytes(), s_.compute), "memset");
-    // Tokens (and their weights) per local expert.
-    std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<float>>> by;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t k = 0; k < topK; ++k) {
-        int64_t e = indices[b * topK + k] - firstExpert;
-        if (e >= 0 && e < E) {
-          by[e].first.push_back(b);
-          by[e].second.push_back(weights[b * topK + k]);
-        }
-      }
-    for (auto &kv : by) {
-      int64_t e = kv.first, n = static_cast<int64_t>(kv.second.first.size());
-      DeviceInts rows(kv.second.first, s_.compute);
-      Tensor wt = tmp(n), xe = tmp(n * H), g = tmp(n * I), u = tmp(n * I),
-             h = tmp(n * I), y = tmp(n * H);
-      cudaCheck(cudaMemcpyAsync(wt.f32(), kv.second.second.data(),
-                                n * sizeof(float), cudaMemcpyHostToDevice,
-                                s_.compute),
-                "cudaMemcpyAsync");
-      // Gather and scatter-add of the routed rows, the activation between.
-      count("moe rows", 0, 0, 4.0 * double(5 * n * H + 3 * n * I));
-      cuda::gatherRows(x.f32(), H, rows.get(), n, xe.f32(), s_.compute);
-      bool gu = w.gateBias.defined();
-      matmul(xe.f32(), n, H, w.gate, e * I * H, I,
-             gu ? w.gateBias.f32() + e * I : nullptr, g.f32());
-      matmul(xe.f32(), n, H, w.up, e * I * H, I,
-             gu ? w.upBias.f32() + e * I : nullptr, u.f32());
-      cuda::gated(g.f32(), u.f32(), n * I, static_cast<int>(act.kind),
-                  act.alpha, act.limit, h.f32(), s_.compute);
-      bool db = addDownBias && w.downBias.defined();
-      matmul(h.f32(), n, I, w.down, e * H * I, H,
-             db ? w.downBias.f32() + e * H : nullptr, y.f32());
-      cuda::scatterAddRows(out.f32(), y.f32(), H, rows.get(), wt.f32(), n,
-                           s_.compute);
-      launched("moeExperts");
-    }
+    int64_t B = x.dim(0);
+    Routing r{Tensor(allocate(indices.size() * sizeof(int32_t)), {B, topK},
+                     DType::I32),
+              tmp(B * topK).view({B, topK})};
+    upload(r.indices.raw(), indices.data(), indices.size() * sizeof(int32_t));
+    upload(r.weights.raw(), weights.data(), weights.size() * sizeof(float));
+    moeExpertsRouted(x, r, w, firstExpert, act, addDownBias, out);
+  }
+
+  /// Dispatch (rows grouped by local expert, on the device), gather, the
+  /// three grouped GEMMs over every local expert (one launch each),
+  /// activation, combine: seven launches whatever the routing, sized for
+  /// the most rows (B k); the kernels read how many are routed here from
+  /// the device.
+  void moeExpertsRouted(const Tensor &x, const Routing &routing,
+                        const ExpertWeights &w, int64_t firstExpert,
+                        const Activation &act, bool addDownBias,
+                        Tensor &out) override {
+    int64_t B = x.dim(0), H = x.dim(1), E = w.gate.dim(0), I = w.gate.dim(1),
+            k = routing.indices.dim(1), R = B * k;
+    // offsets [E + 1], rows [R], slotOf [R] in one int64 workspace.
+    Tensor ints(allocate(static_cast<size_t>(E + 1 + 2 * R) * 8),
+                {2 * (E + 1 + 2 * R)}, DType::I32);
+    int64_t *offsets = static_cast<int64_t *>(ints.raw()),
+            *rows = offsets + E + 1, *slotOf = rows + R;
+    Tensor xe = tmp(R * H), g = tmp(R * I), u = tmp(R * I), h = tmp(R * I),
+           y = tmp(R * H);
+    int64_t *stats = moeStatsSlot(w);
+    noteMoeRows(R);
+    count("moe dispatch", 0, 0, 4.0 * double(R) + 16.0 * double(R + E));
+    count("moe rows", 0, 0,
+          4.0 * double(2 * R * H + 3 * R * I + R * H + B * H + R));
+    cuda::moeDispatch(static_cast<const int32_t *>(routing.indices.raw()), B, k,
+                      firstExpert, E, offsets, rows, slotOf, stats,
+                      s_.compute);
+    const int64_t *live = offsets + E;
+    cuda::gatherRows(x.f32(), H, rows, R, xe.f32(), s_.compute, live);
+    bool gu = w.gateBias.defined();
+    grouped(xe.f32(), H, w.gate, I, gu ? w.gateBias.f32() : nullptr, offsets,
+            g.f32());
+    grouped(xe.f32(), H, w.up, I, gu ? w.upBias.f32() : nullptr, offsets,
+            u.f32());
+    cuda::gated(g.f32(), u.f32(), R * I, static_cast<int>(act.kind), act.alpha,
+                act.limit, h.f32(), s_.compute, live, I);
+    bool db = addDownBias && w.downBias.defined();
+    grouped(h.f32(), I, w.down, H, db ? w.downBias.f32() : nullptr, offsets,
+            y.f32());
+    cuda::moeCombine(y.f32(), slotOf, routing.weights.f32(), B, k, H,
+                     out.f32(), s_.compute);
+    launched("moeExperts");
+  }
+
+  /// One grouped expert GEMM: out rows of each local expert = x rows . W_e^T
+  /// (+ bias_e), W [E, N, K] read as stored.
+  void grouped(const float *x, int64_t K, const Tensor &w, int64_t N,
+               const float *bias, const int64_t *offsets, float *out) {
+    const BlockScales *bs = w.scales().get();
+    cuda::linearGrouped(x, K, w.raw(), w.dtype(), w.elementOffset(),
+                        bs ? &bs->desc : nullptr, w.dim(0), N, bias, offsets,
+                        out, s_.compute);
   }
 
   void add(const Tensor &a, const Tensor &b, Tensor &out) override {
@@ -512,6 +566,61 @@ public:
 private:
   CudaState s_;
   std::map<std::string, OpTraffic> traffic_;
+
+  /// The routed experts' traffic is known on the device only: each
+  /// moeExpertsRouted call's dispatch writes (experts with rows, rows) to a
+  /// slot of moeStats_, and traffic() reads them after the step. A step's
+  /// calls take slots 0, 1, ... (runStep), so a step replayed as a CUDA
+  /// graph writes where its calls are recorded; counts over several steps
+  /// take each call's last step. Beyond kMoeStatSlots calls per step the
+  /// call is counted with all its local experts and every row (an upper
+  /// bound, under its own name).
+  static constexpr int64_t kMoeStatSlots = 4096;
+  struct MoeCall {
+    int64_t slot;          // -1: no statistics
+    int64_t localExperts;  // E
+    int64_t maxRows;       // B k
+    double expertBytes;    // gate + up + down of one expert, as stored
+    double flopsPerRow;    // 6 I H
+  };
+  std::vector<MoeCall> moeCalls_;
+  int64_t moeSlot_ = 0;
+  int64_t *moeStats_ = nullptr; // [kMoeStatSlots, 2], device
+
+  /// The statistics slot of the next MoE call with weights `w` (null when
+  /// none is left), recorded for traffic().
+  int64_t *moeStatsSlot(const ExpertWeights &w) {
+    int64_t E = w.gate.dim(0), I = w.gate.dim(1), H = w.gate.dim(2);
+    int64_t slot = moeSlot_ < kMoeStatSlots ? moeSlot_++ : -1;
+    double bytes = storedBytes(w.gate, I * H) + storedBytes(w.up, I * H) +
+                   storedBytes(w.down, H * I);
+    moeCalls_.push_back({slot, E, 0, bytes, 6.0 * double(I * H)});
+    return slot >= 0 ? moeStats_ + 2 * slot : nullptr;
+  }
+  void noteMoeRows(int64_t rows) { moeCalls_.back().maxRows = rows; }
+
+  /// Adds the routed experts' weights and FLOPs (from the device).
+  void addRoutedExperts(std::map<std::string, OpTraffic> &t) const {
+    if (moeCalls_.empty())
+      return;
+    int64_t used = 0;
+    for (const MoeCall &c : moeCalls_)
+      used = std::max(used, c.slot + 1);
+    std::vector<int64_t> stats(2 * std::max<int64_t>(used, 1));
+    if (used > 0)
+      const_cast<CudaBackend *>(this)->download(
+          stats.data(), moeStats_, stats.size() * sizeof(int64_t));
+    for (const MoeCall &c : moeCalls_) {
+      bool known = c.slot >= 0;
+      int64_t experts = known ? stats[2 * c.slot] : c.localExperts;
+      int64_t rows = known ? stats[2 * c.slot + 1] : c.maxRows;
+      OpTraffic &o = t[known ? "moe experts (weights as stored)"
+                             : "moe experts (upper bound)"];
+      o.calls += 1;
+      o.weightBytes += double(experts) * c.expertBytes;
+      o.flops += double(rows) * c.flopsPerRow;
+    }
+  }
 
   /// Counts one call of op `name` (see OpTraffic).
   void count(const char *name, double weightBytes, double kvBytes,

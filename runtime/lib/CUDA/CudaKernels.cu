@@ -26,24 +26,28 @@ unsigned blocksFor(int64_t n, int threads = kThreads) {
   return static_cast<unsigned>((n + threads - 1) / threads);
 }
 
-/// Sum (or max) of `v` over the block; every thread gets the result.
-template <bool Max> __device__ float blockReduce(float v, float *scratch) {
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = Max ? fmaxf(v, w) : v + w;
-  }
+/// op over `v` of every thread of the block (`none`: op's identity, for
+/// the lanes of missing warps); every thread gets the result.
+template <class T, class Op>
+__device__ T blockCombine(T v, T none, T *scratch, const Op &op) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int warps = (blockDim.x + 31) >> 5;
   __syncthreads(); // scratch may still be read by a previous reduction
   if (lane == 0)
     scratch[warp] = v;
   __syncthreads();
-  v = lane < warps ? scratch[lane] : (Max ? -CUDART_INF_F : 0.0f);
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = Max ? fmaxf(v, w) : v + w;
-  }
+  v = lane < warps ? scratch[lane] : none;
+  for (int o = 16; o > 0; o >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
+}
+
+/// Sum (or max) of `v` over the block; every thread gets the result.
+template <bool Max> __device__ float blockReduce(float v, float *scratch) {
+  return blockCombine(v, Max ? -CUDART_INF_F : 0.0f, scratch,
+                      [](float a, float b) { return Max ? fmaxf(a, b) : a + b; });
 }
 
 /// The rows of the tokens in this vocabulary shard, decoded from the
@@ -493,27 +497,21 @@ constexpr int kLinearRows = 8;
 constexpr int kLinearThreads = 128; // 4 warps, 4 output columns per block
 constexpr int kLinearWarps = kLinearThreads / 32;
 
-/// out[m, n] = sum_k x[m, k] W[n, k] (+ bias[n]) with W read as stored:
-/// element (n, k) is element first + n K + k of `w` in `dtype`, times its
-/// block scale (desc, for element scaleBase + first + n K + k). One warp
-/// per output column n, its lanes striding over k; blockIdx.y picks
-/// kLinearRows rows of x. Each weight element is read once per row chunk.
-__global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
-                                     const void *w, DType dtype, int64_t first,
-                                     int64_t scaleBase, BlockScaleDesc desc,
-                                     bool scaled, int64_t N, const float *bias,
-                                     float *out) {
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) + warp;
-  if (n >= N)
-    return; // the whole warp: n is the same for its lanes
-  int64_t m0 = blockIdx.y * static_cast<int64_t>(kLinearRows);
-  int rows = static_cast<int>(min(static_cast<int64_t>(kLinearRows), M - m0));
+/// One warp's share of a weight-streaming GEMM: rows [m0, m0 + rows) of x
+/// (rows <= kLinearRows) times row `row` of W (element `row` of `w` in
+/// `dtype`, K values, scaled by `desc` at element scaleBase + row + k),
+/// plus `bias`, into column n of out (N columns). The warp's lanes stride
+/// over k; each weight element is read once.
+__device__ void linearColumn(const float *x, int64_t m0, int rows, int64_t K,
+                             const void *w, DType dtype, int64_t row,
+                             int64_t scaleBase, const BlockScaleDesc &desc,
+                             bool scaled, int64_t N, int64_t n, float bias,
+                             float *out) {
+  int lane = threadIdx.x & 31;
   float acc[kLinearRows];
 #pragma unroll
   for (int r = 0; r < kLinearRows; ++r)
     acc[r] = 0.0f;
-  int64_t row = first + n * K;
   auto add = [&](float v, int64_t k) {
     if (scaled)
       v = desc.apply(v, scaleBase + row + k);
@@ -523,7 +521,8 @@ __global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
         acc[r] += v * x[(m0 + r) * K + k];
   };
   // Rows that start and end on 16-byte boundaries: each lane loads 16
-  // bytes at a time (8 BF16, 16 FP8 or 32 FP4 values), 128-bit loads.
+  // bytes at a time (4 F32, 8 BF16, 16 FP8 or 32 FP4 values), 128-bit
+  // loads.
   const uint8_t *wb = static_cast<const uint8_t *>(w);
   int64_t bits = static_cast<int64_t>(dtypeBits(dtype));
   if ((K * bits) % 128 == 0 && (row * bits) % 128 == 0 &&
@@ -548,7 +547,232 @@ __global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
     for (int o = 16; o > 0; o >>= 1)
       a += __shfl_xor_sync(0xffffffffu, a, o);
     if (lane == 0)
-      out[(m0 + r) * N + n] = a + (bias ? bias[n] : 0.0f);
+      out[(m0 + r) * N + n] = a + bias;
+  }
+}
+
+/// out[m, n] = sum_k x[m, k] W[n, k] (+ bias[n]) with W read as stored:
+/// element (n, k) is element first + n K + k of `w` in `dtype`, times its
+/// block scale (desc, for element scaleBase + first + n K + k). One warp
+/// per output column n; blockIdx.y picks kLinearRows rows of x.
+__global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
+                                     const void *w, DType dtype, int64_t first,
+                                     int64_t scaleBase, BlockScaleDesc desc,
+                                     bool scaled, int64_t N, const float *bias,
+                                     float *out) {
+  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) +
+              (threadIdx.x >> 5);
+  if (n >= N)
+    return; // the whole warp: n is the same for its lanes
+  int64_t m0 = blockIdx.y * static_cast<int64_t>(kLinearRows);
+  int rows = static_cast<int>(min(static_cast<int64_t>(kLinearRows), M - m0));
+  linearColumn(x, m0, rows, K, w, dtype, first + n * K, scaleBase, desc,
+               scaled, N, n, bias ? bias[n] : 0.0f, out);
+}
+
+/// The grouped expert GEMM: expert e = blockIdx.y multiplies rows
+/// [offsets[e], offsets[e + 1]) of x by its matrix (element e N K of `w`
+/// on, [N, K], with bias row e of `bias` [E, N]); the row ranges come from
+/// the device (moeDispatchKernel), so one launch covers every local expert
+/// whatever the routing. A block of an expert without rows does nothing.
+__global__ void linearGroupedKernel(const float *x, int64_t K, const void *w,
+                                    DType dtype, int64_t scaleBase,
+                                    BlockScaleDesc desc, bool scaled,
+                                    int64_t N, const float *bias,
+                                    const int64_t *offsets, float *out) {
+  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) +
+              (threadIdx.x >> 5);
+  int64_t e = blockIdx.y;
+  if (n >= N)
+    return;
+  int64_t lo = offsets[e], hi = offsets[e + 1];
+  float b = bias ? bias[e * N + n] : 0.0f;
+  for (int64_t m0 = lo; m0 < hi; m0 += kLinearRows)
+    linearColumn(x, m0,
+                 static_cast<int>(min(static_cast<int64_t>(kLinearRows),
+                                      hi - m0)),
+                 K, w, dtype, (e * N + n) * K, scaleBase, desc, scaled, N, n,
+                 b, out);
+}
+
+/// The largest (v, at) of the warp, ties to the lower `at`: shuffles of
+/// the value and the index (every lane gets the result).
+__device__ inline void warpArgmax(double &v, int &at) {
+  for (int o = 16; o > 0; o >>= 1) {
+    double ov = __shfl_xor_sync(0xffffffffu, v, o);
+    int oi = __shfl_xor_sync(0xffffffffu, at, o);
+    if (ov > v || (ov == v && oi < at)) {
+      v = ov;
+      at = oi;
+    }
+  }
+}
+
+/// Softmax or sigmoid scores of one token's router logits, the correction
+/// bias added for the choice only, grouped selection, top-k: routeHost's
+/// algorithm (Ops.cpp) in double, one block per token. Ties go to the
+/// lower expert, as routeHost's stable sorts. Dynamic shared memory:
+/// score [E], choice [E], group score [G] doubles, then kept [G] and
+/// chosen [k] ints.
+__global__ void moeRouteKernel(const float *logits, const float *bias,
+                               RouterParams p, int32_t *indices,
+                               float *weights) {
+  extern __shared__ double route[];
+  __shared__ double dscratch[32];
+  __shared__ int iscratch[32];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  int64_t E = p.experts, G = p.groups, b = blockIdx.x;
+  double *score = route, *choice = route + E, *gscore = choice + E;
+  int *kept = reinterpret_cast<int *>(gscore + G), *chosen = kept + G;
+  const float *l = logits + b * E;
+  auto sum = [](double x, double y) { return x + y; };
+  auto most = [](double x, double y) { return x > y ? x : y; };
+  double m = -CUDART_INF_F;
+  for (int64_t e = tid; e < E; e += nt)
+    m = most(m, double(l[e]));
+  m = blockCombine(m, double(-CUDART_INF_F), dscratch, most);
+  double z = 0;
+  for (int64_t e = tid; e < E; e += nt) {
+    double x = p.sigmoid ? 1.0 / (1.0 + exp(-double(l[e])))
+                         : exp(double(l[e]) - m);
+    score[e] = x;
+    z += x;
+  }
+  z = p.sigmoid ? 1.0 : blockCombine(z, 0.0, dscratch, sum);
+  for (int64_t e = tid; e < E; e += nt) {
+    score[e] /= z;
+    choice[e] = score[e] + (bias ? double(bias[e]) : 0.0);
+  }
+  __syncthreads();
+  if (G > 1) {
+    int64_t per = E / G;
+    for (int64_t g = tid; g < G; g += nt) { // the group's best one or two
+      double v0 = -CUDART_INF_F, v1 = -CUDART_INF_F;
+      for (int64_t e = g * per; e < (g + 1) * per; ++e) {
+        double c = choice[e];
+        if (c > v0) {
+          v1 = v0;
+          v0 = c;
+        } else if (c > v1) {
+          v1 = c;
+        }
+      }
+      gscore[g] = p.groupMax || per < 2 ? v0 : v0 + v1;
+      kept[g] = 0;
+    }
+    __syncthreads();
+    if (tid == 0)
+      for (int64_t i = 0; i < p.topkGroups; ++i) {
+        int64_t best = -1;
+        for (int64_t g = 0; g < G; ++g)
+          if (!kept[g] && (best < 0 || gscore[g] > gscore[best]))
+            best = g;
+        kept[best] = 1;
+      }
+    __syncthreads();
+    for (int64_t e = tid; e < E; e += nt)
+      if (!kept[e / per])
+        choice[e] = 0.0; // as Hugging Face's masked_fill(..., 0.0)
+    __syncthreads();
+  }
+  double picked = 0;
+  for (int64_t i = 0; i < p.topK; ++i) {
+    double v = -CUDART_INF_F;
+    int at = 1 << 30;
+    for (int64_t e = tid; e < E; e += nt)
+      if (choice[e] > v) { // first (lowest) expert of this thread on ties
+        v = choice[e];
+        at = static_cast<int>(e);
+      }
+    // Block argmax, ties to the lower expert.
+    warpArgmax(v, at);
+    int lane = tid & 31, warp = tid >> 5, warps = (nt + 31) >> 5;
+    __syncthreads();
+    if (lane == 0) {
+      dscratch[warp] = v;
+      iscratch[warp] = at;
+    }
+    __syncthreads();
+    v = lane < warps ? dscratch[lane] : -CUDART_INF_F;
+    at = lane < warps ? iscratch[lane] : 1 << 30;
+    warpArgmax(v, at);
+    if (tid == 0) {
+      chosen[i] = at;
+      picked += score[at];
+      choice[at] = -CUDART_INF_F; // taken
+    }
+    __syncthreads();
+  }
+  if (tid == 0)
+    for (int64_t i = 0; i < p.topK; ++i) {
+      double w = score[chosen[i]];
+      if (p.normTopkProb)
+        w /= picked + 1e-20;
+      indices[b * p.topK + i] = chosen[i];
+      weights[b * p.topK + i] = static_cast<float>(w * p.scaling);
+    }
+}
+
+/// One block: the (token, j) pairs of indices [pairs = B k] routed to the
+/// local experts [first, first + E) grouped by expert, in pair order within
+/// an expert: offsets [E + 1] (offsets[E]: the rows routed here), rows[r]
+/// the token of dispatched row r, slotOf[pair] its dispatched row or -1;
+/// stats (optional): experts with rows, rows. No atomics: thread e counts
+/// and places expert e's pairs.
+__global__ void moeDispatchKernel(const int32_t *indices, int64_t pairs,
+                                  int64_t k, int64_t first, int64_t E,
+                                  int64_t *offsets, int64_t *rows,
+                                  int64_t *slotOf, int64_t *stats) {
+  const int tid = threadIdx.x, nt = blockDim.x;
+  for (int64_t e = tid; e < E; e += nt) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < pairs; ++i)
+      n += indices[i] - first == e;
+    offsets[e + 1] = n;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    int64_t used = 0;
+    offsets[0] = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      used += offsets[e + 1] > 0;
+      offsets[e + 1] += offsets[e];
+    }
+    if (stats) {
+      stats[0] = used;
+      stats[1] = offsets[E];
+    }
+  }
+  __syncthreads();
+  for (int64_t i = tid; i < pairs; i += nt) {
+    int64_t e = indices[i] - first;
+    if (e < 0 || e >= E)
+      slotOf[i] = -1;
+  }
+  for (int64_t e = tid; e < E; e += nt) {
+    int64_t at = offsets[e];
+    for (int64_t i = 0; i < pairs; ++i)
+      if (indices[i] - first == e) {
+        rows[at] = i / k;
+        slotOf[i] = at++;
+      }
+  }
+}
+
+/// out[b, :] = sum over the pairs (b, j) routed here, j in order, of their
+/// weight times their dispatched row of y; 0 when none is.
+__global__ void moeCombineKernel(const float *y, const int64_t *slotOf,
+                                 const float *weights, int64_t k, int64_t cols,
+                                 float *out) {
+  int64_t b = blockIdx.x;
+  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
+    float a = 0.0f;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t r = slotOf[b * k + j];
+      if (r >= 0)
+        a += weights[b * k + j] * y[r * cols + i];
+    }
+    out[b * cols + i] = a;
   }
 }
 
@@ -581,10 +805,14 @@ __global__ void lseCombineKernel(const float *partials, const float *lse,
   }
 }
 
+/// liveRows (optional): only the first *liveRows rows of rowLen values
+/// (the MoE rows routed here).
 __global__ void gatedKernel(const float *gate, const float *up, int64_t n,
-                            int kind, float alpha, float limit, float *out) {
+                            int kind, float alpha, float limit,
+                            const int64_t *liveRows, int64_t rowLen,
+                            float *out) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n)
+  if (i >= n || (liveRows && i >= *liveRows * rowLen))
     return;
   float g = gate[i], u = up[i], a;
   switch (kind) {
@@ -650,20 +878,15 @@ __global__ void sumLeadingKernel(const float *x, int64_t S, int64_t n,
   out[i] = s;
 }
 
+/// live (optional): only rows below *live.
 __global__ void gatherRowsKernel(const float *x, int64_t cols,
-                                 const int64_t *rows, float *out) {
+                                 const int64_t *rows, const int64_t *live,
+                                 float *out) {
+  if (live && blockIdx.x >= *live)
+    return;
   int64_t r = rows[blockIdx.x];
   for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
     out[blockIdx.x * cols + i] = x[r * cols + i];
-}
-
-__global__ void scatterAddRowsKernel(float *out, const float *y, int64_t cols,
-                                     const int64_t *rows,
-                                     const float *weights) {
-  int64_t r = rows[blockIdx.x];
-  float w = weights[blockIdx.x];
-  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
-    out[r * cols + i] += w * y[blockIdx.x * cols + i];
 }
 
 } // namespace
@@ -810,9 +1033,10 @@ void lseCombine(const float *partials, const float *lse, const float *sinks,
 }
 
 void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
-           float limit, float *out, cudaStream_t stream) {
-  gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(gate, up, n, kind, alpha,
-                                                     limit, out);
+           float limit, float *out, cudaStream_t stream,
+           const int64_t *liveRows, int64_t rowLen) {
+  gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(
+      gate, up, n, kind, alpha, limit, liveRows, rowLen, out);
 }
 
 void add(const float *a, const float *b, int64_t n, float *out,
@@ -843,14 +1067,55 @@ void sumLeading(const float *x, int64_t s, int64_t n, float *out,
 }
 
 void gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
-                float *out, cudaStream_t stream) {
-  gatherRowsKernel<<<n, kThreads, 0, stream>>>(x, cols, rows, out);
+                float *out, cudaStream_t stream, const int64_t *live) {
+  if (n == 0)
+    return;
+  gatherRowsKernel<<<n, kThreads, 0, stream>>>(x, cols, rows, live, out);
 }
 
-void scatterAddRows(float *out, const float *y, int64_t cols,
-                    const int64_t *rows, const float *weights, int64_t n,
-                    cudaStream_t stream) {
-  scatterAddRowsKernel<<<n, kThreads, 0, stream>>>(out, y, cols, rows, weights);
+void linearGrouped(const float *x, int64_t K, const void *w, DType dtype,
+                   int64_t scaleBase, const BlockScaleDesc *desc,
+                   int64_t experts, int64_t N, const float *bias,
+                   const int64_t *offsets, float *out, cudaStream_t stream) {
+  if (experts == 0 || N == 0)
+    return;
+  BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
+  dim3 grid(static_cast<unsigned>((N + kLinearWarps - 1) / kLinearWarps),
+            static_cast<unsigned>(experts));
+  linearGroupedKernel<<<grid, kLinearThreads, 0, stream>>>(
+      x, K, w, dtype, scaleBase, d, desc != nullptr, N, bias, offsets, out);
+}
+
+size_t moeRouteSharedBytes(const RouterParams &p) {
+  return (2 * p.experts + p.groups) * sizeof(double) +
+         (p.groups + p.topK) * sizeof(int);
+}
+
+void moeRoute(const float *logits, const float *correctionBias, int64_t batch,
+              const RouterParams &p, int32_t *indices, float *weights,
+              cudaStream_t stream) {
+  if (batch == 0)
+    return;
+  size_t smem = moeRouteSharedBytes(p);
+  moeRouteKernel<<<batch, kThreads, smem, stream>>>(logits, correctionBias, p,
+                                                    indices, weights);
+}
+
+void moeDispatch(const int32_t *indices, int64_t batch, int64_t k,
+                 int64_t first, int64_t experts, int64_t *offsets,
+                 int64_t *rows, int64_t *slotOf, int64_t *stats,
+                 cudaStream_t stream) {
+  moeDispatchKernel<<<1, kThreads, 0, stream>>>(
+      indices, batch * k, k, first, experts, offsets, rows, slotOf, stats);
+}
+
+void moeCombine(const float *y, const int64_t *slotOf, const float *weights,
+                int64_t batch, int64_t k, int64_t cols, float *out,
+                cudaStream_t stream) {
+  if (batch == 0)
+    return;
+  moeCombineKernel<<<batch, kThreads, 0, stream>>>(y, slotOf, weights, k, cols,
+                                                   out);
 }
 
 } // namespace cuda

@@ -131,8 +131,10 @@ void lseCombine(const float *partials, const float *lse, const float *sinks,
                 int64_t batch, int64_t shards, int64_t heads, int64_t dim,
                 float *out, cudaStream_t stream);
 /// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
+/// liveRows (device, optional): only the first *liveRows rows of rowLen.
 void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
-           float limit, float *out, cudaStream_t stream);
+           float limit, float *out, cudaStream_t stream,
+           const int64_t *liveRows = nullptr, int64_t rowLen = 0);
 void add(const float *a, const float *b, int64_t n, float *out,
          cudaStream_t stream);
 void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
@@ -143,13 +145,50 @@ void concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
                    int64_t cb, float *out, cudaStream_t stream);
 void sumLeading(const float *x, int64_t s, int64_t n, float *out,
                 cudaStream_t stream);
-/// out[i, :] = x[rows[i], :].
+/// out[i, :] = x[rows[i], :] for i < n (live, device, optional: only for
+/// i < *live).
 void gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
-                float *out, cudaStream_t stream);
-/// out[rows[i], :] += weights[i] * y[i, :] (rows distinct).
-void scatterAddRows(float *out, const float *y, int64_t cols,
-                    const int64_t *rows, const float *weights, int64_t n,
-                    cudaStream_t stream);
+                float *out, cudaStream_t stream,
+                const int64_t *live = nullptr);
+
+//===-- MoE on the device: route, dispatch, grouped GEMM, combine ---------===//
+
+/// RouterConfig (Ops.h) as kernel data, for E experts.
+struct RouterParams {
+  int64_t experts = 0, topK = 1, groups = 1, topkGroups = 1;
+  bool sigmoid = false, groupMax = false, normTopkProb = false;
+  double scaling = 1.0;
+};
+/// indices / weights [batch, topK] from logits [batch, E] and the optional
+/// correction bias [E]: routeHost's algorithm (Ops.cpp) in double, one
+/// block per token. Dynamic shared memory: moeRouteSharedBytes.
+void moeRoute(const float *logits, const float *correctionBias, int64_t batch,
+              const RouterParams &p, int32_t *indices, float *weights,
+              cudaStream_t stream);
+size_t moeRouteSharedBytes(const RouterParams &p);
+/// Groups the routed pairs of indices [batch, k] by local expert [first,
+/// first + experts): offsets [experts + 1] (offsets[experts]: rows routed
+/// here), rows [batch k] (the token of each dispatched row, the first
+/// offsets[experts] valid), slotOf [batch k] (each pair's dispatched row or
+/// -1), stats [2] (optional: experts with rows, rows). One block, no
+/// atomics, no host round trip.
+void moeDispatch(const int32_t *indices, int64_t batch, int64_t k,
+                 int64_t first, int64_t experts, int64_t *offsets,
+                 int64_t *rows, int64_t *slotOf, int64_t *stats,
+                 cudaStream_t stream);
+/// The grouped expert GEMM, one launch: rows [offsets[e], offsets[e+1]) of
+/// x [*, K] times expert e's W [N, K] (element e N K on of `w`, read as
+/// stored like linearResident, scales at scaleBase + element), plus bias
+/// row e of bias [experts, N] (optional), into the same rows of out [*, N].
+void linearGrouped(const float *x, int64_t K, const void *w, DType dtype,
+                   int64_t scaleBase, const BlockScaleDesc *desc,
+                   int64_t experts, int64_t N, const float *bias,
+                   const int64_t *offsets, float *out, cudaStream_t stream);
+/// out[b, :] = sum_j weights[b, j] y[slotOf[b k + j], :] over the pairs
+/// with a row here (j in order), 0 when none has.
+void moeCombine(const float *y, const int64_t *slotOf, const float *weights,
+                int64_t batch, int64_t k, int64_t cols, float *out,
+                cudaStream_t stream);
 
 } // namespace cuda
 } // namespace rt

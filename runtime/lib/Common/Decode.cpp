@@ -355,7 +355,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
       in.contextLengths.assign(batch, t + 1);
       if (args.reportTraffic && t + 1 == schedule.steps())
         ctx->backend().resetTraffic(); // count the last step alone
-      Tensor out = prog.step(*ctx, in);
+      Tensor out =
+          ctx->backend().runStep([&] { return prog.step(*ctx, in); });
       if (rank == 0) {
         check(out.defined() && out.rank() == 2 && out.dim(0) == batch &&
                   out.dim(1) == V,

@@ -344,9 +344,8 @@ Tensor gatedActivation(Context &ctx, const Tensor &gate, const Tensor &up,
   return out;
 }
 
-void routeHost(const float *logits, int64_t batch, int64_t experts,
-               const RouterConfig &cfg, const float *bias,
-               std::vector<int32_t> &indices, std::vector<float> &weights) {
+/// The router configuration's checks for `experts` experts.
+static void checkRouter(const RouterConfig &cfg, int64_t experts) {
   int64_t k = cfg.topK, G = cfg.numGroups;
   need(k >= 1 && k <= experts, "moeRoute",
        "top-k " + std::to_string(k) + " outside 1.." + std::to_string(experts));
@@ -355,6 +354,13 @@ void routeHost(const float *logits, int64_t batch, int64_t experts,
        "bad grouping: " + std::to_string(experts) + " experts, n_group " +
            std::to_string(G) + ", topk_group " +
            std::to_string(cfg.topkGroups));
+}
+
+void routeHost(const float *logits, int64_t batch, int64_t experts,
+               const RouterConfig &cfg, const float *bias,
+               std::vector<int32_t> &indices, std::vector<float> &weights) {
+  checkRouter(cfg, experts);
+  int64_t k = cfg.topK, G = cfg.numGroups;
   indices.assign(batch * k, 0);
   weights.assign(batch * k, 0.0f);
   std::vector<double> scores(experts), choice(experts);
@@ -421,22 +427,47 @@ Routing moeRoute(Context &ctx, const Tensor &logits, const RouterConfig &config,
   const Tensor *correctionBias = correctionBiasIn ? &biasF32 : nullptr;
   needRank(logits, 2, "moeRoute", "logits");
   int64_t B = logits.dim(0), E = logits.dim(1);
-  std::vector<float> l = ctx.download(logits), bias;
+  checkRouter(config, E);
   if (correctionBias && correctionBias->defined()) {
     needRank(*correctionBias, 1, "moeRoute", "correctionBias");
     need(correctionBias->dim(0) == E, "moeRoute",
          "correction bias " + correctionBias->str() + " must have " +
              std::to_string(E) + " entries");
-    bias = ctx.download(*correctionBias);
+  } else {
+    correctionBias = nullptr;
   }
+  Routing r;
+  r.indices = ctx.empty({B, config.topK}, DType::I32);
+  r.weights = ctx.empty({B, config.topK});
+  ctx.backend().moeRoute(logits, config, correctionBias, r);
+  return r;
+}
+
+void Backend::moeRoute(const Tensor &logits, const RouterConfig &config,
+                       const Tensor *correctionBias, Routing &out) {
+  int64_t B = logits.dim(0), E = logits.dim(1);
+  std::vector<float> l(B * E), bias(correctionBias ? E : 0);
+  download(l.data(), logits.f32(), l.size() * sizeof(float));
+  if (correctionBias)
+    download(bias.data(), correctionBias->f32(), bias.size() * sizeof(float));
   std::vector<int32_t> idx;
   std::vector<float> w;
-  routeHost(l.data(), B, E, config, bias.empty() ? nullptr : bias.data(), idx,
-            w);
-  Routing r;
-  r.indices = ctx.uploadInt(idx, {B, config.topK});
-  r.weights = ctx.upload(w, {B, config.topK});
-  return r;
+  routeHost(l.data(), B, E, config, correctionBias ? bias.data() : nullptr,
+            idx, w);
+  upload(out.indices.raw(), idx.data(), idx.size() * sizeof(int32_t));
+  upload(out.weights.raw(), w.data(), w.size() * sizeof(float));
+}
+
+void Backend::moeExpertsRouted(const Tensor &x, const Routing &routing,
+                               const ExpertWeights &experts,
+                               int64_t firstExpert, const Activation &act,
+                               bool addDownBias, Tensor &out) {
+  std::vector<int32_t> idx(routing.indices.numel());
+  std::vector<float> wt(routing.weights.numel());
+  download(idx.data(), routing.indices.raw(), idx.size() * sizeof(int32_t));
+  download(wt.data(), routing.weights.f32(), wt.size() * sizeof(float));
+  moeExperts(x, idx, wt, routing.indices.dim(1), experts, firstExpert, act,
+             addDownBias, out);
 }
 
 Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
@@ -471,11 +502,9 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
            routing.weights.shape() == routing.indices.shape(),
        "moeExperts", "routing weights must match the indices");
   need(firstExpert >= 0, "moeExperts", "negative first expert");
-  std::vector<int32_t> idx = ctx.downloadInt(routing.indices);
-  std::vector<float> wt = ctx.download(routing.weights);
   Tensor out = ctx.empty({x.dim(0), H});
-  ctx.backend().moeExperts(x, idx, wt, routing.indices.dim(1), w, firstExpert,
-                           act, addDownBias, out);
+  ctx.backend().moeExpertsRouted(x, routing, w, firstExpert, act, addDownBias,
+                                 out);
   return out;
 }
 

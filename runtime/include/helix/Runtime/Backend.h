@@ -15,6 +15,7 @@
 #include "helix/Runtime/Ops.h"
 #include "helix/Runtime/Tensor.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -87,6 +88,12 @@ public:
                             const std::vector<float> &invFreq,
                             float attentionFactor, int64_t offset,
                             bool interleaved);
+  /// Runs one decode step (the driver calls every step through it): the
+  /// CUDA backend's per-step state (MoE statistics slots; CUDA graphs) is
+  /// kept here. Default: step().
+  virtual Tensor runStep(const std::function<Tensor()> &step) {
+    return step();
+  }
   /// The traffic counted since the last reset, by op (empty: this backend
   /// does not count; the CUDA backend does).
   virtual std::map<std::string, OpTraffic> traffic() const { return {}; }
@@ -113,12 +120,25 @@ public:
                           const Tensor *sinks, Tensor &out) = 0;
   virtual void gatedActivation(const Tensor &gate, const Tensor &up,
                                const Activation &act, Tensor &out) = 0;
-  /// indices/weights are host arrays [B, k] (the router runs on the host).
+  /// indices/weights are host arrays [B, k].
   virtual void moeExperts(const Tensor &x, const std::vector<int32_t> &indices,
                           const std::vector<float> &weights, int64_t topK,
                           const ExpertWeights &experts, int64_t firstExpert,
                           const Activation &act, bool addDownBias,
                           Tensor &out) = 0;
+  /// The router: out.indices [B, k] (i32) and out.weights [B, k] from
+  /// logits [B, E] (checked, outputs allocated). Default: routeHost on the
+  /// host (the logits downloaded, the routing uploaded); the CUDA backend
+  /// routes on the device.
+  virtual void moeRoute(const Tensor &logits, const RouterConfig &config,
+                        const Tensor *correctionBias, Routing &out);
+  /// moeExperts with the routing in this backend's memory. Default:
+  /// downloads it for moeExperts(); the CUDA backend dispatches, runs the
+  /// experts and combines on the device (no host round trip).
+  virtual void moeExpertsRouted(const Tensor &x, const Routing &routing,
+                                const ExpertWeights &experts,
+                                int64_t firstExpert, const Activation &act,
+                                bool addDownBias, Tensor &out);
   virtual void add(const Tensor &a, const Tensor &b, Tensor &out) = 0;
   /// x viewed [a, b, c] -> out [b, a, c].
   virtual void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
