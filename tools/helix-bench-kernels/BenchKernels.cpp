@@ -115,11 +115,21 @@ int smNumber(const std::string &arch) {
   return i == std::string::npos ? 0 : std::atoi(arch.c_str() + i);
 }
 
-const Ptx *ptxFor(const DeviceCode &code, int sm) {
-  const Ptx *best = nullptr;
+/// The PTX `arch`'s code comes from: the module whose .target is `arch`
+/// (sm_90a's is compute_90a's), else the newest portable one (no `a` / `f`
+/// suffix: arch-specific PTX is not compiled for other targets) up to it.
+const Ptx *ptxFor(const DeviceCode &code, const std::string &arch, int sm) {
   for (const Ptx &p : code.ptx)
-    if (p.smVersion <= sm && (!best || p.smVersion > best->smVersion))
+    if (p.target == arch)
+      return &p;
+  const Ptx *best = nullptr;
+  for (const Ptx &p : code.ptx) {
+    bool specific = !p.target.empty() &&
+                    (p.target.back() == 'a' || p.target.back() == 'f');
+    if (!specific && p.smVersion <= sm &&
+        (!best || p.smVersion > best->smVersion))
       best = &p;
+  }
   return best;
 }
 
@@ -254,14 +264,14 @@ int main(int argc, char **argv) {
     if (lib != code.cubins.end()) {
       ac.cubin = *lib;
       ac.origin = "library";
-      ac.ptx = ptxFor(code, lib->smVersion);
+      ac.ptx = ptxFor(code, lib->arch, lib->smVersion);
     } else {
       // e.g. sm_90a: the library's PTX for sm_90 through ptxas -arch sm_90a.
       int sm = smNumber(arch);
       auto base =
           std::find_if(code.cubins.begin(), code.cubins.end(),
                        [&](const Cubin &c) { return c.smVersion == sm; });
-      ac.ptx = ptxFor(code, sm);
+      ac.ptx = ptxFor(code, arch, sm);
       if (!ac.ptx || base == code.cubins.end() || !usePtxas) {
         std::cerr << kCmd << ": error: --arch " << arch
                   << " is not in the library (it holds ";

@@ -53,6 +53,7 @@ const std::vector<Launcher> &launchers() {
       {"ropeKernel", "rope", 256, "0", "0", none, false},
       {"gatedKernel", "gated", 256, "0", "0", none, false},
       {"addKernel", "add", 256, "0", "0", none, false},
+      {"logAddExpKernel", "logAddExp", 256, "0", "0", none, false},
       {"swapKernel", "swapAxes01", 256, "0", "0", none, false},
       {"sliceKernel", "sliceColumns", 256, "0", "0", none, false},
       {"concatKernel", "concatColumns", 256, "0", "0", none, false},

@@ -14,6 +14,7 @@
 #include "CudaBackend.h"
 #include "CudaKernels.h"
 #include "MoeRouting.h"
+#include "StepGraph.h"
 
 #include "helix/Runtime/CudaBackend.h"
 
@@ -93,23 +94,17 @@ int cudaDeviceCount() {
 namespace {
 
 /// Small host arrays (indices, RoPE frequencies) uploaded for one kernel
-/// call.
+/// call (through the step graph's staging: StepGraph.h).
 template <class T> class DeviceArray {
 public:
-  DeviceArray(const std::vector<T> &v, cudaStream_t s) : stream_(s) {
-    size_t bytes = std::max<size_t>(8, v.size() * sizeof(T));
-    cudaCheck(cudaMallocAsync(&ptr_, bytes, s), "cudaMallocAsync");
-    if (!v.empty())
-      cudaCheck(cudaMemcpyAsync(ptr_, v.data(), v.size() * sizeof(T),
-                                cudaMemcpyHostToDevice, s),
-                "cudaMemcpyAsync (indices)");
-  }
-  ~DeviceArray() { cudaFreeAsync(ptr_, stream_); }
+  DeviceArray(const std::vector<T> &v, StepGraph &g)
+      : g_(g), ptr_(g.stage(v.data(), v.size() * sizeof(T))) {}
+  ~DeviceArray() { g_.unstage(ptr_); }
   const T *get() const { return static_cast<const T *>(ptr_); }
 
 private:
-  void *ptr_ = nullptr;
-  cudaStream_t stream_;
+  StepGraph &g_;
+  const void *ptr_;
 };
 using DeviceInts = DeviceArray<int64_t>;
 using DeviceFloats = DeviceArray<float>;
@@ -147,11 +142,23 @@ public:
       s_.nccl = true;
     else // NCCL refuses two ranks on one device
       s_.nccl = o.device < 0 && ctx.localSize() <= count;
+    // Graphs capture the NCCL calls; MPI collectives stage through the host.
+    if (o.cudaGraphs == "on" && !s_.nccl)
+      throw Error("--cuda-graphs on: CUDA graphs need NCCL collectives "
+                  "(--collectives mpi stages every collective through the "
+                  "host)");
+    graph_ = std::make_unique<StepGraph>(
+        s_.compute, o.cudaGraphs == "on" || (o.cudaGraphs == "auto" && s_.nccl),
+        [this] { waitStream(s_, s_.compute, "the previous step"); });
+    s_.graph = graph_.get();
+    life_->graph = graph_.get();
   }
   ~CudaBackend() override {
-    *alive_ = false;
+    life_->graph = nullptr;
     cudaStreamSynchronize(s_.compute);
     cudaStreamSynchronize(s_.comm);
+    s_.graph = nullptr;
+    graph_.reset();
     cudaFree(moeStats_);
     cublasDestroy(s_.blas);
     cudaStreamDestroy(s_.comm);
@@ -171,28 +178,30 @@ public:
     moeSlot_ = 0;
   }
 
+  /// A decode step: captured once as a CUDA graph and replayed (StepGraph).
   Tensor runStep(const std::function<Tensor()> &step) override {
-    moeSlot_ = 0; // the step's MoE calls take statistics slots 0, 1, ...
-    return step();
+    return graph_->run([&] {
+      moeSlot_ = 0; // the step's MoE calls take statistics slots 0, 1, ...
+      return step();
+    });
   }
   bool deviceMemory() const override { return true; }
 
   std::shared_ptr<Storage> allocate(size_t bytes) override {
     auto s = std::make_shared<Storage>();
-    cudaCheck(
-        cudaMallocAsync(&s->data, std::max<size_t>(bytes, 256), s_.compute),
-        ("allocating " + std::to_string(bytes) + " bytes").c_str());
+    s->data = graph_->allocate(bytes);
     s->bytes = bytes;
     s->onDevice = true;
     cudaStream_t stream = s_.compute;
-    std::shared_ptr<bool> alive = alive_;
+    std::shared_ptr<Life> life = life_;
     // Tensors may outlive the backend (a program's weights): then free
-    // without the (destroyed) stream.
-    s->release = [stream, alive](void *p) {
-      if (*alive)
-        cudaFreeAsync(p, stream);
-      else
+    // without the (destroyed) stream. A replayed step's frees are its
+    // graph's.
+    s->release = [stream, life](void *p) {
+      if (!life->graph)
         cudaFree(p);
+      else if (!life->graph->skipsFree())
+        cudaFreeAsync(p, stream);
     };
     return s;
   }
@@ -209,11 +218,15 @@ public:
     waitStream(s_, s_.compute, "download");
   }
   void copy(void *dst, const void *src, size_t bytes) override {
+    if (skip())
+      return;
     cudaCheck(
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s_.compute),
         "copy");
   }
   void zero(void *dst, size_t bytes) override {
+    if (skip())
+      return;
     cudaCheck(cudaMemsetAsync(dst, 0, bytes, s_.compute), "memset");
   }
   void synchronize() override {
@@ -230,6 +243,9 @@ public:
   }
 
   void launched(const char *what) { cudaCheck(cudaGetLastError(), what); }
+  /// Replaying a step: the host code runs, the device work is the graph's
+  /// (every op returns here after its allocations and index uploads).
+  bool skip() const { return graph_->replaying(); }
 
   void embedding(const Tensor &table, const std::vector<int64_t> &tokens,
                  int64_t vocabBegin, Tensor &out) override {
@@ -238,7 +254,9 @@ public:
       mine += t >= vocabBegin && t < vocabBegin + table.dim(0);
     count("embedding", storedBytes(table, mine * table.dim(1)), 0,
           f32Bytes(out));
-    DeviceInts t(tokens, s_.compute);
+    DeviceInts t(tokens, *graph_);
+    if (skip())
+      return;
     cuda::embedding(table.raw(), table.dtype(), table.dim(0), table.dim(1),
                     t.get(), static_cast<int64_t>(tokens.size()), vocabBegin,
                     out.f32(), s_.compute);
@@ -249,6 +267,8 @@ public:
                Tensor &out) override {
     int64_t D = w.dim(0);
     count("rmsNorm", f32Bytes(w), 0, 2 * f32Bytes(x));
+    if (skip())
+      return;
     cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps, out.f32(),
                   s_.compute);
     launched("rmsNorm");
@@ -258,6 +278,8 @@ public:
                   Tensor &sum, Tensor &out) override {
     int64_t D = w.dim(0);
     count("addRmsNorm", f32Bytes(w), 0, 4 * f32Bytes(a));
+    if (skip())
+      return;
     cuda::addRmsNorm(a.f32(), b.f32(), w.f32(), a.numel() / D, D, eps,
                      sum.f32(), out.f32(), s_.compute);
     launched("addRmsNorm");
@@ -290,19 +312,23 @@ public:
       act += 8.0 * double(N * K); // the f32 copy written, then read
     count(streamed ? "gemm (weights as stored)" : "gemm (cuBLAS)",
           storedBytes(w, N * K), 0, act, 2.0 * double(M * N * K));
-    if (w.dtype() != DType::F32 && M <= cuda::kStreamingGemmMaxRows) {
+    const float *wf = w.dtype() == DType::F32 ? w.f32() + first : nullptr;
+    Tensor decoded; // above the streaming sizes: the weight decoded to f32
+    if (!wf && !streamed) {
+      if ((first * dtypeBits(w.dtype())) % 8 != 0)
+        throw Error("cuda backend: a weight matrix starts inside a byte (" +
+                    w.str() + ", element " + std::to_string(first) + ")");
+      decoded = tmp(N * K);
+    }
+    if (skip())
+      return;
+    if (streamed) {
       cuda::linearResident(x, M, K, w.raw(), w.dtype(), first,
                            w.elementOffset(), bs ? &bs->desc : nullptr, N, bias,
                            out, s_.compute);
       return;
     }
-    const float *wf = w.dtype() == DType::F32 ? w.f32() + first : nullptr;
-    Tensor decoded;
     if (!wf) {
-      if ((first * dtypeBits(w.dtype())) % 8 != 0)
-        throw Error("cuda backend: a weight matrix starts inside a byte (" +
-                    w.str() + ", element " + std::to_string(first) + ")");
-      decoded = tmp(N * K);
       cuda::dequantize(static_cast<const uint8_t *>(w.raw()) +
                            dtypeBytes(w.dtype(), first),
                        w.dtype(), N * K, w.elementOffset() + first,
@@ -327,6 +353,8 @@ public:
         A = static_cast<int>(x.dim(2)), N = static_cast<int>(out.dim(2));
     count("headMatmul", f32Bytes(w), 0, f32Bytes(x) + f32Bytes(out),
           2.0 * B * H * A * N);
+    if (skip())
+      return;
     const float one = 1.0f, zero = 0.0f;
     // Per head h: out_h [B, N] (row stride H*N) = x_h [B, A] (row stride H*A)
     // times w_h^T ([N, A]) or w_h ([A, N]).
@@ -342,8 +370,10 @@ public:
             const std::vector<float> &invFreq, float attentionFactor,
             int64_t offset, bool interleaved) override {
     count("rope", 0, 0, 2 * f32Bytes(x));
-    DeviceInts pos(positions, s_.compute);
-    DeviceFloats freq(invFreq, s_.compute);
+    DeviceInts pos(positions, *graph_);
+    DeviceFloats freq(invFreq, *graph_);
+    if (skip())
+      return;
     cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq.get(),
                static_cast<int64_t>(invFreq.size()), attentionFactor, offset,
                interleaved, s_.compute);
@@ -359,9 +389,9 @@ public:
     double act = 2 * f32Bytes(q) + 2 * f32Bytes(k) +
                  (cache ? f32Bytes(k) + (v ? f32Bytes(*v) : 0) : 0);
     count(cache ? "rope + kvAppend" : "rope (q and k)", 0, kv, act);
-    DeviceInts pos(positions, s_.compute);
-    DeviceFloats freq(invFreq, s_.compute);
-    DeviceInts at(cache ? slots : std::vector<int64_t>(), s_.compute);
+    DeviceInts pos(positions, *graph_);
+    DeviceFloats freq(invFreq, *graph_);
+    DeviceInts at(cache ? slots : std::vector<int64_t>(), *graph_);
     cuda::KVStoreTarget target{};
     if (cache) {
       const KVCacheConfig &c = cache->config;
@@ -371,6 +401,8 @@ public:
                 v ? v->f32() : nullptr, c.dtype, c.capacity, c.keyDim,
                 c.valueDim,          at.get()};
     }
+    if (skip())
+      return;
     cuda::ropeKvStore(q.f32(), q.dim(1), k.f32(), k.dim(1), q.dim(0),
                       q.dim(2), pos.get(), freq.get(),
                       static_cast<int64_t>(invFreq.size()), attentionFactor,
@@ -382,6 +414,8 @@ public:
   void dequantize(const Tensor &q, Tensor &out) override {
     const BlockScales *bs = q.scales().get();
     count("dequantize", storedBytes(q, q.numel()), 0, f32Bytes(out));
+    if (skip())
+      return;
     cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
                      bs ? &bs->desc : nullptr, out.f32(), s_.compute);
     launched("dequantize");
@@ -392,7 +426,9 @@ public:
     const KVCacheConfig &c = cache.config;
     count("kvAppend", 0, kvEntryBytes(cache, double(storedSlots(slots))),
           f32Bytes(k) + (v ? f32Bytes(*v) : 0));
-    DeviceInts s(slots, s_.compute);
+    DeviceInts s(slots, *graph_);
+    if (skip())
+      return;
     cuda::kvStore(cache.keys.raw(), scalesOf(cache.keyScales), k.f32(),
                   c.dtype, c.batch, c.capacity, c.heads, c.keyDim, s.get(),
                   s_.compute);
@@ -416,7 +452,10 @@ public:
       longest = std::max(longest, n);
     }
     int64_t qHeads = q.dim(1), rows = c.batch * qHeads;
-    int splits = cuda::attentionSplits(rows, longest, s_.sms);
+    // A graph replays one grid: split-K sized by the capacity, not by this
+    // step's longest row (each part finds its range on the device).
+    int splits = cuda::attentionSplits(
+        rows, graph_->enabled() ? c.capacity : longest, s_.sms);
     Tensor work;
     if (splits > 1)
       work = tmp(cuda::attentionWorkspace(splits, c.batch, qHeads, c.valueDim));
@@ -426,7 +465,9 @@ public:
           f32Bytes(q) + f32Bytes(out) + f32Bytes(lse) +
               8.0 * double(work.defined() ? work.numel() : 0),
           2.0 * tokens * double(qHeads) / double(c.heads) * perToken);
-    DeviceInts b(slotBegin, s_.compute), e(slotEnd, s_.compute);
+    DeviceInts b(slotBegin, *graph_), e(slotEnd, *graph_);
+    if (skip())
+      return;
     cuda::attention(q.f32(), cache.keys.raw(), scalesOf(cache.keyScales),
                     c.valueInKey ? nullptr : cache.values.raw(),
                     scalesOf(cache.valueScales), c.dtype, c.batch, q.dim(1),
@@ -440,6 +481,8 @@ public:
                   const Tensor *sinks, Tensor &out) override {
     count("lseCombine", 0, 0,
           f32Bytes(partials) + f32Bytes(lse) + f32Bytes(out));
+    if (skip())
+      return;
     cuda::lseCombine(partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
                      partials.dim(0), partials.dim(1), partials.dim(2),
                      partials.dim(3), out.f32(), s_.compute);
@@ -449,6 +492,8 @@ public:
   void gatedActivation(const Tensor &gate, const Tensor &up,
                        const Activation &act, Tensor &out) override {
     count("gatedActivation", 0, 0, 3 * f32Bytes(gate));
+    if (skip())
+      return;
     cuda::gated(gate.f32(), up.f32(), gate.numel(), static_cast<int>(act.kind),
                 act.alpha, act.limit, out.f32(), s_.compute);
     launched("gatedActivation");
@@ -460,6 +505,8 @@ public:
     count("moeRoute", 0, 0,
           f32Bytes(logits) + (bias ? f32Bytes(*bias) : 0) +
               f32Bytes(out.weights) + 4.0 * double(out.indices.numel()));
+    if (skip())
+      return;
     cuda::moeRoute(logits.f32(), bias ? bias->f32() : nullptr, logits.dim(0),
                    p, static_cast<int32_t *>(out.indices.raw()),
                    out.weights.f32(), s_.compute);
@@ -503,6 +550,8 @@ public:
     count("moe dispatch", 0, 0, 4.0 * double(R) + 16.0 * double(R + E));
     count("moe rows", 0, 0,
           4.0 * double(2 * R * H + 3 * R * I + R * H + B * H + R));
+    if (skip())
+      return;
     cuda::moeDispatch(static_cast<const int32_t *>(routing.indices.raw()), B, k,
                       firstExpert, E, offsets, rows, slotOf, stats,
                       s_.compute);
@@ -535,18 +584,31 @@ public:
 
   void add(const Tensor &a, const Tensor &b, Tensor &out) override {
     count("add", 0, 0, 3 * f32Bytes(a));
+    if (skip())
+      return;
     cuda::add(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
     launched("add");
+  }
+  void logAddExp(const Tensor &a, const Tensor &b, Tensor &out) override {
+    count("logAddExp", 0, 0, 3 * f32Bytes(a));
+    if (skip())
+      return;
+    cuda::logAddExp(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
+    launched("logAddExp");
   }
   void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
                   Tensor &out) override {
     count("swapAxes01", 0, 0, 2 * f32Bytes(x));
+    if (skip())
+      return;
     cuda::swapAxes01(x.f32(), a, b, c, out.f32(), s_.compute);
     launched("swapAxes01");
   }
   void sliceColumns(const Tensor &x, int64_t rows, int64_t cols, int64_t begin,
                     int64_t count, Tensor &out) override {
     this->count("sliceColumns", 0, 0, 8.0 * double(rows * count));
+    if (skip())
+      return;
     cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
                        s_.compute);
     launched("sliceLast");
@@ -554,11 +616,15 @@ public:
   void concatColumns(const Tensor &a, const Tensor &b, int64_t rows, int64_t ca,
                      int64_t cb, Tensor &out) override {
     count("concatColumns", 0, 0, 8.0 * double(rows * (ca + cb)));
+    if (skip())
+      return;
     cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(), s_.compute);
     launched("concatLast");
   }
   void sumLeading(const Tensor &x, int64_t s, int64_t n, Tensor &out) override {
     count("sumLeading", 0, 0, 4.0 * double(s * n + n));
+    if (skip())
+      return;
     cuda::sumLeading(x.f32(), s, n, out.f32(), s_.compute);
     launched("sumLeading");
   }
@@ -622,9 +688,10 @@ private:
     }
   }
 
-  /// Counts one call of op `name` (see OpTraffic).
+  /// Counts one call of op `name` (see OpTraffic); the step graph notes it.
   void count(const char *name, double weightBytes, double kvBytes,
              double actBytes, double flops = 0) {
+    graph_->note(name);
     OpTraffic &t = traffic_[name];
     t.calls += 1;
     t.weightBytes += weightBytes;
@@ -664,7 +731,13 @@ private:
     return t.defined() ? static_cast<uint8_t *>(const_cast<void *>(t.raw()))
                        : nullptr;
   }
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  /// What a tensor's release needs: the step graph (null once the backend
+  /// is gone).
+  struct Life {
+    const StepGraph *graph = nullptr;
+  };
+  std::shared_ptr<Life> life_ = std::make_shared<Life>();
+  std::unique_ptr<StepGraph> graph_;
 
   Tensor tmp(int64_t n) {
     return Tensor(allocate(static_cast<size_t>(n) * sizeof(float)), {n},

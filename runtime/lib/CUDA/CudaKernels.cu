@@ -834,6 +834,20 @@ __global__ void gatedKernel(const float *gate, const float *up, int64_t n,
   out[i] = a;
 }
 
+__global__ void logAddExpKernel(const float *a, const float *b, int64_t n,
+                                float *out) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  float x = a[i], y = b[i];
+  if (x == -CUDART_INF_F || y == -CUDART_INF_F) {
+    out[i] = x == -CUDART_INF_F ? y : x;
+    return;
+  }
+  double m = fmax(double(x), double(y));
+  out[i] = static_cast<float>(m + log(exp(x - m) + exp(y - m)));
+}
+
 __global__ void addKernel(const float *a, const float *b, int64_t n,
                           float *out) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -1042,6 +1056,13 @@ void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
 void add(const float *a, const float *b, int64_t n, float *out,
          cudaStream_t stream) {
   addKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
+}
+
+void logAddExp(const float *a, const float *b, int64_t n, float *out,
+               cudaStream_t stream) {
+  if (n == 0)
+    return;
+  logAddExpKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
 }
 
 void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,

@@ -137,6 +137,9 @@ void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
            const int64_t *liveRows = nullptr, int64_t rowLen = 0);
 void add(const float *a, const float *b, int64_t n, float *out,
          cudaStream_t stream);
+/// out = log(exp(a) + exp(b)) (in double; -inf where both are).
+void logAddExp(const float *a, const float *b, int64_t n, float *out,
+               cudaStream_t stream);
 void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
                 cudaStream_t stream);
 void sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,

@@ -25,17 +25,6 @@ int64_t ownedBelow(int64_t n, int64_t r, int64_t block, int64_t kvp) {
          std::min(block, std::max<int64_t>(0, n % round - r * block));
 }
 
-/// log(exp(a) + exp(b)), -inf when both are.
-float logAddExp(float a, float b) {
-  const float ninf = -std::numeric_limits<float>::infinity();
-  if (a == ninf)
-    return b;
-  if (b == ninf)
-    return a;
-  double m = std::max(a, b);
-  return static_cast<float>(m + std::log(std::exp(a - m) + std::exp(b - m)));
-}
-
 } // namespace
 
 std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
@@ -106,10 +95,7 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
         concatLast(ctx, lse.view({B, 1, Hq}), rest.lse.view({B, 1, Hq}));
     out =
         rt::lseCombine(ctx, both.view({B, 2, Hq, d}), bothLse.view({B, 2, Hq}));
-    std::vector<float> l1 = ctx.download(lse), l2 = ctx.download(rest.lse);
-    for (size_t i = 0; i < l1.size(); ++i)
-      l1[i] = logAddExp(l1[i], l2[i]);
-    lse = ctx.upload(l1, {B, Hq});
+    lse = rt::logAddExp(ctx, lse, rest.lse);
   }
   if (wUV.defined())
     out = headMatmul(ctx, out, wUV); // MLA: latent -> v_head_dim

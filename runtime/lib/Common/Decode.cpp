@@ -113,6 +113,8 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
       a.context.backend = value;
     else if (flag == "--collectives")
       a.context.collectives = value;
+    else if (flag == "--cuda-graphs")
+      a.context.cudaGraphs = value;
     else if (flag == "--step-timeout")
       a.context.stepTimeoutS = parseSeconds(flag, value);
     else if (flag == "--device")
@@ -137,6 +139,13 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
       a.context.collectives != "mpi")
     throw Error("--collectives: expected auto, nccl or mpi, got \"" +
                 a.context.collectives + "\"");
+  if (a.context.cudaGraphs != "auto" && a.context.cudaGraphs != "on" &&
+      a.context.cudaGraphs != "off")
+    throw Error("--cuda-graphs: expected auto, on or off, got \"" +
+                a.context.cudaGraphs + "\"");
+  if (a.context.cudaGraphs == "on" && a.context.backend != "cuda")
+    throw Error("--cuda-graphs on: CUDA graphs need --backend cuda (the " +
+                a.context.backend + " backend has none)");
   return a;
 }
 
@@ -213,6 +222,7 @@ std::string usage(const DecodeProgram &prog) {
                   "[--report-memory] [--report-traffic]\n"
                   "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
                   "[--device D]\n"
+                  "         [--cuda-graphs auto|on|off (auto: on with NCCL)]\n"
                   "         [--step-timeout SECONDS (default 60; 0: none)]\n";
   if (!prog.optionsHelp.empty())
     s += prog.optionsHelp;

@@ -518,6 +518,33 @@ Tensor add(Context &ctx, const Tensor &a, const Tensor &b) {
   return out;
 }
 
+Tensor logAddExp(Context &ctx, const Tensor &a, const Tensor &b) {
+  needF32(a, "logAddExp", "a");
+  needF32(b, "logAddExp", "b");
+  need(a.shape() == b.shape(), "logAddExp",
+       "a " + a.str() + " and b " + b.str() + " differ");
+  Tensor out = ctx.empty(a.shape());
+  ctx.backend().logAddExp(a, b, out);
+  return out;
+}
+
+void Backend::logAddExp(const Tensor &a, const Tensor &b, Tensor &out) {
+  std::vector<float> x(a.numel()), y(b.numel());
+  download(x.data(), a.f32(), x.size() * sizeof(float));
+  download(y.data(), b.f32(), y.size() * sizeof(float));
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == ninf || y[i] == ninf) {
+      x[i] = x[i] == ninf ? y[i] : x[i];
+      continue;
+    }
+    double m = std::max(x[i], y[i]);
+    x[i] = static_cast<float>(m + std::log(std::exp(x[i] - m) +
+                                           std::exp(y[i] - m)));
+  }
+  upload(out.raw(), x.data(), x.size() * sizeof(float));
+}
+
 void addInPlace(Context &ctx, Tensor &a, const Tensor &b) {
   needF32(a, "addInPlace", "a");
   needF32(b, "addInPlace", "b");

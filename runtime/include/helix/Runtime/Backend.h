@@ -140,6 +140,9 @@ public:
                                 int64_t firstExpert, const Activation &act,
                                 bool addDownBias, Tensor &out);
   virtual void add(const Tensor &a, const Tensor &b, Tensor &out) = 0;
+  /// log(exp(a) + exp(b)). Default: on the host (download, upload); the
+  /// CUDA backend: a kernel (no host round trip in a step).
+  virtual void logAddExp(const Tensor &a, const Tensor &b, Tensor &out);
   /// x viewed [a, b, c] -> out [b, a, c].
   virtual void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
                           Tensor &out) = 0;

@@ -172,6 +172,10 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
 /// `t` itself when it is f32 or i32. The ops taking weights call it.
 Tensor dequantize(Context &ctx, const Tensor &t);
 
+/// log(exp(a) + exp(b)) elementwise (same shape; -inf where both are):
+/// the log-sum-exp of two partial attentions over one query's keys.
+Tensor logAddExp(Context &ctx, const Tensor &a, const Tensor &b);
+
 /// Elementwise a + b (same shape).
 Tensor add(Context &ctx, const Tensor &a, const Tensor &b);
 /// a += b (same shape).
