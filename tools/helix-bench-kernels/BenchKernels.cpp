@@ -1,6 +1,7 @@
 //===- BenchKernels.cpp - Static performance evidence for the CUDA kernels ===//
 //
-//   helix-bench-kernels --static [--arch sm_90a,...] [--json FILE] [--check]
+//   helix-bench-kernels --static [--arch sm_90a,...] [--json FILE]
+//                       [--markdown FILE] [--check]
 //                       [--lib libHelixRuntimeCUDA.a] [--limits sm-limits.json]
 //                       [--source CudaKernels.cu] [--ptxas PATH | --ptxas-log
 //                       FILE]
@@ -41,6 +42,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -72,6 +74,7 @@ struct Options {
   std::string savePtxasLog;
   std::string source;
   std::string json;
+  std::string markdown;
   std::vector<std::string> archs;
   int64_t keyDim = 128, valueDim = 128;
   int64_t experts = 256, expertGroups = 8, topK = 8;
@@ -147,6 +150,85 @@ std::string fmtOpt(const std::optional<int64_t> &v) {
   return v ? std::to_string(*v) : "?";
 }
 
+std::string fixed3(double v) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(3) << v;
+  return o.str();
+}
+
+/// The table as Markdown: one row per kernel, each column one value when
+/// every architecture has it, else the values in architecture order.
+std::string markdownTable(const std::vector<Row> &rows,
+                          const std::vector<std::string> &archs) {
+  using Cell = std::function<std::string(const Row &)>;
+  std::vector<std::pair<const char *, Cell>> cols = {
+      {"regs", [](const Row &r) { return std::to_string(r.registers); }},
+      {"stack", [](const Row &r) { return std::to_string(r.frameBytes); }},
+      {"spill st/ld",
+       [](const Row &r) {
+         return fmtOpt(r.spillStores) + " / " + fmtOpt(r.spillLoads);
+       }},
+      {"smem static", [](const Row &r) { return std::to_string(r.staticSmem); }},
+      {"smem dyn", [](const Row &r) { return std::to_string(r.dynamicSmem); }},
+      {"block",
+       [](const Row &r) {
+         return r.launcher ? std::to_string(r.launcher->blockSize) : "?";
+       }},
+      {"blocks/SM",
+       [](const Row &r) {
+         return r.occ ? std::to_string(r.occ->activeBlocks) : "?";
+       }},
+      {"warps/SM",
+       [](const Row &r) {
+         return r.occ ? std::to_string(r.occ->activeWarps) : "?";
+       }},
+      {"occupancy",
+       [](const Row &r) { return r.occ ? fixed3(r.occ->occupancy) : "?"; }},
+      {"limiter", [](const Row &r) { return r.occ ? r.occ->limiter : "?"; }},
+      {"128-bit loads",
+       [](const Row &r) {
+         return !r.loads ? "?" : r.loads->wideGlobalLoads > 0 ? "yes" : "no";
+       }},
+      {"hot",
+       [](const Row &r) {
+         return r.launcher && r.launcher->hot ? "yes" : "no";
+       }}};
+  std::ostringstream os;
+  os << "| kernel | arch";
+  for (const auto &c : cols)
+    os << " | " << c.first;
+  os << " |\n|---|---";
+  for (size_t i = 0; i < cols.size(); ++i)
+    os << (i < 2 || (i >= 3 && i <= 8) ? "|---:" : "|---");
+  os << "|\n";
+  std::vector<std::string> order;
+  for (const Row &r : rows)
+    if (std::find(order.begin(), order.end(), r.kernel) == order.end())
+      order.push_back(r.kernel);
+  for (const std::string &k : order) {
+    std::vector<const Row *> mine;
+    for (const std::string &a : archs)
+      for (const Row &r : rows)
+        if (r.kernel == k && r.arch == a)
+          mine.push_back(&r);
+    std::vector<std::string> names;
+    for (const Row *r : mine)
+      names.push_back(r->arch);
+    os << "| " << k << " | "
+       << (mine.size() == archs.size() ? std::string("all") : join(names, " / "));
+    for (const auto &c : cols) {
+      std::vector<std::string> v;
+      for (const Row *r : mine)
+        v.push_back(c.second(*r));
+      bool same = std::all_of(v.begin(), v.end(),
+                              [&](const std::string &x) { return x == v[0]; });
+      os << " | " << (same && !v.empty() ? v[0] : join(v, " / "));
+    }
+    os << " |\n";
+  }
+  return os.str();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -166,6 +248,9 @@ int main(int argc, char **argv) {
                  "PTX")
       ->delimiter(',');
   app.add_option("--json", opt.json, "also write the report as JSON");
+  app.add_option("--markdown", opt.markdown,
+                 "also write the table as Markdown, one row per kernel "
+                 "(docs/gpu.md's)");
   app.add_option("--ptxas", opt.ptxas,
                  "ptxas for the spill figures ('none': skip)")
       ->capture_default_str();
@@ -609,6 +694,22 @@ int main(int argc, char **argv) {
   for (const auto &[id, text] : sources)
     os << "    " << id << ": " << text << "\n";
 
+  if (!opt.markdown.empty()) {
+    std::vector<std::string> names;
+    for (const ArchCode &ac : archs)
+      names.push_back(ac.arch);
+    std::ofstream f(opt.markdown);
+    f << "Architectures (\"all\"): " << join(names, ", ")
+      << "; attention head dims " << opt.keyDim << "/" << opt.valueDim
+      << "; router " << opt.experts << " experts in " << opt.expertGroups
+      << " groups, top-" << opt.topK << ". Bytes per thread for stack and "
+      << "spills, per block for shared memory.\n\n"
+      << markdownTable(rows, names);
+    if (!f) {
+      std::cerr << kCmd << ": error: cannot write " << opt.markdown << "\n";
+      return 1;
+    }
+  }
   if (!opt.savePtxasLog.empty()) {
     std::ofstream f(opt.savePtxasLog);
     f << savedLog;

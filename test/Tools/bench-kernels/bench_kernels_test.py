@@ -21,8 +21,9 @@ fail     the checks can fail: a ptxas report with spills (fabricated, and the
 formats  fatbinaries compressed with zstd and with LZ4 and a bare cubin give
          the same figures as an uncompressed one; a float4 kernel has
          128-bit loads and a scalar one not; an attentionKernel with scalar
-         loads fails --check; --arch sm_90a (not in the
-         library) is compiled from the library's PTX.
+         loads fails --check; an arch-specific target the library lacks
+         (sm_90a, or sm_100f when the library holds sm_90a and sm_100a) is
+         compiled from the library's PTX.
 
 Exit 0: passed, 1: failed, 77: skipped (no tool or no nvcc).
 """
@@ -243,7 +244,9 @@ def test_fail(a):
                % problems)
 
     # 3. The table checker: spills, an occupancy above 1, a broken row.
-    rc, out, err = run([a.tool, "--static"])
+    # (The saved report stands for ptxas: one replay per architecture is
+    # enough for this test.)
+    rc, out, err = run([a.tool, "--static", "--ptxas-log", log])
     rows = parse_table(out)
     expect(not table_problems(rows), "the real table passes the table checks")
     lines = out.splitlines()
@@ -286,7 +289,8 @@ def test_fail(a):
     path = os.path.join(a.work, "CudaKernels-changed.cu")
     with open(path, "w") as f:
         f.write(changed)
-    rc, out, err = run([a.tool, "--static", "--check", "--source", path])
+    rc, out, err = run([a.tool, "--static", "--check", "--ptxas-log", log,
+                        "--source", path])
     expect(rc == 1 and "attentionKernel: the launch uses threads = 64" in err,
            "a changed launcher block size fails the check")
 
@@ -402,21 +406,37 @@ def test_formats(a):
                        for p in problems),
                "a linearResidentKernel with 128-bit loads passes that check")
 
-    # An arch-specific target the library does not hold, from its PTX.
-    if "sm_90" not in library_archs(a):
-        print("the library has no sm_90 code: --arch sm_90a not tested")
+    # An architecture-specific target the library does not hold, from its
+    # portable PTX: sm_90a where the library lacks it (built for 80;90;100),
+    # else the family target sm_100f (the default build holds sm_90a and
+    # sm_100a, each from its own compute_90a / compute_100a PTX).
+    archs = library_archs(a)
+    base, derived = ("sm_90", "sm_90a") if "sm_90a" not in archs else \
+        ("sm_100", "sm_100f")
+    if base not in archs:
+        print("the library has no %s code: --arch %s not tested" % (base, derived))
         return
-    rc, out, err = run([a.tool, "--static", "--check", "--arch", "sm_90,sm_90a"])
+    rc, out, err = run([a.tool, "--static", "--check", "--arch",
+                        "%s,%s" % (base, derived)])
     sys.stdout.write(out)
     sys.stderr.write(err)
-    expect(rc == 0, "--arch sm_90,sm_90a passes the check")
-    expect(re.search(r"sm_90a: not in the library: ptxas -arch sm_90a on its \S+ "
-                     r"PTX; code identical to sm_90", out) is not None,
-           "sm_90a is compiled from the library's PTX")
+    expect(rc == 0, "--arch %s,%s passes the check" % (base, derived))
+    expect(re.search(r"%s: not in the library: ptxas -arch %s on its \S+ "
+                     r"PTX; code identical to %s" % (derived, derived, base),
+                     out) is not None,
+           "%s is compiled from the library's PTX" % derived)
     rows = parse_table(out)
-    r90 = {r["kernel"]: r["regs"] for r in rows if r["arch"] == "sm_90"}
-    r90a = {r["kernel"]: r["regs"] for r in rows if r["arch"] == "sm_90a"}
-    expect(r90 and r90 == r90a, "sm_90a rows have the sm_90 registers")
+    rb = {r["kernel"]: r["regs"] for r in rows if r["arch"] == base}
+    rd = {r["kernel"]: r["regs"] for r in rows if r["arch"] == derived}
+    expect(rb and rb == rd, "%s rows have the %s registers" % (derived, base))
+    if "sm_90a" in archs:
+        rc, out, err = run([a.tool, "--static", "--arch", "sm_90a",
+                            "--json", os.path.join(a.work, "sm90a.json")])
+        with open(os.path.join(a.work, "sm90a.json")) as f:
+            j = json.load(f)
+        expect(j["archs"][0]["origin"] == "library"
+               and j["archs"][0]["ptx_target"] == "sm_90a",
+               "the library's sm_90a code comes with its own compute_90a PTX")
     rc, out, err = run([a.tool, "--static", "--arch", "sm_75"])
     expect(rc == 1 and "is not in the library" in err,
            "an architecture without code or PTX is refused")
