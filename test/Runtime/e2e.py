@@ -66,6 +66,12 @@ def main():
                    help="CUDA emulation: every rank's trace shows the step "
                         "captured once as a CUDA graph and launched every "
                         "step (stream_trace.py)")
+    p.add_argument("--check-launches", action="store_true",
+                   help="with --expect-graphs and --report-traffic among the "
+                        "program's options: rank 0's counted kernel "
+                        "launches, cuBLAS calls and collectives of the last "
+                        "step equal what its captured step issues in the "
+                        "trace")
     p.add_argument("--graphs-off-too", action="store_true",
                    help="also run with --cuda-graphs off: the same tokens, "
                         "logits within --rtol of the graph run")
@@ -135,6 +141,7 @@ def main():
         if r.returncode:
             print("FAIL: exit status %d" % r.returncode)
             return 1
+    out = r.stdout
     shape = re.search(r"logits: \[(\d+), (\d+), (\d+)\]", r.stdout)
     vocab = int(shape.group(3))
     with open(os.path.join(a.work, "reference.tokens")) as f:
@@ -186,6 +193,20 @@ def main():
         if a.expect_graphs:
             args += ["--expect-graph-steps", str(steps)]
         if stream_trace.main(args):
+            return 1
+    if a.check_launches:
+        m = re.search(r"traffic rank 0 step \d+: .*launches (\d+), cublas "
+                      r"(\d+), collectives (\d+)", out)
+        if not m:
+            print("FAIL: no traffic report with launches (--report-traffic)")
+            return 1
+        counted = dict(zip(("launches", "cublas", "collectives"),
+                           map(int, m.groups())))
+        issued = stream_trace.captured_work(f"{trace}.0")
+        print(f"rank 0, last step: counted {counted}, the captured step "
+              f"issues {issued}")
+        if counted != issued:
+            print("FAIL: the counts differ from what the step issues")
             return 1
     return 0
 

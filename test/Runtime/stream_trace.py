@@ -44,6 +44,8 @@ def analyze(path):
             if w[1] == "attentionKernel" and stream == compute:
                 for ex in open_exchanges.values():
                     ex[2] += 1
+        elif w[0] == "nccl" and w[1] == "group":
+            continue
         elif w[0] == "nccl":
             stream = int(w[-1])
             if w[1] not in ("ncclSend", "ncclRecv"):
@@ -99,6 +101,37 @@ def graphs(path):
             elif w[0] == "launch" and seen and capturing is None:
                 r["eager"] += 1
     return r
+
+
+def captured_work(path):
+    """What the step captured in the trace issues (its "mode global"
+    capture): kernel launches, cuBLAS calls, and collective operations (a
+    grouped send/receive exchange counts once)."""
+    work = {"launches": 0, "cublas": 0, "collectives": 0}
+    capturing = grouped = False
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w[:2] == ["capture", "begin"]:
+                capturing = w[-1] == "global"
+            elif w[:2] == ["capture", "end"]:
+                if capturing:
+                    return work
+                capturing = False
+            elif not capturing:
+                continue
+            elif w[0] == "launch":
+                work["launches"] += 1
+            elif w[0] == "cublas":
+                work["cublas"] += 1
+            elif w[:3] == ["nccl", "group", "start"]:
+                grouped = True
+            elif w[:3] == ["nccl", "group", "end"]:
+                grouped = False
+                work["collectives"] += 1
+            elif w[0] == "nccl" and not grouped:
+                work["collectives"] += 1
+    return work
 
 
 def check_graphs(path, steps):

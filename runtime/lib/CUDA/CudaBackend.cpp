@@ -151,6 +151,11 @@ public:
         s_.compute, o.cudaGraphs == "on" || (o.cudaGraphs == "auto" && s_.nccl),
         [this] { waitStream(s_, s_.compute, "the previous step"); });
     s_.graph = graph_.get();
+    s_.countCollective = [this](const char *name) {
+      OpTraffic &t = traffic_[name];
+      t.calls += 1;
+      t.collectives += 1;
+    };
     life_->graph = graph_.get();
   }
   ~CudaBackend() override {
@@ -174,6 +179,7 @@ public:
   }
   void resetTraffic() override {
     traffic_.clear();
+    op_ = nullptr;
     moeCalls_.clear();
     moeSlot_ = 0;
   }
@@ -242,7 +248,18 @@ public:
     return createNcclCommunicator(ctx, s_, members, index, group);
   }
 
-  void launched(const char *what) { cudaCheck(cudaGetLastError(), what); }
+  /// After an op's launches: the launch error, then the kernels and cuBLAS
+  /// calls it issued, on the op count() named (and on its entry in the step
+  /// graph, whose replays count what the capture recorded).
+  void launched(const char *what) {
+    cudaCheck(cudaGetLastError(), what);
+    if (op_) {
+      op_->launches += kernels_;
+      op_->blasCalls += blas_;
+    }
+    graph_->addWork(opEntry_, kernels_, blas_);
+    kernels_ = blas_ = 0;
+  }
   /// Replaying a step: the host code runs, the device work is the graph's
   /// (every op returns here after its allocations and index uploads).
   bool skip() const { return graph_->replaying(); }
@@ -257,7 +274,7 @@ public:
     DeviceInts t(tokens, *graph_);
     if (skip())
       return;
-    cuda::embedding(table.raw(), table.dtype(), table.dim(0), table.dim(1),
+    kernels_ += cuda::embedding(table.raw(), table.dtype(), table.dim(0), table.dim(1),
                     t.get(), static_cast<int64_t>(tokens.size()), vocabBegin,
                     out.f32(), s_.compute);
     launched("embedding");
@@ -269,7 +286,7 @@ public:
     count("rmsNorm", f32Bytes(w), 0, 2 * f32Bytes(x));
     if (skip())
       return;
-    cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps, out.f32(),
+    kernels_ += cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps, out.f32(),
                   s_.compute);
     launched("rmsNorm");
   }
@@ -280,7 +297,7 @@ public:
     count("addRmsNorm", f32Bytes(w), 0, 4 * f32Bytes(a));
     if (skip())
       return;
-    cuda::addRmsNorm(a.f32(), b.f32(), w.f32(), a.numel() / D, D, eps,
+    kernels_ += cuda::addRmsNorm(a.f32(), b.f32(), w.f32(), a.numel() / D, D, eps,
                      sum.f32(), out.f32(), s_.compute);
     launched("addRmsNorm");
   }
@@ -289,6 +306,7 @@ public:
   void gemm(const float *x, const float *w, float *out, int64_t M, int64_t K,
             int64_t N) {
     const float one = 1.0f, zero = 0.0f;
+    ++blas_;
     cublasCheck(cublasSgemm(s_.blas, CUBLAS_OP_T, CUBLAS_OP_N,
                             static_cast<int>(N), static_cast<int>(M),
                             static_cast<int>(K), &one, w, static_cast<int>(K),
@@ -323,13 +341,13 @@ public:
     if (skip())
       return;
     if (streamed) {
-      cuda::linearResident(x, M, K, w.raw(), w.dtype(), first,
+      kernels_ += cuda::linearResident(x, M, K, w.raw(), w.dtype(), first,
                            w.elementOffset(), bs ? &bs->desc : nullptr, N, bias,
                            out, s_.compute);
       return;
     }
     if (!wf) {
-      cuda::dequantize(static_cast<const uint8_t *>(w.raw()) +
+      kernels_ += cuda::dequantize(static_cast<const uint8_t *>(w.raw()) +
                            dtypeBytes(w.dtype(), first),
                        w.dtype(), N * K, w.elementOffset() + first,
                        bs ? &bs->desc : nullptr, decoded.f32(), s_.compute);
@@ -337,7 +355,7 @@ public:
     }
     gemm(x, wf, out, M, K, N);
     if (bias)
-      cuda::addBias(out, bias, M, N, s_.compute);
+      kernels_ += cuda::addBias(out, bias, M, N, s_.compute);
   }
 
   void linear(const Tensor &x, const Tensor &w, const Tensor *bias,
@@ -358,12 +376,14 @@ public:
     const float one = 1.0f, zero = 0.0f;
     // Per head h: out_h [B, N] (row stride H*N) = x_h [B, A] (row stride H*A)
     // times w_h^T ([N, A]) or w_h ([A, N]).
+    ++blas_;
     cublasCheck(cublasSgemmStridedBatched(
                     s_.blas, transposeW ? CUBLAS_OP_N : CUBLAS_OP_T,
                     CUBLAS_OP_N, N, B, A, &one, w.f32(), transposeW ? N : A,
                     static_cast<long long>(N) * A, x.f32(), H * A, A, &zero,
                     out.f32(), H * N, N, H),
                 "cublasSgemmStridedBatched");
+    launched("headMatmul");
   }
 
   void rope(Tensor &x, const std::vector<int64_t> &positions,
@@ -374,7 +394,7 @@ public:
     DeviceFloats freq(invFreq, *graph_);
     if (skip())
       return;
-    cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq.get(),
+    kernels_ += cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq.get(),
                static_cast<int64_t>(invFreq.size()), attentionFactor, offset,
                interleaved, s_.compute);
     launched("rope");
@@ -403,7 +423,7 @@ public:
     }
     if (skip())
       return;
-    cuda::ropeKvStore(q.f32(), q.dim(1), k.f32(), k.dim(1), q.dim(0),
+    kernels_ += cuda::ropeKvStore(q.f32(), q.dim(1), k.f32(), k.dim(1), q.dim(0),
                       q.dim(2), pos.get(), freq.get(),
                       static_cast<int64_t>(invFreq.size()), attentionFactor,
                       offset, interleaved, cache ? &target : nullptr,
@@ -416,7 +436,7 @@ public:
     count("dequantize", storedBytes(q, q.numel()), 0, f32Bytes(out));
     if (skip())
       return;
-    cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
+    kernels_ += cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
                      bs ? &bs->desc : nullptr, out.f32(), s_.compute);
     launched("dequantize");
   }
@@ -429,11 +449,11 @@ public:
     DeviceInts s(slots, *graph_);
     if (skip())
       return;
-    cuda::kvStore(cache.keys.raw(), scalesOf(cache.keyScales), k.f32(),
+    kernels_ += cuda::kvStore(cache.keys.raw(), scalesOf(cache.keyScales), k.f32(),
                   c.dtype, c.batch, c.capacity, c.heads, c.keyDim, s.get(),
                   s_.compute);
     if (v)
-      cuda::kvStore(cache.values.raw(), scalesOf(cache.valueScales), v->f32(),
+      kernels_ += cuda::kvStore(cache.values.raw(), scalesOf(cache.valueScales), v->f32(),
                     c.dtype, c.batch, c.capacity, c.heads, c.valueDim, s.get(),
                     s_.compute);
     launched("kvAppend");
@@ -468,7 +488,7 @@ public:
     DeviceInts b(slotBegin, *graph_), e(slotEnd, *graph_);
     if (skip())
       return;
-    cuda::attention(q.f32(), cache.keys.raw(), scalesOf(cache.keyScales),
+    kernels_ += cuda::attention(q.f32(), cache.keys.raw(), scalesOf(cache.keyScales),
                     c.valueInKey ? nullptr : cache.values.raw(),
                     scalesOf(cache.valueScales), c.dtype, c.batch, q.dim(1),
                     c.heads, c.keyDim, c.valueDim, c.capacity, b.get(), e.get(),
@@ -483,7 +503,7 @@ public:
           f32Bytes(partials) + f32Bytes(lse) + f32Bytes(out));
     if (skip())
       return;
-    cuda::lseCombine(partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
+    kernels_ += cuda::lseCombine(partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
                      partials.dim(0), partials.dim(1), partials.dim(2),
                      partials.dim(3), out.f32(), s_.compute);
     launched("lseCombine");
@@ -494,7 +514,7 @@ public:
     count("gatedActivation", 0, 0, 3 * f32Bytes(gate));
     if (skip())
       return;
-    cuda::gated(gate.f32(), up.f32(), gate.numel(), static_cast<int>(act.kind),
+    kernels_ += cuda::gated(gate.f32(), up.f32(), gate.numel(), static_cast<int>(act.kind),
                 act.alpha, act.limit, out.f32(), s_.compute);
     launched("gatedActivation");
   }
@@ -507,7 +527,7 @@ public:
               f32Bytes(out.weights) + 4.0 * double(out.indices.numel()));
     if (skip())
       return;
-    cuda::moeRoute(logits.f32(), bias ? bias->f32() : nullptr, logits.dim(0),
+    kernels_ += cuda::moeRoute(logits.f32(), bias ? bias->f32() : nullptr, logits.dim(0),
                    p, static_cast<int32_t *>(out.indices.raw()),
                    out.weights.f32(), s_.compute);
     launched("moeRoute");
@@ -547,27 +567,29 @@ public:
            y = tmp(R * H);
     int64_t *stats = moeStatsSlot(w);
     noteMoeRows(R);
-    count("moe dispatch", 0, 0, 4.0 * double(R) + 16.0 * double(R + E));
-    count("moe rows", 0, 0,
-          4.0 * double(2 * R * H + 3 * R * I + R * H + B * H + R));
+    // Activations: the dispatch's indices and the rows moved (gathered x,
+    // the gate/up/activation rows, the down rows, the combined output).
+    count("moe experts (routed rows)", 0, 0,
+          4.0 * double(R) + 16.0 * double(R + E) +
+              4.0 * double(2 * R * H + 3 * R * I + R * H + B * H + R));
     if (skip())
       return;
-    cuda::moeDispatch(static_cast<const int32_t *>(routing.indices.raw()), B, k,
+    kernels_ += cuda::moeDispatch(static_cast<const int32_t *>(routing.indices.raw()), B, k,
                       firstExpert, E, offsets, rows, slotOf, stats,
                       s_.compute);
     const int64_t *live = offsets + E;
-    cuda::gatherRows(x.f32(), H, rows, R, xe.f32(), s_.compute, live);
+    kernels_ += cuda::gatherRows(x.f32(), H, rows, R, xe.f32(), s_.compute, live);
     bool gu = w.gateBias.defined();
     grouped(xe.f32(), H, w.gate, I, gu ? w.gateBias.f32() : nullptr, offsets,
             g.f32());
     grouped(xe.f32(), H, w.up, I, gu ? w.upBias.f32() : nullptr, offsets,
             u.f32());
-    cuda::gated(g.f32(), u.f32(), R * I, static_cast<int>(act.kind), act.alpha,
+    kernels_ += cuda::gated(g.f32(), u.f32(), R * I, static_cast<int>(act.kind), act.alpha,
                 act.limit, h.f32(), s_.compute, live, I);
     bool db = addDownBias && w.downBias.defined();
     grouped(h.f32(), I, w.down, H, db ? w.downBias.f32() : nullptr, offsets,
             y.f32());
-    cuda::moeCombine(y.f32(), slotOf, routing.weights.f32(), B, k, H,
+    kernels_ += cuda::moeCombine(y.f32(), slotOf, routing.weights.f32(), B, k, H,
                      out.f32(), s_.compute);
     launched("moeExperts");
   }
@@ -577,7 +599,7 @@ public:
   void grouped(const float *x, int64_t K, const Tensor &w, int64_t N,
                const float *bias, const int64_t *offsets, float *out) {
     const BlockScales *bs = w.scales().get();
-    cuda::linearGrouped(x, K, w.raw(), w.dtype(), w.elementOffset(),
+    kernels_ += cuda::linearGrouped(x, K, w.raw(), w.dtype(), w.elementOffset(),
                         bs ? &bs->desc : nullptr, w.dim(0), N, bias, offsets,
                         out, s_.compute);
   }
@@ -586,14 +608,14 @@ public:
     count("add", 0, 0, 3 * f32Bytes(a));
     if (skip())
       return;
-    cuda::add(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
+    kernels_ += cuda::add(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
     launched("add");
   }
   void logAddExp(const Tensor &a, const Tensor &b, Tensor &out) override {
     count("logAddExp", 0, 0, 3 * f32Bytes(a));
     if (skip())
       return;
-    cuda::logAddExp(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
+    kernels_ += cuda::logAddExp(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
     launched("logAddExp");
   }
   void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
@@ -601,7 +623,7 @@ public:
     count("swapAxes01", 0, 0, 2 * f32Bytes(x));
     if (skip())
       return;
-    cuda::swapAxes01(x.f32(), a, b, c, out.f32(), s_.compute);
+    kernels_ += cuda::swapAxes01(x.f32(), a, b, c, out.f32(), s_.compute);
     launched("swapAxes01");
   }
   void sliceColumns(const Tensor &x, int64_t rows, int64_t cols, int64_t begin,
@@ -609,7 +631,7 @@ public:
     this->count("sliceColumns", 0, 0, 8.0 * double(rows * count));
     if (skip())
       return;
-    cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
+    kernels_ += cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
                        s_.compute);
     launched("sliceLast");
   }
@@ -618,20 +640,23 @@ public:
     count("concatColumns", 0, 0, 8.0 * double(rows * (ca + cb)));
     if (skip())
       return;
-    cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(), s_.compute);
+    kernels_ += cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(), s_.compute);
     launched("concatLast");
   }
   void sumLeading(const Tensor &x, int64_t s, int64_t n, Tensor &out) override {
     count("sumLeading", 0, 0, 4.0 * double(s * n + n));
     if (skip())
       return;
-    cuda::sumLeading(x.f32(), s, n, out.f32(), s_.compute);
+    kernels_ += cuda::sumLeading(x.f32(), s, n, out.f32(), s_.compute);
     launched("sumLeading");
   }
 
 private:
   CudaState s_;
   std::map<std::string, OpTraffic> traffic_;
+  OpTraffic *op_ = nullptr; // the op count() named last
+  long opEntry_ = -1;       // its entry in the step graph's script
+  int kernels_ = 0, blas_ = 0; // issued by it so far
 
   /// The routed experts' traffic is known on the device only: each
   /// moeExpertsRouted call's dispatch writes (experts with rows, rows) to a
@@ -688,11 +713,19 @@ private:
     }
   }
 
-  /// Counts one call of op `name` (see OpTraffic); the step graph notes it.
+  /// Counts one call of op `name` (see OpTraffic); the step graph notes it
+  /// (a replay adds the kernels and cuBLAS calls its capture issued).
   void count(const char *name, double weightBytes, double kvBytes,
              double actBytes, double flops = 0) {
-    graph_->note(name);
+    opEntry_ = graph_->note(name);
     OpTraffic &t = traffic_[name];
+    op_ = &t;
+    kernels_ = blas_ = 0;
+    if (skip()) {
+      StepGraph::Work w = graph_->work(opEntry_);
+      t.launches += w.kernels;
+      t.blasCalls += w.blas;
+    }
     t.calls += 1;
     t.weightBytes += weightBytes;
     t.kvBytes += kvBytes;

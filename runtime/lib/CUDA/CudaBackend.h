@@ -10,6 +10,7 @@
 #include <nccl.h>
 
 #include <cuda_runtime_api.h>
+#include <functional>
 #include <vector>
 
 #include <string>
@@ -37,6 +38,8 @@ struct CudaState {
   /// The decode step's CUDA graph: while it replays, the communicators
   /// issue nothing (their work is in the graph).
   StepGraph *graph = nullptr;
+  /// Counts one collective operation under `name` (Backend::traffic).
+  std::function<void(const char *)> countCollective;
 };
 
 /// Waits for `stream` like cudaStreamSynchronize, but as a watchdog: polls

@@ -905,48 +905,54 @@ __global__ void gatherRowsKernel(const float *x, int64_t cols,
 
 } // namespace
 
-void embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
+int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
                const int64_t *tokens, int64_t batch, int64_t vocabBegin,
                float *out, cudaStream_t stream) {
   embeddingKernel<<<batch, kThreads, 0, stream>>>(table, dtype, vocab, hidden,
                                                   tokens, vocabBegin, out);
+  return 1;
 }
 
-void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
+int rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
              float eps, float *out, cudaStream_t stream) {
   rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, dim, eps, out);
+  return 1;
 }
 
-void addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
+int addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
                 int64_t dim, float eps, float *sum, float *out,
                 cudaStream_t stream) {
   addRmsNormKernel<<<rows, kThreads, 0, stream>>>(a, b, w, dim, eps, sum, out);
+  return 1;
 }
 
-void addBias(float *out, const float *bias, int64_t rows, int64_t cols,
+int addBias(float *out, const float *bias, int64_t rows, int64_t cols,
              cudaStream_t stream) {
   addBiasKernel<<<blocksFor(rows * cols), kThreads, 0, stream>>>(out, bias,
                                                                  rows, cols);
+  return 1;
 }
 
-void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
+int rope(float *x, int64_t batch, int64_t heads, int64_t dim,
           const int64_t *positions, const float *invFreq, int64_t half,
           float attentionFactor, int64_t offset, bool interleaved,
           cudaStream_t stream) {
   int64_t n = batch * heads * half;
   RopeArgs r{positions, invFreq, half, attentionFactor, offset, interleaved};
   ropeKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, batch, heads, dim, r);
+  return 1;
 }
 
-void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
+int kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
              int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
              const int64_t *slots, cudaStream_t stream) {
   kvStoreKernel<<<batch, 32, 0, stream>>>(static_cast<uint8_t *>(dst), scales,
                                           src, dtype, capacity, heads, dim,
                                           slots);
+  return 1;
 }
 
-void ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
+int ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
                  int64_t batch, int64_t dim, const int64_t *positions,
                  const float *invFreq, int64_t half, float attentionFactor,
                  int64_t offset, bool interleaved, const KVStoreTarget *cache,
@@ -960,6 +966,7 @@ void ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
           cache->valueDim, cache->slots};
   ropeKvStoreKernel<<<batch, kThreads, 0, stream>>>(q, qHeads, k, kHeads, dim,
                                                     r, kv);
+  return 1;
 }
 
 bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
@@ -977,7 +984,7 @@ bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
          (valueInKey || aligned(values));
 }
 
-void attention(const float *q, const void *keys, const uint8_t *keyScales,
+int attention(const float *q, const void *keys, const uint8_t *keyScales,
                const void *values, const uint8_t *valueScales, DType dtype,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                int64_t valueDim, int64_t capacity, const int64_t *begin,
@@ -1014,97 +1021,110 @@ void attention(const float *q, const void *keys, const uint8_t *keyScales,
   if (splits > 1)
     splitCombineKernel<<<combineBlocks, 128, 0, stream>>>(
         a.out, a.lse, splits, rows, valueDim, out, lse);
+  return splits > 1 ? 2 : 1;
 }
 
-void dequantize(const void *q, DType dtype, int64_t n, int64_t base,
+int dequantize(const void *q, DType dtype, int64_t n, int64_t base,
                 const BlockScaleDesc *desc, float *out, cudaStream_t stream) {
   if (n == 0)
-    return;
+    return 0;
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
   int64_t blocks = std::min<int64_t>(blocksFor(n), 65535);
   dequantizeKernel<<<blocks, kThreads, 0, stream>>>(q, dtype, n, base, d,
                                                     desc != nullptr, out);
+  return 1;
 }
 
-void linearResident(const float *x, int64_t M, int64_t K, const void *w,
+int linearResident(const float *x, int64_t M, int64_t K, const void *w,
                     DType dtype, int64_t first, int64_t scaleBase,
                     const BlockScaleDesc *desc, int64_t N, const float *bias,
                     float *out, cudaStream_t stream) {
   if (M == 0 || N == 0)
-    return;
+    return 0;
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
   dim3 grid(static_cast<unsigned>((N + kLinearWarps - 1) / kLinearWarps),
             static_cast<unsigned>((M + kLinearRows - 1) / kLinearRows));
   linearResidentKernel<<<grid, kLinearThreads, 0, stream>>>(
       x, M, K, w, dtype, first, scaleBase, d, desc != nullptr, N, bias, out);
+  return 1;
 }
 
-void lseCombine(const float *partials, const float *lse, const float *sinks,
+int lseCombine(const float *partials, const float *lse, const float *sinks,
                 int64_t batch, int64_t shards, int64_t heads, int64_t dim,
                 float *out, cudaStream_t stream) {
   lseCombineKernel<<<batch * heads, 128, 0, stream>>>(partials, lse, sinks,
                                                       shards, heads, dim, out);
+  return 1;
 }
 
-void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
+int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
            float limit, float *out, cudaStream_t stream,
            const int64_t *liveRows, int64_t rowLen) {
   gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(
       gate, up, n, kind, alpha, limit, liveRows, rowLen, out);
+  return 1;
 }
 
-void add(const float *a, const float *b, int64_t n, float *out,
+int add(const float *a, const float *b, int64_t n, float *out,
          cudaStream_t stream) {
   addKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
+  return 1;
 }
 
-void logAddExp(const float *a, const float *b, int64_t n, float *out,
+int logAddExp(const float *a, const float *b, int64_t n, float *out,
                cudaStream_t stream) {
   if (n == 0)
-    return;
+    return 0;
   logAddExpKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
+  return 1;
 }
 
-void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
+int swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
                 cudaStream_t stream) {
   swapKernel<<<blocksFor(a * b * c), kThreads, 0, stream>>>(x, a, b, c, out);
+  return 1;
 }
 
-void sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
+int sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
                   int64_t count, float *out, cudaStream_t stream) {
   sliceKernel<<<blocksFor(rows * count), kThreads, 0, stream>>>(
       x, rows, cols, begin, count, out);
+  return 1;
 }
 
-void concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
+int concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
                    int64_t cb, float *out, cudaStream_t stream) {
   concatKernel<<<blocksFor(rows * (ca + cb)), kThreads, 0, stream>>>(
       a, b, rows, ca, cb, out);
+  return 1;
 }
 
-void sumLeading(const float *x, int64_t s, int64_t n, float *out,
+int sumLeading(const float *x, int64_t s, int64_t n, float *out,
                 cudaStream_t stream) {
   sumLeadingKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, s, n, out);
+  return 1;
 }
 
-void gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
+int gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
                 float *out, cudaStream_t stream, const int64_t *live) {
   if (n == 0)
-    return;
+    return 0;
   gatherRowsKernel<<<n, kThreads, 0, stream>>>(x, cols, rows, live, out);
+  return 1;
 }
 
-void linearGrouped(const float *x, int64_t K, const void *w, DType dtype,
+int linearGrouped(const float *x, int64_t K, const void *w, DType dtype,
                    int64_t scaleBase, const BlockScaleDesc *desc,
                    int64_t experts, int64_t N, const float *bias,
                    const int64_t *offsets, float *out, cudaStream_t stream) {
   if (experts == 0 || N == 0)
-    return;
+    return 0;
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
   dim3 grid(static_cast<unsigned>((N + kLinearWarps - 1) / kLinearWarps),
             static_cast<unsigned>(experts));
   linearGroupedKernel<<<grid, kLinearThreads, 0, stream>>>(
       x, K, w, dtype, scaleBase, d, desc != nullptr, N, bias, offsets, out);
+  return 1;
 }
 
 size_t moeRouteSharedBytes(const RouterParams &p) {
@@ -1112,31 +1132,34 @@ size_t moeRouteSharedBytes(const RouterParams &p) {
          (p.groups + p.topK) * sizeof(int);
 }
 
-void moeRoute(const float *logits, const float *correctionBias, int64_t batch,
+int moeRoute(const float *logits, const float *correctionBias, int64_t batch,
               const RouterParams &p, int32_t *indices, float *weights,
               cudaStream_t stream) {
   if (batch == 0)
-    return;
+    return 0;
   size_t smem = moeRouteSharedBytes(p);
   moeRouteKernel<<<batch, kThreads, smem, stream>>>(logits, correctionBias, p,
                                                     indices, weights);
+  return 1;
 }
 
-void moeDispatch(const int32_t *indices, int64_t batch, int64_t k,
+int moeDispatch(const int32_t *indices, int64_t batch, int64_t k,
                  int64_t first, int64_t experts, int64_t *offsets,
                  int64_t *rows, int64_t *slotOf, int64_t *stats,
                  cudaStream_t stream) {
   moeDispatchKernel<<<1, kThreads, 0, stream>>>(
       indices, batch * k, k, first, experts, offsets, rows, slotOf, stats);
+  return 1;
 }
 
-void moeCombine(const float *y, const int64_t *slotOf, const float *weights,
+int moeCombine(const float *y, const int64_t *slotOf, const float *weights,
                 int64_t batch, int64_t k, int64_t cols, float *out,
                 cudaStream_t stream) {
   if (batch == 0)
-    return;
+    return 0;
   moeCombineKernel<<<batch, kThreads, 0, stream>>>(y, slotOf, weights, k, cols,
                                                    out);
+  return 1;
 }
 
 } // namespace cuda

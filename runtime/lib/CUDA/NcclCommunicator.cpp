@@ -70,8 +70,14 @@ public:
       MPI_Comm_free(&mpi_);
   }
 
-  /// A replayed step's collectives are in its graph: nothing to issue.
-  bool replaying() const { return s_.graph && s_.graph->replaying(); }
+  /// Counts collective `name` (Backend::traffic: replays count what their
+  /// graph runs); true when a replayed step's collectives are in its graph
+  /// and nothing is to be issued.
+  bool counted(const char *name) const {
+    if (s_.countCollective)
+      s_.countCollective(name);
+    return s_.graph && s_.graph->replaying();
+  }
 
   /// Orders the communication stream after the compute stream.
   void commAfterCompute() {
@@ -97,7 +103,7 @@ public:
 
   std::unique_ptr<CommRequest::Pending>
   startAllToAllChunks(const Tensor &send, Tensor &recv) override {
-    if (replaying())
+    if (counted("all-to-all (nccl)"))
       return nullptr;
     size_t n = static_cast<size_t>(send.numel() / size());
     commAfterCompute();
@@ -113,7 +119,7 @@ public:
   }
 
   std::unique_ptr<CommRequest::Pending> startAllReduce(Tensor &x) override {
-    if (replaying())
+    if (counted("all-reduce (nccl)"))
       return nullptr;
     commAfterCompute();
     ncclCheck(ncclAllReduce(x.f32(), x.f32(), static_cast<size_t>(x.numel()),
@@ -123,7 +129,7 @@ public:
   }
 
   void allGatherInto(const Tensor &x, Tensor &out) override {
-    if (replaying())
+    if (counted("all-gather (nccl)"))
       return;
     ncclCheck(ncclAllGather(x.raw(), out.raw(), static_cast<size_t>(x.numel()),
                             ncclFloat, comm_, s_.compute),
@@ -131,7 +137,7 @@ public:
   }
 
   void broadcastImpl(Tensor &x, int root) override {
-    if (replaying())
+    if (counted("broadcast (nccl)"))
       return;
     ncclCheck(ncclBroadcast(x.raw(), x.raw(), static_cast<size_t>(x.numel()),
                             ncclFloat, root, comm_, s_.compute),
@@ -139,7 +145,7 @@ public:
   }
 
   void sendImpl(const Tensor &x, int peer) override {
-    if (replaying())
+    if (counted("send (nccl)"))
       return;
     ncclCheck(ncclSend(x.raw(), static_cast<size_t>(x.numel()), ncclFloat, peer,
                        comm_, s_.compute),
@@ -147,7 +153,7 @@ public:
   }
 
   void recvImpl(Tensor &x, int peer) override {
-    if (replaying())
+    if (counted("recv (nccl)"))
       return;
     ncclCheck(ncclRecv(x.raw(), static_cast<size_t>(x.numel()), ncclFloat, peer,
                        comm_, s_.compute),

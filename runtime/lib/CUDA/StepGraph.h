@@ -125,13 +125,31 @@ public:
       cudaFreeAsync(const_cast<void *>(p), stream_);
   }
 
-  /// The backend runs op `name` (the step's op sequence).
-  void note(const char *name) {
-    if (mode_ == Mode::Capture)
+  /// The backend runs op `name` (the step's op sequence): its entry in the
+  /// script, -1 outside a capture or replay.
+  long note(const char *name) {
+    if (mode_ == Mode::Capture) {
       script_.push_back({Entry::Op, 0, nullptr, 0, name});
-    else if (mode_ == Mode::Replay)
+      return static_cast<long>(script_.size()) - 1;
+    }
+    if (mode_ == Mode::Replay) {
       expect(Entry::Op, 0, name);
+      return static_cast<long>(cursor_) - 1;
+    }
+    return -1;
   }
+  /// What op entry `at` issued: kernels and cuBLAS calls.
+  struct Work {
+    int64_t kernels = 0, blas = 0;
+  };
+  /// Records work of op `at` while capturing (a replay reads it: work()).
+  void addWork(long at, int kernels, int blas) {
+    if (mode_ == Mode::Capture && at >= 0) {
+      script_[at].work.kernels += kernels;
+      script_[at].work.blas += blas;
+    }
+  }
+  Work work(long at) const { return at >= 0 ? script_[at].work : Work(); }
 
 private:
   struct Entry {
@@ -140,6 +158,7 @@ private:
     void *ptr;
     size_t offset; // Upload: in the staging
     std::string op;
+    Work work = {}; // Op: what the capture issued
   };
   struct Mismatch {};
   struct StagingFull {

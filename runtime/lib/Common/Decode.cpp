@@ -184,11 +184,14 @@ void reportTraffic(Context &ctx, int64_t step) {
   OpTraffic sum;
   for (const auto &[name, t] : ops)
     sum += t;
-  std::vector<double> mine = {sum.weightBytes, sum.kvBytes, sum.actBytes,
-                              sum.flops, double(sum.calls)};
+  std::vector<double> mine = {sum.weightBytes,     sum.kvBytes,
+                              sum.actBytes,        sum.flops,
+                              double(sum.calls),   double(sum.launches),
+                              double(sum.blasCalls), double(sum.collectives)};
+  const int n = static_cast<int>(mine.size());
   std::vector<double> all(mine.size() * ctx.worldSize());
   if (ctx.hasMPI())
-    MPI_Gather(mine.data(), 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0,
+    MPI_Gather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0,
                MPI_COMM_WORLD);
   else
     all = mine;
@@ -201,16 +204,22 @@ void reportTraffic(Context &ctx, int64_t step) {
     return;
   }
   for (int r = 0; r < ctx.worldSize(); ++r) {
-    const double *v = &all[5 * r];
+    const double *v = &all[n * r];
     std::printf("traffic rank %d step %lld: weights %.0f B, kv %.0f B, "
-                "activations %.0f B, flops %.0f, ops %.0f\n",
-                r, static_cast<long long>(step), v[0], v[1], v[2], v[3], v[4]);
+                "activations %.0f B, flops %.0f, ops %.0f, launches %.0f, "
+                "cublas %.0f, collectives %.0f\n",
+                r, static_cast<long long>(step), v[0], v[1], v[2], v[3], v[4],
+                v[5], v[6], v[7]);
   }
   for (const auto &[name, t] : ops)
     std::printf("traffic rank 0 op %s: calls %lld, weights %.0f B, kv %.0f "
-                "B, activations %.0f B, flops %.0f\n",
+                "B, activations %.0f B, flops %.0f, launches %lld, cublas "
+                "%lld, collectives %lld\n",
                 name.c_str(), static_cast<long long>(t.calls), t.weightBytes,
-                t.kvBytes, t.actBytes, t.flops);
+                t.kvBytes, t.actBytes, t.flops,
+                static_cast<long long>(t.launches),
+                static_cast<long long>(t.blasCalls),
+                static_cast<long long>(t.collectives));
   std::fflush(stdout);
 }
 

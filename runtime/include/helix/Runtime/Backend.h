@@ -28,15 +28,22 @@ namespace rt {
 /// arguments and shapes (not measured): weights and the KV cache in their
 /// stored formats with their scales, activations in f32 (docs/
 /// cuda-on-cpu.md, "Bytes per kernel").
+/// Also what they issue: kernel launches, cuBLAS calls and collective
+/// operations (an all-to-all, an all-reduce, ...), counted where they are
+/// issued (docs/cuda-on-cpu.md, "Launches per op").
 struct OpTraffic {
   int64_t calls = 0;
   double weightBytes = 0, kvBytes = 0, actBytes = 0, flops = 0;
+  int64_t launches = 0, blasCalls = 0, collectives = 0;
   OpTraffic &operator+=(const OpTraffic &o) {
     calls += o.calls;
     weightBytes += o.weightBytes;
     kvBytes += o.kvBytes;
     actBytes += o.actBytes;
     flops += o.flops;
+    launches += o.launches;
+    blasCalls += o.blasCalls;
+    collectives += o.collectives;
     return *this;
   }
 };

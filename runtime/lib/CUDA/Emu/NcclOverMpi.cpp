@@ -348,7 +348,8 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
 }
 
 ncclResult_t ncclGroupStart() {
-  ++groupDepth;
+  if (groupDepth++ == 0)
+    helix::cudaemu::trace("nccl group start");
   return ncclSuccess;
 }
 
@@ -357,6 +358,7 @@ ncclResult_t ncclGroupEnd() {
     return fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
   if (--groupDepth > 0)
     return ncclSuccess;
+  helix::cudaemu::trace("nccl group end");
   std::vector<PointToPoint> calls;
   calls.swap(grouped);
   if (calls.empty())
