@@ -708,6 +708,7 @@ private:
       OpTraffic &o = t[known ? "moe experts (weights as stored)"
                              : "moe experts (upper bound)"];
       o.calls += 1;
+      o.experts += experts;
       o.weightBytes += double(experts) * c.expertBytes;
       o.flops += double(rows) * c.flopsPerRow;
     }

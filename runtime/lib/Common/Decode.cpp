@@ -214,12 +214,14 @@ void reportTraffic(Context &ctx, int64_t step) {
   for (const auto &[name, t] : ops)
     std::printf("traffic rank 0 op %s: calls %lld, weights %.0f B, kv %.0f "
                 "B, activations %.0f B, flops %.0f, launches %lld, cublas "
-                "%lld, collectives %lld\n",
+                "%lld, collectives %lld%s\n",
                 name.c_str(), static_cast<long long>(t.calls), t.weightBytes,
                 t.kvBytes, t.actBytes, t.flops,
                 static_cast<long long>(t.launches),
                 static_cast<long long>(t.blasCalls),
-                static_cast<long long>(t.collectives));
+                static_cast<long long>(t.collectives),
+                t.experts ? (", experts " + std::to_string(t.experts)).c_str()
+                          : "");
   std::fflush(stdout);
 }
 

@@ -35,6 +35,8 @@ struct OpTraffic {
   int64_t calls = 0;
   double weightBytes = 0, kvBytes = 0, actBytes = 0, flops = 0;
   int64_t launches = 0, blasCalls = 0, collectives = 0;
+  /// MoE: the routed experts whose weights the op read (summed over calls).
+  int64_t experts = 0;
   OpTraffic &operator+=(const OpTraffic &o) {
     calls += o.calls;
     weightBytes += o.weightBytes;
@@ -44,6 +46,7 @@ struct OpTraffic {
     launches += o.launches;
     blasCalls += o.blasCalls;
     collectives += o.collectives;
+    experts += o.experts;
     return *this;
   }
 };
