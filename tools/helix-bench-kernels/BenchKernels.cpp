@@ -1,5 +1,9 @@
 //===- BenchKernels.cpp - Static performance evidence for the CUDA kernels ===//
 //
+//   helix-bench-kernels --measure [--device N] [--lengths 131072,...]
+//                       [--json FILE] [--check]    (on a GPU: Measure.h)
+//   helix-bench-kernels --devices                  (CUDA devices in view)
+//
 //   helix-bench-kernels --static [--arch sm_90a,...] [--json FILE]
 //                       [--markdown FILE] [--check]
 //                       [--lib libHelixRuntimeCUDA.a] [--limits sm-limits.json]
@@ -35,6 +39,7 @@
 
 #include "KernelObjects.h"
 #include "Launchers.h"
+#include "Measure.h"
 #include "Occupancy.h"
 
 #include <CLI/CLI.hpp>
@@ -236,7 +241,21 @@ int main(int argc, char **argv) {
   CLI::App app{"helix-bench-kernels: static resource, occupancy and load-width "
                "report for the CUDA backend's kernels (no GPU needed)"};
   app.add_flag("--static", opt.staticMode,
-               "report from the object code (the only mode: no GPU here)");
+               "report from the object code (no GPU used)");
+  MeasureOptions mo;
+  bool measured = false, devices = false;
+  app.add_flag("--measure", measured,
+               "time the streaming kernels on the GPU: achieved bandwidth "
+               "against a device-to-device copy (needs a GPU)");
+  app.add_option("--device", mo.device, "--measure: the GPU")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lengths", mo.lengths,
+                 "--measure: tokens of a rank's KV shard for attention")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 26));
+  app.add_flag("--devices", devices,
+               "print how many CUDA devices are in view and exit");
   app.add_option("--lib", opt.library,
                  "libHelixRuntimeCUDA.a, an object, a fatbinary or a cubin")
       ->capture_default_str();
@@ -281,10 +300,23 @@ int main(int argc, char **argv) {
                "exit 1 when a hot kernel spills, an occupancy is outside "
                "[0, 1], or the sources disagree");
   CLI11_PARSE(app, argc, argv);
-  if (!opt.staticMode) {
-    std::cerr << kCmd << ": error: only --static is implemented (the "
-              << "figures come from the object code; no GPU is used)\n";
+  if (devices) {
+    std::string why;
+    int n = cudaDevices(why);
+    std::cout << n << "\n";
+    if (!n)
+      std::cerr << kCmd << ": " << why << "\n";
+    return 0;
+  }
+  if (measured + opt.staticMode != 1) {
+    std::cerr << kCmd << ": error: give --static (object code, no GPU) or "
+              << "--measure (on a GPU)\n";
     return 1;
+  }
+  if (measured) {
+    mo.json = opt.json;
+    mo.check = opt.check;
+    return measure(mo, std::cout);
   }
 
   std::string error;

@@ -15,6 +15,7 @@
 #include "CudaKernels.h"
 #include "MoeRouting.h"
 #include "StepGraph.h"
+#include "TrafficCounts.h"
 
 #include "helix/Runtime/CudaBackend.h"
 
@@ -735,24 +736,12 @@ private:
   }
   /// Bytes of `n` elements of `w` as stored, with the block scales they use.
   static double storedBytes(const Tensor &w, int64_t n) {
-    double b = double(dtypeBytes(w.dtype(), n));
-    if (const BlockScales *bs = w.scales().get()) {
-      const BlockScaleDesc &d = bs->desc;
-      double perScale = double(d.blockRows * d.blockCols);
-      b += std::ceil(double(n) / perScale) *
-           (d.type == ScaleType::F32 ? 4.0 : 1.0);
-    }
-    return b;
+    const BlockScales *bs = w.scales().get();
+    return rt::storedBytes(w.dtype(), bs ? &bs->desc : nullptr, n);
   }
   /// Bytes of `tokens` KV entries of `cache` (keys and values, scales).
   static double kvEntryBytes(const KVCache &cache, double tokens) {
-    const KVCacheConfig &c = cache.config;
-    int64_t per = c.keyDim + (c.valueInKey ? 0 : c.valueDim);
-    double elems = tokens * double(c.heads * per);
-    double b = elems * double(dtypeBits(c.dtype)) / 8;
-    if (c.dtype == DType::F4E2M1)
-      b += elems / 16; // an E4M3 scale per 16 values
-    return b;
+    return rt::kvEntryBytes(cache.config, tokens);
   }
   static double f32Bytes(const Tensor &t) { return double(t.numel()) * 4; }
   /// Rows of an append that store (slot -1: another KVP rank's position).

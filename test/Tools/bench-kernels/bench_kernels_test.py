@@ -18,6 +18,9 @@ fail     the checks can fail: a ptxas report with spills (fabricated, and the
          loads or with an occupancy of 1.5, a
          launcher whose block size differs from the tool's table, a limits
          file with a figure without a source.
+no-gpu   without a GPU (CUDA_VISIBLE_DEVICES=-1), helix-bench-kernels
+         --measure and helix-bench-decode print one line ("...: no CUDA GPU
+         (why); nothing measured") on stderr and exit 1.
 formats  fatbinaries compressed with zstd and with LZ4 and a bare cubin give
          the same figures as an uncompressed one; a float4 kernel has
          128-bit loads and a scalar one not; an attentionKernel with scalar
@@ -442,6 +445,22 @@ def test_formats(a):
            "an architecture without code or PTX is refused")
 
 
+def test_no_gpu(a):
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1")
+    for name, cmd in (
+            ("helix-bench-kernels --measure", [a.tool, "--measure"]),
+            ("helix-bench-decode", [a.decode_tool, "--project", a.work,
+                                    "--weights", a.work, "--prompts",
+                                    a.work])):
+        rc, out, err = run(cmd, env=env)
+        lines = err.splitlines()
+        expect(rc == 1 and not out and len(lines) == 1
+               and lines[0].startswith(name + ": no CUDA GPU (")
+               and lines[0].endswith("); nothing measured"),
+               "%s without a GPU: one line, exit 1 (got %d, %r, %r)"
+               % (name, rc, out, err))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tool", required=True)
@@ -449,14 +468,16 @@ def main():
     ap.add_argument("--inputs", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--nvcc")
-    ap.add_argument("mode", choices=["static", "fail", "formats"])
+    ap.add_argument("--decode-tool")
+    ap.add_argument("mode", choices=["static", "fail", "formats", "no-gpu"])
     a = ap.parse_args()
     if not os.path.exists(a.tool):
         print("no %s: skipped" % a.tool)
         return 77
     a.work = os.path.join(a.work, a.mode)
     os.makedirs(a.work, exist_ok=True)
-    {"static": test_static, "fail": test_fail, "formats": test_formats}[a.mode](a)
+    {"static": test_static, "fail": test_fail, "formats": test_formats,
+     "no-gpu": test_no_gpu}[a.mode](a)
     print("%d passed, %d failed" % (len(passes), len(failures)))
     return 1 if failures else 0
 
