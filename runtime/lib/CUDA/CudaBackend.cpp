@@ -187,10 +187,20 @@ public:
 
   /// A decode step: captured once as a CUDA graph and replayed (StepGraph).
   Tensor runStep(const std::function<Tensor()> &step) override {
-    return graph_->run([&] {
-      moeSlot_ = 0; // the step's MoE calls take statistics slots 0, 1, ...
-      return step();
-    });
+    // A replay that does not match runs the step's host code twice: the
+    // counts go back to where the step began.
+    auto traffic = traffic_;
+    size_t moeCalls = moeCalls_.size();
+    return graph_->run(
+        [&] {
+          moeSlot_ = 0; // the step's MoE calls take statistics slots 0, 1, ..
+          return step();
+        },
+        [&] {
+          traffic_ = traffic;
+          op_ = nullptr;
+          moeCalls_.resize(moeCalls);
+        });
   }
   bool deviceMemory() const override { return true; }
 

@@ -58,7 +58,10 @@ public:
   int64_t replays() const { return replays_; }
 
   /// One decode step: captured, or replayed, or (graphs off) run as is.
-  Tensor run(const std::function<Tensor()> &step) {
+  /// `retry` is called before a step whose replay did not match is
+  /// captured (its host code runs again: undo what the first pass counted).
+  Tensor run(const std::function<Tensor()> &step,
+             const std::function<void()> &retry = nullptr) {
     if (!enabled_)
       return step();
     waitIdle_(); // the previous step has read the staging
@@ -67,6 +70,8 @@ public:
         return replay(step);
       } catch (const Mismatch &) {
         drop(); // a different step: capture it
+        if (retry)
+          retry();
       }
     }
     for (int attempt = 0;; ++attempt) {
