@@ -189,6 +189,7 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev,
          {"ffn",
           {{"weight_bytes_per_gpu", l.ffn.weightBytesPerGPU},
            {"flops_per_gpu", l.ffn.flopsPerGPU},
+           {"active_experts", l.ffn.activeExperts},
            {"time_s", l.ffn.timeS}}},
          {"comm", {{"time_s", l.comm.timeS}, {"exposed_s", l.comm.exposedS}}},
          {"stage", l.stage}});

@@ -153,16 +153,23 @@ def busiest_tokens(n, block, kvp):
 def check_traffic(plan, stdout, steps):
     """The last step's bytes as the CUDA backend's ops count them
     (--report-traffic) against the cost model's figures in plan.json, for
-    rank 0: the weights its GEMMs and embedding read (as stored, with
-    scales) against the layers' weight_bytes_per_gpu plus the step's
-    (embedding rows, LM head); the KV cache of the fullest rank against the
-    layers' kv_bytes_per_gpu at the step's length, dealt in KV blocks.
-    1 when one is off by more than 5%."""
+    rank 0 (1 when one is off by more than 5%):
+
+    - weights: what its GEMMs, embedding and weight decodes read (as
+      stored, with scales) and the routed experts it read, against the
+      layers' weight_bytes_per_gpu plus the step's (embedding rows, LM
+      head). MoE layers: the plan prices the distinct experts it expects a
+      step to touch (ffn.active_experts, the busiest EP rank), the program
+      reads the ones its routing touched; the program's figure is taken at
+      the plan's expert count (its bytes per routed expert times the
+      plan's experts), and both counts are printed;
+    - the KV cache of the fullest rank against the layers' kv_bytes_per_gpu
+      at the step's length, dealt in KV blocks."""
     ranks = re.findall(r"traffic rank (\d+) step (\d+): weights ([\d.]+) B, "
                        r"kv ([\d.]+) B", stdout)
-    ops = {m[0]: (float(m[1]), float(m[2])) for m in re.findall(
+    ops = {m[0]: (float(m[1]), float(m[2]), int(m[3] or 0)) for m in re.findall(
         r"traffic rank 0 op ([^:]+): calls \d+, weights ([\d.]+) B, "
-        r"kv ([\d.]+) B", stdout)}
+        r"kv ([\d.]+) B[^\n]*?(?:, experts (\d+))?\n", stdout)}
     if not ranks or not ops:
         print("FAIL: the program printed no traffic report")
         return 1
@@ -171,8 +178,21 @@ def check_traffic(plan, stdout, steps):
     plan_w = sum(l["attention"]["weight_bytes_per_gpu"] +
                  l["ffn"]["weight_bytes_per_gpu"] for l in layers) + \
         cost["step"]["weight_bytes_per_gpu"]
-    got_w = sum(w for name, (w, _) in ops.items()
-                if name.startswith("gemm") or name == "embedding")
+    got_w = sum(w for name, (w, _, _) in ops.items()
+                if name.startswith("gemm") or name in ("embedding",
+                                                      "dequantize"))
+    routed = ops.get("moe experts (weights as stored)")
+    plan_experts = sum(l["ffn"].get("active_experts", 0) for l in layers)
+    if routed:
+        bytes_read, _, touched = routed
+        per_expert = bytes_read / touched if touched else 0.0
+        print(f"traffic: routed experts: the program read {touched} "
+              f"({bytes_read:.0f} B, {per_expert:.0f} B each), the plan "
+              f"expects {plan_experts:.2f}")
+        got_w += per_expert * plan_experts
+    elif plan_experts:
+        print("FAIL: the plan has routed experts, the program counted none")
+        return 1
     length = int(ranks[0][1]) + 1  # tokens in the cache at the last step
     block, kvp = plan["kv_block"], cost["layout"]["kvp"]
     scale = busiest_tokens(length, block, kvp) / busiest_tokens(

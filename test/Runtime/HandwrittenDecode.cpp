@@ -455,17 +455,17 @@ public:
                               l.qb)
                      : linear(ctx, x, l.wq);
       q = q.view({B, nH, qk});
-      Tensor qPe = sliceLast(ctx, q, nope, rd);
-      applyRope(ctx, qPe, in.positions, *l.rope);
       Tensor qLat = headMatmul(ctx, sliceLast(ctx, q, 0, nope), l.wUK,
                                /*transposeW=*/true);
-      Tensor qFull = concatLast(ctx, qLat, qPe);
+      Tensor qFull = concatLast(ctx, qLat, sliceLast(ctx, q, nope, rd));
       Tensor kva = linear(ctx, x, l.kva, &l.kvaBias);
       Tensor latent = rmsNorm(ctx, sliceLast(ctx, kva, 0, R), l.kvaNorm, 1e-6f);
       Tensor kPe = sliceLast(ctx, kva, R, rd).view({B, 1, rd});
-      applyRope(ctx, kPe, in.positions, *l.rope);
       Tensor key = concatLast(ctx, latent.view({B, 1, R}), kPe);
-      kvAppend(ctx, l.cache, key, nullptr, slots);
+      // RoPE on the rope dims of q and the key, and the key appended: one
+      // launch on the CUDA backend.
+      ropeKvAppend(ctx, qFull, key, nullptr, &l.cache, slots, in.positions,
+                   *l.rope, /*offset=*/R);
       float scale = static_cast<float>(l.rope->softmaxScaleMultiplier() /
                                        std::sqrt(static_cast<double>(qk)));
       Tensor oLat =
@@ -481,9 +481,7 @@ public:
         q = rmsNorm(ctx, q, l.qNorm, static_cast<float>(spec.rmsNormEps));
         k = rmsNorm(ctx, k, l.kNorm, static_cast<float>(spec.rmsNormEps));
       }
-      applyRope(ctx, q, in.positions, *l.rope);
-      applyRope(ctx, k, in.positions, *l.rope);
-      kvAppend(ctx, l.cache, k, &v, slots);
+      ropeKvAppend(ctx, q, k, &v, &l.cache, slots, in.positions, *l.rope);
       float scale =
           static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
       o = attendAndExchange(ctx, l, q, scale, begin, end, &l.sinks)
@@ -521,11 +519,18 @@ public:
     float eps = static_cast<float>(spec.rmsNormEps);
     Tensor h = embedding(ctx, embed, in.tokens, rank * Vl);
     ctx.world().allReduceSum(h);
-    for (Layer &l : layers) {
-      addInPlace(ctx, h, attention(ctx, l, rmsNorm(ctx, h, l.inNorm, eps), in));
-      addInPlace(ctx, h, ffn(ctx, l, rmsNorm(ctx, h, l.postNorm, eps)));
+    // The residual adds fused with the norm that follows them.
+    Tensor x = rmsNorm(ctx, h, layers.front().inNorm, eps);
+    for (size_t i = 0; i < layers.size(); ++i) {
+      Layer &l = layers[i];
+      AddNorm a = addRmsNorm(ctx, h, attention(ctx, l, x, in), l.postNorm, eps);
+      const Tensor &next =
+          i + 1 < layers.size() ? layers[i + 1].inNorm : finalNorm;
+      AddNorm f = addRmsNorm(ctx, a.sum, ffn(ctx, l, a.normed), next, eps);
+      h = f.sum;
+      x = f.normed;
     }
-    Tensor local = linear(ctx, rmsNorm(ctx, h, finalNorm, eps), lmHead);
+    Tensor local = linear(ctx, x, lmHead);
     Tensor all = ctx.world().allGather(local); // [N, B, V/N]
     return swapAxes01(ctx, all).view({B, spec.vocabSize});
   }

@@ -12,7 +12,10 @@ usage: e2e.py --bin DIR --config CONFIG --np N --prompts FILE --steps K
 2. helix-reference decodes the prompts unsharded;
 3. mpirun -np N helix-handwritten-decode decodes them sharded (CPU backend);
 4. tokens must be identical, logits within atol + rtol * max|logit| of each
-   row.
+   row;
+5. optionally (CUDA emulation): the stream trace's HOP-B overlap
+   (--expect-overlap), the step run as one CUDA graph captured once
+   (--expect-graphs), the same run without CUDA graphs (--graphs-off-too).
 
 With --expect-error, step 3 must fail with a non-zero exit, and REGEX must
 appear in the error printed by every one of the N ranks (no hang: ctest's
@@ -59,6 +62,19 @@ def main():
                    help="CUDA emulation: trace the streams of every rank and "
                         "expect this fraction of the all-to-alls overlapped "
                         "by attention (stream_trace.py)")
+    p.add_argument("--expect-graphs", action="store_true",
+                   help="CUDA emulation: every rank's trace shows the step "
+                        "captured once as a CUDA graph and launched every "
+                        "step (stream_trace.py)")
+    p.add_argument("--check-launches", action="store_true",
+                   help="with --expect-graphs and --report-traffic among the "
+                        "program's options: rank 0's counted kernel "
+                        "launches, cuBLAS calls and collectives of the last "
+                        "step equal what its captured step issues in the "
+                        "trace")
+    p.add_argument("--graphs-off-too", action="store_true",
+                   help="also run with --cuda-graphs off: the same tokens, "
+                        "logits within --rtol of the graph run")
     p.add_argument("--gpu", action="store_true",
                    help="needs a CUDA device: exit 77 (skipped) without one")
     a = p.parse_args(argv)
@@ -93,7 +109,7 @@ def main():
                         os.path.join(a.work, "sharded.tokens")] + extra
     env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism="none")
     trace = os.path.join(a.work, "trace")
-    if a.expect_overlap is not None:
+    if a.expect_overlap is not None or a.expect_graphs:
         env["HELIX_CUDA_EMU_TRACE"] = trace
     if a.expect_error:
         r = run(sharded, env=env)
@@ -125,6 +141,7 @@ def main():
         if r.returncode:
             print("FAIL: exit status %d" % r.returncode)
             return 1
+    out = r.stdout
     shape = re.search(r"logits: \[(\d+), (\d+), (\d+)\]", r.stdout)
     vocab = int(shape.group(3))
     with open(os.path.join(a.work, "reference.tokens")) as f:
@@ -135,18 +152,61 @@ def main():
         print("FAIL: tokens differ\nreference:\n" + want + "sharded:\n" + got)
         return 1
     print("tokens identical")
-    r = run([sys.executable, os.path.join(HERE, "compare_logits.py"),
-             os.path.join(a.work, "sharded.bin"),
-             os.path.join(a.work, "reference.bin"), "--vocab", str(vocab),
-             "--rtol", str(a.rtol), "--atol", str(a.atol)])
-    print(r.stdout + r.stderr)
-    if r.returncode or a.expect_overlap is None:
+
+    def compare(got_bin, want_bin):
+        r = run([sys.executable, os.path.join(HERE, "compare_logits.py"),
+                 os.path.join(a.work, got_bin), os.path.join(a.work, want_bin),
+                 "--vocab", str(vocab), "--rtol", str(a.rtol),
+                 "--atol", str(a.atol)])
+        print(r.stdout + r.stderr)
         return r.returncode
+
+    if compare("sharded.bin", "reference.bin"):
+        return 1
+    if a.graphs_off_too:
+        plain = [x.replace("sharded.", "sharded-nographs.") for x in sharded]
+        plain += ["--cuda-graphs", "off"]
+        r = run(plain, env=dict(os.environ,
+                                OMPI_MCA_btl_vader_single_copy_mechanism="none"))
+        print("$ " + " ".join(plain))
+        print(r.stdout + r.stderr)
+        if r.returncode:
+            print("FAIL: exit status %d without CUDA graphs" % r.returncode)
+            return 1
+        with open(os.path.join(a.work, "sharded-nographs.tokens")) as f:
+            if f.read() != got:
+                print("FAIL: tokens differ with and without CUDA graphs")
+                return 1
+        print("tokens identical with and without CUDA graphs")
+        if compare("sharded-nographs.bin", "sharded.bin"):
+            print("FAIL: logits without CUDA graphs differ from the graph run")
+            return 1
+    if a.expect_overlap is None and not a.expect_graphs:
+        return 0
     sys.path.insert(0, HERE)
     import stream_trace
+    steps = int(shape.group(1))
     for rank in range(a.np):
-        if stream_trace.main([f"{trace}.{rank}", "--expect-overlap",
-                              str(a.expect_overlap)]):
+        args = [f"{trace}.{rank}"]
+        if a.expect_overlap is not None:
+            args += ["--expect-overlap", str(a.expect_overlap)]
+        if a.expect_graphs:
+            args += ["--expect-graph-steps", str(steps)]
+        if stream_trace.main(args):
+            return 1
+    if a.check_launches:
+        m = re.search(r"traffic rank 0 step \d+: .*launches (\d+), cublas "
+                      r"(\d+), collectives (\d+)", out)
+        if not m:
+            print("FAIL: no traffic report with launches (--report-traffic)")
+            return 1
+        counted = dict(zip(("launches", "cublas", "collectives"),
+                           map(int, m.groups())))
+        issued = stream_trace.captured_work(f"{trace}.0")
+        print(f"rank 0, last step: counted {counted}, the captured step "
+              f"issues {issued}")
+        if counted != issued:
+            print("FAIL: the counts differ from what the step issues")
             return 1
     return 0
 

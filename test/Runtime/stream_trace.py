@@ -12,7 +12,14 @@ runtime/lib/CUDA/Emu; docs/cuda-on-cpu.md) and reports its stream structure:
   slices 0..C-2 with the attention of the next slice, so (C-1)/C of the
   exchanges are overlapped; without HOP-B none is.
 
-Usage: stream_trace.py TRACE [--expect-overlap F]   (exit 1 on a mismatch)
+- with --expect-graph-steps K: the decode step captured once as a CUDA
+  graph (a "capture begin ... mode global" section), replayed K - 1 times
+  (each replay's host pass checked in a "mode thread-local" capture that
+  must stay empty), K graph launches, and no kernel launched outside a
+  capture after the first one.
+
+Usage: stream_trace.py TRACE [--expect-overlap F] [--expect-graph-steps K]
+(exit 1 on a mismatch)
 """
 
 import argparse
@@ -37,6 +44,8 @@ def analyze(path):
             if w[1] == "attentionKernel" and stream == compute:
                 for ex in open_exchanges.values():
                     ex[2] += 1
+        elif w[0] == "nccl" and w[1] == "group":
+            continue
         elif w[0] == "nccl":
             stream = int(w[-1])
             if w[1] not in ("ncclSend", "ncclRecv"):
@@ -65,11 +74,103 @@ def analyze(path):
             "overlapped": overlapped}
 
 
+def graphs(path):
+    """CUDA graphs in the trace: the step captures (mode global), the replay
+    checks (mode thread-local: StepGraph.h), the graph launches, and the
+    kernel launches outside any capture after the first one (a replayed step
+    that launched eagerly)."""
+    r = {"captures": 0, "checks": 0, "launches": 0, "eager": 0,
+         "check_nodes": 0}
+    capturing = None  # the open capture's mode
+    seen = False
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w:
+                continue
+            if w[:2] == ["capture", "begin"]:
+                capturing = w[-1]
+                r["captures" if capturing == "global" else "checks"] += 1
+            elif w[:2] == ["capture", "end"]:
+                if capturing != "global" and "nodes" in w:
+                    r["check_nodes"] += int(w[w.index("nodes") + 1])
+                capturing = None
+                seen = True
+            elif w[:2] == ["graph", "launch"]:
+                r["launches"] += 1
+            elif w[0] == "launch" and seen and capturing is None:
+                r["eager"] += 1
+    return r
+
+
+def captured_work(path):
+    """What the step captured in the trace issues (its "mode global"
+    capture): kernel launches, cuBLAS calls, and collective operations (a
+    grouped send/receive exchange counts once)."""
+    work = {"launches": 0, "cublas": 0, "collectives": 0}
+    capturing = grouped = False
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w[:2] == ["capture", "begin"]:
+                capturing = w[-1] == "global"
+            elif w[:2] == ["capture", "end"]:
+                if capturing:
+                    return work
+                capturing = False
+            elif not capturing:
+                continue
+            elif w[0] == "launch":
+                work["launches"] += 1
+            elif w[0] == "cublas":
+                work["cublas"] += 1
+            elif w[:3] == ["nccl", "group", "start"]:
+                grouped = True
+            elif w[:3] == ["nccl", "group", "end"]:
+                grouped = False
+                work["collectives"] += 1
+            elif w[0] == "nccl" and not grouped:
+                work["collectives"] += 1
+    return work
+
+
+def check_graphs(path, steps):
+    """The step captured once and launched as a graph every step, nothing
+    launched eagerly once captured; returns the failures."""
+    g = graphs(path)
+    print(f"{path}: {g['captures']} capture(s), {g['checks']} replay "
+          f"check(s), {g['launches']} graph launch(es), {g['eager']} eager "
+          f"kernel launch(es) after the capture")
+    fails = []
+    if g["captures"] != 1:
+        fails.append(f"{g['captures']} step captures, expected 1")
+    if g["launches"] != steps:
+        fails.append(f"{g['launches']} graph launches for {steps} steps")
+    if g["checks"] != steps - 1:
+        fails.append(f"{g['checks']} replays for {steps - 1} steps after "
+                     f"the first")
+    if g["eager"]:
+        fails.append(f"{g['eager']} kernel launches outside the graph")
+    if g["check_nodes"]:
+        fails.append(f"the replays issued {g['check_nodes']} device "
+                     f"operations from the host")
+    return fails
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("trace")
     p.add_argument("--expect-overlap", type=float)
+    p.add_argument("--expect-graph-steps", type=int,
+                   help="the decode ran this many steps as one captured "
+                        "CUDA graph, replayed")
     a = p.parse_args(argv)
+    if a.expect_graph_steps is not None:
+        fails = check_graphs(a.trace, a.expect_graph_steps)
+        for f in fails:
+            print("FAIL: " + f)
+        if fails:
+            return 1
     r = analyze(a.trace)
     print(f"{a.trace}: {r['exchanges']} exchanges on the communication "
           f"stream, {r['overlapped']} overlapped by attention")

@@ -1,10 +1,16 @@
 //===- BenchKernels.cpp - Static performance evidence for the CUDA kernels ===//
 //
-//   helix-bench-kernels --static [--arch sm_90a,...] [--json FILE] [--check]
+//   helix-bench-kernels --measure [--device N] [--lengths 131072,...]
+//                       [--json FILE] [--check]    (on a GPU: Measure.h)
+//   helix-bench-kernels --devices                  (CUDA devices in view)
+//
+//   helix-bench-kernels --static [--arch sm_90a,...] [--json FILE]
+//                       [--markdown FILE] [--check]
 //                       [--lib libHelixRuntimeCUDA.a] [--limits sm-limits.json]
 //                       [--source CudaKernels.cu] [--ptxas PATH | --ptxas-log
 //                       FILE]
-//                       [--key-dim N] [--value-dim N]
+//                       [--key-dim N] [--value-dim N] [--experts N]
+//                       [--expert-groups N] [--top-k N]
 //
 // For each kernel of the CUDA backend and each architecture the library was
 // built for: registers per thread, stack frame, spill stores and loads,
@@ -22,9 +28,10 @@
 //    checked against CudaKernels.cu by --source;
 //  * occupancy: cuda_occupancy.h's calculation with data/gpu/sm-limits.json.
 //
-// --check exits 1 when a hot kernel (attention, dequantize, kvStore,
-// rmsNorm, embedding, lseCombine) spills or its spills are unknown on a
-// built architecture, an occupancy is outside [0, 1] or unknown, the
+// --check exits 1 when a hot kernel (Launchers.cpp) spills or its spills
+// are unknown on a built architecture, a streaming kernel (attention,
+// linearResident, linearGrouped) has no 128-bit global load, an occupancy is outside
+// [0, 1] or unknown, the
 // replayed ptxas disagrees with the library, or the launcher table and
 // CudaKernels.cu (with --source) or the library differ.
 //
@@ -32,6 +39,7 @@
 
 #include "KernelObjects.h"
 #include "Launchers.h"
+#include "Measure.h"
 #include "Occupancy.h"
 
 #include <CLI/CLI.hpp>
@@ -39,6 +47,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -70,8 +79,10 @@ struct Options {
   std::string savePtxasLog;
   std::string source;
   std::string json;
+  std::string markdown;
   std::vector<std::string> archs;
   int64_t keyDim = 128, valueDim = 128;
+  int64_t experts = 256, expertGroups = 8, topK = 8;
   bool check = false;
 };
 
@@ -112,11 +123,21 @@ int smNumber(const std::string &arch) {
   return i == std::string::npos ? 0 : std::atoi(arch.c_str() + i);
 }
 
-const Ptx *ptxFor(const DeviceCode &code, int sm) {
-  const Ptx *best = nullptr;
+/// The PTX `arch`'s code comes from: the module whose .target is `arch`
+/// (sm_90a's is compute_90a's), else the newest portable one (no `a` / `f`
+/// suffix: arch-specific PTX is not compiled for other targets) up to it.
+const Ptx *ptxFor(const DeviceCode &code, const std::string &arch, int sm) {
   for (const Ptx &p : code.ptx)
-    if (p.smVersion <= sm && (!best || p.smVersion > best->smVersion))
+    if (p.target == arch)
+      return &p;
+  const Ptx *best = nullptr;
+  for (const Ptx &p : code.ptx) {
+    bool specific = !p.target.empty() &&
+                    (p.target.back() == 'a' || p.target.back() == 'f');
+    if (!specific && p.smVersion <= sm &&
+        (!best || p.smVersion > best->smVersion))
       best = &p;
+  }
   return best;
 }
 
@@ -134,6 +155,85 @@ std::string fmtOpt(const std::optional<int64_t> &v) {
   return v ? std::to_string(*v) : "?";
 }
 
+std::string fixed3(double v) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(3) << v;
+  return o.str();
+}
+
+/// The table as Markdown: one row per kernel, each column one value when
+/// every architecture has it, else the values in architecture order.
+std::string markdownTable(const std::vector<Row> &rows,
+                          const std::vector<std::string> &archs) {
+  using Cell = std::function<std::string(const Row &)>;
+  std::vector<std::pair<const char *, Cell>> cols = {
+      {"regs", [](const Row &r) { return std::to_string(r.registers); }},
+      {"stack", [](const Row &r) { return std::to_string(r.frameBytes); }},
+      {"spill st/ld",
+       [](const Row &r) {
+         return fmtOpt(r.spillStores) + " / " + fmtOpt(r.spillLoads);
+       }},
+      {"smem static", [](const Row &r) { return std::to_string(r.staticSmem); }},
+      {"smem dyn", [](const Row &r) { return std::to_string(r.dynamicSmem); }},
+      {"block",
+       [](const Row &r) {
+         return r.launcher ? std::to_string(r.launcher->blockSize) : "?";
+       }},
+      {"blocks/SM",
+       [](const Row &r) {
+         return r.occ ? std::to_string(r.occ->activeBlocks) : "?";
+       }},
+      {"warps/SM",
+       [](const Row &r) {
+         return r.occ ? std::to_string(r.occ->activeWarps) : "?";
+       }},
+      {"occupancy",
+       [](const Row &r) { return r.occ ? fixed3(r.occ->occupancy) : "?"; }},
+      {"limiter", [](const Row &r) { return r.occ ? r.occ->limiter : "?"; }},
+      {"128-bit loads",
+       [](const Row &r) {
+         return !r.loads ? "?" : r.loads->wideGlobalLoads > 0 ? "yes" : "no";
+       }},
+      {"hot",
+       [](const Row &r) {
+         return r.launcher && r.launcher->hot ? "yes" : "no";
+       }}};
+  std::ostringstream os;
+  os << "| kernel | arch";
+  for (const auto &c : cols)
+    os << " | " << c.first;
+  os << " |\n|---|---";
+  for (size_t i = 0; i < cols.size(); ++i)
+    os << (i < 2 || (i >= 3 && i <= 8) ? "|---:" : "|---");
+  os << "|\n";
+  std::vector<std::string> order;
+  for (const Row &r : rows)
+    if (std::find(order.begin(), order.end(), r.kernel) == order.end())
+      order.push_back(r.kernel);
+  for (const std::string &k : order) {
+    std::vector<const Row *> mine;
+    for (const std::string &a : archs)
+      for (const Row &r : rows)
+        if (r.kernel == k && r.arch == a)
+          mine.push_back(&r);
+    std::vector<std::string> names;
+    for (const Row *r : mine)
+      names.push_back(r->arch);
+    os << "| " << k << " | "
+       << (mine.size() == archs.size() ? std::string("all") : join(names, " / "));
+    for (const auto &c : cols) {
+      std::vector<std::string> v;
+      for (const Row *r : mine)
+        v.push_back(c.second(*r));
+      bool same = std::all_of(v.begin(), v.end(),
+                              [&](const std::string &x) { return x == v[0]; });
+      os << " | " << (same && !v.empty() ? v[0] : join(v, " / "));
+    }
+    os << " |\n";
+  }
+  return os.str();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -141,7 +241,21 @@ int main(int argc, char **argv) {
   CLI::App app{"helix-bench-kernels: static resource, occupancy and load-width "
                "report for the CUDA backend's kernels (no GPU needed)"};
   app.add_flag("--static", opt.staticMode,
-               "report from the object code (the only mode: no GPU here)");
+               "report from the object code (no GPU used)");
+  MeasureOptions mo;
+  bool measured = false, devices = false;
+  app.add_flag("--measure", measured,
+               "time the streaming kernels on the GPU: achieved bandwidth "
+               "against a device-to-device copy (needs a GPU)");
+  app.add_option("--device", mo.device, "--measure: the GPU")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--lengths", mo.lengths,
+                 "--measure: tokens of a rank's KV shard for attention")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 26));
+  app.add_flag("--devices", devices,
+               "print how many CUDA devices are in view and exit");
   app.add_option("--lib", opt.library,
                  "libHelixRuntimeCUDA.a, an object, a fatbinary or a cubin")
       ->capture_default_str();
@@ -153,6 +267,9 @@ int main(int argc, char **argv) {
                  "PTX")
       ->delimiter(',');
   app.add_option("--json", opt.json, "also write the report as JSON");
+  app.add_option("--markdown", opt.markdown,
+                 "also write the table as Markdown, one row per kernel "
+                 "(docs/gpu.md's)");
   app.add_option("--ptxas", opt.ptxas,
                  "ptxas for the spill figures ('none': skip)")
       ->capture_default_str();
@@ -169,14 +286,37 @@ int main(int argc, char **argv) {
   app.add_option("--value-dim", opt.valueDim, "attention value head dim")
       ->capture_default_str()
       ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  app.add_option("--experts", opt.experts, "MoE router: experts")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  app.add_option("--expert-groups", opt.expertGroups,
+                 "MoE router: expert groups")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  app.add_option("--top-k", opt.topK, "MoE router: experts per token")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   app.add_flag("--check", opt.check,
                "exit 1 when a hot kernel spills, an occupancy is outside "
                "[0, 1], or the sources disagree");
   CLI11_PARSE(app, argc, argv);
-  if (!opt.staticMode) {
-    std::cerr << kCmd << ": error: only --static is implemented (the "
-              << "figures come from the object code; no GPU is used)\n";
+  if (devices) {
+    std::string why;
+    int n = cudaDevices(why);
+    std::cout << n << "\n";
+    if (!n)
+      std::cerr << kCmd << ": " << why << "\n";
+    return 0;
+  }
+  if (measured + opt.staticMode != 1) {
+    std::cerr << kCmd << ": error: give --static (object code, no GPU) or "
+              << "--measure (on a GPU)\n";
     return 1;
+  }
+  if (measured) {
+    mo.json = opt.json;
+    mo.check = opt.check;
+    return measure(mo, std::cout);
   }
 
   std::string error;
@@ -241,14 +381,14 @@ int main(int argc, char **argv) {
     if (lib != code.cubins.end()) {
       ac.cubin = *lib;
       ac.origin = "library";
-      ac.ptx = ptxFor(code, lib->smVersion);
+      ac.ptx = ptxFor(code, lib->arch, lib->smVersion);
     } else {
       // e.g. sm_90a: the library's PTX for sm_90 through ptxas -arch sm_90a.
       int sm = smNumber(arch);
       auto base =
           std::find_if(code.cubins.begin(), code.cubins.end(),
                        [&](const Cubin &c) { return c.smVersion == sm; });
-      ac.ptx = ptxFor(code, sm);
+      ac.ptx = ptxFor(code, arch, sm);
       if (!ac.ptx || base == code.cubins.end() || !usePtxas) {
         std::cerr << kCmd << ": error: --arch " << arch
                   << " is not in the library (it holds ";
@@ -329,7 +469,8 @@ int main(int argc, char **argv) {
     for (const CubinKernel &k : ac.cubin.kernels)
       if (std::find(order.begin(), order.end(), k.name) == order.end())
         order.push_back(k.name);
-  LaunchDims dims{opt.keyDim, opt.valueDim};
+  LaunchDims dims{opt.keyDim, opt.valueDim, opt.experts, opt.expertGroups,
+                  opt.topK};
   std::vector<Row> rows;
   for (const std::string &name : order) {
     for (const ArchCode &ac : archs) {
@@ -436,6 +577,14 @@ int main(int argc, char **argv) {
             at + std::to_string(*r.spillStores) + " bytes spill stores, " +
             std::to_string(*r.spillLoads) + " bytes spill loads");
     }
+    if (r.launcher && r.launcher->streaming) {
+      if (!r.loads)
+        problems.push_back(at + "global load widths unknown (no PTX)");
+      else if (r.loads->wideGlobalLoads == 0)
+        problems.push_back(at + "no 128-bit global loads (widest " +
+                           std::to_string(r.loads->widestGlobalBits) +
+                           " bits): the streaming loop lost its vector loads");
+    }
     if (r.occ) {
       if (!(r.occ->occupancy >= 0.0 && r.occ->occupancy <= 1.0))
         problems.push_back(at + "occupancy " +
@@ -488,7 +637,9 @@ int main(int argc, char **argv) {
                : "")
        << "\n";
   os << "  dynamic shared memory for keyDim=" << opt.keyDim
-     << ", valueDim=" << opt.valueDim << "\n\n";
+     << ", valueDim=" << opt.valueDim << "; experts=" << opt.experts
+     << ", expert groups=" << opt.expertGroups << ", top-k=" << opt.topK
+     << "\n\n";
 
   os << std::left << std::setw(22) << "kernel" << std::setw(8) << "arch"
      << std::right << std::setw(5) << "regs" << std::setw(7) << "stack"
@@ -531,7 +682,9 @@ int main(int argc, char **argv) {
         "blocks_sm, warps_sm, occupancy = theoretical active blocks and warps "
         "per SM and warps / max warps; limiter = the limit that binds; ld128 "
         "= some global load of the kernel (or a function it calls) is 128 "
-        "bits or wider in the PTX; hot = checked for spills.\n\n";
+        "bits or wider in the PTX (required of the KV- and weight-streaming "
+        "kernels: attention, linearResident, linearGrouped); hot = "
+        "checked for spills.\n\n";
 
   os << "Global loads (PTX, per kernel and architecture: count, widest "
         "bits):\n";
@@ -573,6 +726,22 @@ int main(int argc, char **argv) {
   for (const auto &[id, text] : sources)
     os << "    " << id << ": " << text << "\n";
 
+  if (!opt.markdown.empty()) {
+    std::vector<std::string> names;
+    for (const ArchCode &ac : archs)
+      names.push_back(ac.arch);
+    std::ofstream f(opt.markdown);
+    f << "Architectures (\"all\"): " << join(names, ", ")
+      << "; attention head dims " << opt.keyDim << "/" << opt.valueDim
+      << "; router " << opt.experts << " experts in " << opt.expertGroups
+      << " groups, top-" << opt.topK << ". Bytes per thread for stack and "
+      << "spills, per block for shared memory.\n\n"
+      << markdownTable(rows, names);
+    if (!f) {
+      std::cerr << kCmd << ": error: cannot write " << opt.markdown << "\n";
+      return 1;
+    }
+  }
   if (!opt.savePtxasLog.empty()) {
     std::ofstream f(opt.savePtxasLog);
     f << savedLog;
@@ -585,7 +754,11 @@ int main(int argc, char **argv) {
     nlohmann::json j;
     j["library"] = opt.library;
     j["limits"] = opt.limits;
-    j["launch_dims"] = {{"key_dim", opt.keyDim}, {"value_dim", opt.valueDim}};
+    j["launch_dims"] = {{"key_dim", opt.keyDim},
+                        {"value_dim", opt.valueDim},
+                        {"experts", opt.experts},
+                        {"expert_groups", opt.expertGroups},
+                        {"top_k", opt.topK}};
     j["archs"] = nlohmann::json::array();
     for (const ArchCode &ac : archs)
       j["archs"].push_back({{"arch", ac.arch},
@@ -665,7 +838,8 @@ int main(int argc, char **argv) {
       ps << "  " << p << "\n";
   } else if (opt.check) {
     os << "\ncheck passed: no spills in the hot kernels on " << archs.size()
-       << " architectures, occupancies in [0, 1], ptxas "
+       << " architectures, 128-bit loads in the streaming kernels, "
+       << "occupancies in [0, 1], ptxas "
        << "agrees with the library"
        << (opt.source.empty() ? "" : ", launchers match " + opt.source) << "\n";
   }

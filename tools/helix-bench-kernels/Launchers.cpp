@@ -17,31 +17,48 @@ int64_t none(const LaunchDims &) { return 0; }
 int64_t attentionSmem(const LaunchDims &d) {
   return (d.keyDim + d.valueDim + 128) * 4;
 }
+
+/// moeRoute(): moeRouteSharedBytes(p) = (2 experts + groups) doubles
+/// (scores, choices, group scores) + (groups + topK) ints.
+int64_t routeSmem(const LaunchDims &d) {
+  return (2 * d.experts + d.expertGroups) * 8 + (d.expertGroups + d.topK) * 4;
+}
 } // namespace
 
 const std::vector<Launcher> &launchers() {
-  // kThreads = 256 in CudaKernels.cu. Hot kernels first.
+  // kThreads = 256 in CudaKernels.cu. Hot kernels first; the streaming
+  // kernels (KV cache, resident weights, the grouped expert GEMM) must have
+  // 128-bit loads.
   static const std::vector<Launcher> table = {
       {"attentionKernel", "attention", 128,
        "(keyDim + valueDim + threads) * sizeof(float)",
-       "(keyDim + valueDim + 128) * 4", attentionSmem, true},
-      {"linearResidentKernel", "linearResident", 128, "0", "0", none, true},
+       "(keyDim + valueDim + 128) * 4", attentionSmem, true, true},
+      {"linearResidentKernel", "linearResident", 128, "0", "0", none, true,
+       true},
       {"dequantizeKernel", "dequantize", 256, "0", "0", none, true},
       {"kvStoreKernel", "kvStore", 32, "0", "0", none, true},
       {"rmsNormKernel", "rmsNorm", 256, "0", "0", none, true},
+      {"addRmsNormKernel", "addRmsNorm", 256, "0", "0", none, true},
+      {"ropeKvStoreKernel", "ropeKvStore", 256, "0", "0", none, true},
       {"embeddingKernel", "embedding", 256, "0", "0", none, true},
+      {"moeRouteKernel", "moeRoute", 256, "moeRouteSharedBytes(p)",
+       "(2 E + G) * 8 + (G + k) * 4", routeSmem, true},
+      {"moeDispatchKernel", "moeDispatch", 256, "0", "0", none, true},
+      {"linearGroupedKernel", "linearGrouped", 128, "0", "0", none, true,
+       true},
+      {"moeCombineKernel", "moeCombine", 256, "0", "0", none, true},
       {"lseCombineKernel", "lseCombine", 128, "0", "0", none, true},
       {"splitCombineKernel", "attention", 128, "0", "0", none, false},
       {"addBiasKernel", "addBias", 256, "0", "0", none, false},
       {"ropeKernel", "rope", 256, "0", "0", none, false},
       {"gatedKernel", "gated", 256, "0", "0", none, false},
       {"addKernel", "add", 256, "0", "0", none, false},
+      {"logAddExpKernel", "logAddExp", 256, "0", "0", none, false},
       {"swapKernel", "swapAxes01", 256, "0", "0", none, false},
       {"sliceKernel", "sliceColumns", 256, "0", "0", none, false},
       {"concatKernel", "concatColumns", 256, "0", "0", none, false},
       {"sumLeadingKernel", "sumLeading", 256, "0", "0", none, false},
-      {"gatherRowsKernel", "gatherRows", 256, "0", "0", none, false},
-      {"scatterAddRowsKernel", "scatterAddRows", 256, "0", "0", none, false},
+      {"gatherRowsKernel", "gatherRows", 256, "0", "0", none, true},
   };
   return table;
 }
@@ -122,9 +139,15 @@ std::vector<std::string> checkLaunchers(const std::string &sourcePath) {
       problems.push_back(kernel + ": cannot read the launch configuration");
       continue;
     }
+    // A name: its definition, followed through names (threads =
+    // kAttentionThreads = 128).
     std::string block = args[1];
-    if (!std::regex_match(block, std::regex(R"(\d+)")))
-      block = definition(text, pos, block);
+    for (int depth = 0; depth < 4 && !block.empty() &&
+                        !std::regex_match(block, std::regex(R"(\d+)"));
+         ++depth)
+      block = std::regex_match(block, std::regex(R"(\w+)"))
+                  ? definition(text, pos, block)
+                  : std::string();
     if (block != std::to_string(l->blockSize))
       problems.push_back(kernel + ": the launch uses " + args[1] + " = " +
                          (block.empty() ? "?" : block) +

@@ -20,6 +20,8 @@ namespace helix::benchkernels {
 struct LaunchDims {
   int64_t keyDim = 128;
   int64_t valueDim = 128;
+  // The MoE router's (DeepSeek-V3 by default).
+  int64_t experts = 256, expertGroups = 8, topK = 8;
 };
 
 struct Launcher {
@@ -30,6 +32,9 @@ struct Launcher {
   const char *smemFormula; // the same in bytes, documented
   int64_t (*dynamicSmem)(const LaunchDims &);
   bool hot; // on the decode path of every token (checked for spills)
+  /// Streams the KV cache or the weights: must issue 128-bit (or wider)
+  /// global loads (checked).
+  bool streaming = false;
 };
 
 const std::vector<Launcher> &launchers();

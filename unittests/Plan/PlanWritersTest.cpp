@@ -101,8 +101,11 @@ TEST_F(PlanWriters, CostJSONSchema) {
   for (const char *key :
        {"kv_bytes_per_gpu", "weight_bytes_per_gpu", "flops_per_gpu", "time_s"})
     EXPECT_TRUE(l["attention"][key].is_number()) << key;
-  for (const char *key : {"weight_bytes_per_gpu", "flops_per_gpu", "time_s"})
+  for (const char *key :
+       {"weight_bytes_per_gpu", "flops_per_gpu", "active_experts", "time_s"})
     EXPECT_TRUE(l["ffn"][key].is_number()) << key;
+  EXPECT_DOUBLE_EQ(l["ffn"]["active_experts"].get<double>(),
+                   ev.layers[5].ffn.activeExperts);
   EXPECT_TRUE(l["comm"]["time_s"].is_number());
   EXPECT_TRUE(l["comm"]["exposed_s"].is_number());
   EXPECT_DOUBLE_EQ(l["attention"]["kv_bytes_per_gpu"].get<double>(),

@@ -13,7 +13,9 @@
 #define HELIX_UNITTESTS_RUNTIME_CUDAEMUCASES_H
 
 #include "CudaKernels.h"
+#include "MoeRouting.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -112,6 +114,43 @@ inline Result rmsNorm(int64_t dim) {
       want[r * dim + i] = x[r * dim + i] * inv * w[i];
   }
   return finish("rmsNorm dim " + std::to_string(dim), out, want, 1e-5);
+}
+
+/// The residual add and the next norm in one kernel: sum and normed rows
+/// against naive math, and bit for bit what add then rmsNorm give.
+inline std::vector<Result> addRmsNorm(int64_t dim) {
+  int64_t rows = 3;
+  float eps = 1e-5f;
+  std::vector<float> a = randn(rows * dim, 70), b = randn(rows * dim, 71),
+                     w = randn(dim, 72);
+  std::vector<float> sum(rows * dim, NAN), out(rows * dim, NAN);
+  cuda::addRmsNorm(a.data(), b.data(), w.data(), rows, dim, eps, sum.data(),
+                   out.data(), nullptr);
+  std::vector<double> wantSum(rows * dim), want(rows * dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i) {
+      float x = a[r * dim + i] + b[r * dim + i]; // rounded to f32, as stored
+      wantSum[r * dim + i] = x;
+      ss += double(x) * x;
+    }
+    double inv = 1 / std::sqrt(ss / dim + eps);
+    for (int64_t i = 0; i < dim; ++i)
+      want[r * dim + i] = wantSum[r * dim + i] * inv * w[i];
+  }
+  std::vector<float> sum2(rows * dim, NAN), out2(rows * dim, NAN);
+  cuda::add(a.data(), b.data(), rows * dim, sum2.data(), nullptr);
+  cuda::rmsNorm(sum2.data(), w.data(), rows, dim, eps, out2.data(), nullptr);
+  std::string at = " dim " + std::to_string(dim);
+  std::vector<Result> rs;
+  rs.push_back(finish("addRmsNorm sum" + at, sum, wantSum, 0));
+  rs.push_back(finish("addRmsNorm normed" + at, out, want, 1e-5));
+  std::vector<float> both = sum, both2 = sum2;
+  both.insert(both.end(), out.begin(), out.end());
+  both2.insert(both2.end(), out2.begin(), out2.end());
+  rs.push_back(finish("addRmsNorm = add + rmsNorm" + at, both, widen(both2),
+                      0));
+  return rs;
 }
 
 /// addBias, add, swapAxes01, sliceColumns, concatColumns, sumLeading.
@@ -242,16 +281,129 @@ inline Result kvStore(DType dtype) {
                 0);
 }
 
+/// RoPE on q and k and the KV append in one kernel (ropeKvStore): q and k
+/// against naive RoPE, and q, k and the cache bytes exactly what rope,
+/// rope and kvStore (k, then v) give one launch at a time. GQA: 4 query
+/// heads on 2 KV heads of 40 values, rotary dims [4, 16); slot -1 skipped.
+/// valueInKey: no value cache. Without a cache: RoPE only.
+inline std::vector<Result> ropeKvStore(DType dtype, bool valueInKey,
+                                       bool withCache = true) {
+  int64_t batch = 3, qHeads = 4, kHeads = 2, dim = 40, offset = 4, half = 6,
+          capacity = 5;
+  float factor = 1.25f;
+  std::vector<int64_t> pos = {3, 1000, 17}, slots = {2, -1, 4};
+  std::vector<float> invFreq(half);
+  for (int64_t f = 0; f < half; ++f)
+    invFreq[f] = static_cast<float>(std::pow(10000.0, -2.0 * f / (2 * half)));
+  bool f4 = dtype == DType::F4E2M1;
+  int64_t perHead = fmt::kvScalesPerHead(dim);
+  auto fresh = [&](uint8_t fill) {
+    return std::vector<uint8_t>(
+        dtypeBytes(dtype, batch * capacity * kHeads * dim), fill);
+  };
+  auto freshScales = [&]() {
+    return std::vector<uint8_t>(f4 ? batch * capacity * kHeads * perHead : 0,
+                                0xcd);
+  };
+  std::vector<float> q = randn(batch * qHeads * dim, 73),
+                     k = randn(batch * kHeads * dim, 74),
+                     v = randn(batch * kHeads * dim, 75);
+  // One launch at a time (the reference), then the fused kernel.
+  std::vector<float> q1 = q, k1 = k, q2 = q, k2 = k;
+  std::vector<uint8_t> keys1 = fresh(0xab), vals1 = fresh(0xab),
+                       ks1 = freshScales(), vs1 = freshScales();
+  std::vector<uint8_t> keys2 = keys1, vals2 = vals1, ks2 = ks1, vs2 = vs1;
+  cuda::rope(q1.data(), batch, qHeads, dim, pos.data(), invFreq.data(), half,
+             factor, offset, false, nullptr);
+  cuda::rope(k1.data(), batch, kHeads, dim, pos.data(), invFreq.data(), half,
+             factor, offset, false, nullptr);
+  if (withCache) {
+    cuda::kvStore(keys1.data(), f4 ? ks1.data() : nullptr, k1.data(), dtype,
+                  batch, capacity, kHeads, dim, slots.data(), nullptr);
+    if (!valueInKey)
+      cuda::kvStore(vals1.data(), f4 ? vs1.data() : nullptr, v.data(), dtype,
+                    batch, capacity, kHeads, dim, slots.data(), nullptr);
+  }
+  cuda::KVStoreTarget target{keys2.data(),
+                             f4 ? ks2.data() : nullptr,
+                             valueInKey ? nullptr : vals2.data(),
+                             f4 && !valueInKey ? vs2.data() : nullptr,
+                             valueInKey ? nullptr : v.data(),
+                             dtype,
+                             capacity,
+                             dim,
+                             dim,
+                             slots.data()};
+  cuda::ropeKvStore(q2.data(), qHeads, k2.data(), kHeads, batch, dim,
+                    pos.data(), invFreq.data(), half, factor, offset, false,
+                    withCache ? &target : nullptr, nullptr);
+  cudaError_t fusedError = cudaGetLastError();
+  // Naive RoPE of q (the rotation as rope() documents it).
+  std::vector<double> wantQ = widen(q);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < qHeads; ++h)
+      for (int64_t f = 0; f < half; ++f) {
+        float angle = invFreq[f] * static_cast<float>(pos[b]);
+        double c = std::cos(double(angle)) * factor,
+               sn = std::sin(double(angle)) * factor;
+        int64_t i1 = (b * qHeads + h) * dim + offset + f, i2 = i1 + half;
+        wantQ[i1] = q[i1] * c - q[i2] * sn;
+        wantQ[i2] = q[i2] * c + q[i1] * sn;
+      }
+  std::string at = std::string(dtypeName(dtype)) +
+                   (valueInKey ? " value-in-key" : "") +
+                   (withCache ? "" : " (no cache)");
+  // q, roped k, then every cache byte: fused against one at a time.
+  std::vector<float> got = q2, want = q1;
+  got.insert(got.end(), k2.begin(), k2.end());
+  want.insert(want.end(), k1.begin(), k1.end());
+  for (const auto &p : {bytesOf(keys2, ks2), bytesOf(vals2, vs2)})
+    got.insert(got.end(), p.begin(), p.end());
+  for (const auto &p : {bytesOf(keys1, ks1), bytesOf(vals1, vs1)})
+    want.insert(want.end(), p.begin(), p.end());
+  std::vector<Result> rs = {
+      finish("ropeKvStore q " + at, q2, wantQ, 1e-5),
+      finish("ropeKvStore = rope + rope + kvStore " + at, got, widen(want),
+             0)};
+  for (Result &r : rs)
+    r.error = fusedError;
+  return rs;
+}
+
+/// Head dims of an attention case: value-in-key caches use valueInKeyDim.
+struct AttentionDims {
+  const char *name;
+  int64_t keyDim, valueDim, valueInKeyDim;
+};
+/// Whole 16-byte chunks in every format: the 128-bit path everywhere (f32
+/// values: 24 chunks, 5 rows at once with 8 threads idle).
+constexpr AttentionDims kAlignedDims{"64/96", 64, 96, 32};
+/// Whole chunks in F32 and BF16 only (40 BF16 values: 5 chunks, 8 lanes
+/// per key, 3 of them idle); element by element in FP8 and FP4.
+constexpr AttentionDims kMixedDims{"40/24", 40, 24, 32};
+/// No format has whole chunks: element by element everywhere (FP4: a last
+/// scale block of 6 values).
+constexpr AttentionDims kOddDims{"38/22", 38, 22, 30};
+/// DeepSeek's MLA latent: 576-value keys (72 BF16 chunks: 3 per lane of a
+/// warp-wide group, some lanes 2), the value its first 512 (64 chunks: 2
+/// rows at once).
+constexpr AttentionDims kMlaDims{"576/512", 576, 512, 512};
+
 /// kvStore of each row's newest position, then attention over the cache
 /// (GQA: 4 query heads on 2 KV heads; ranges of 3 chunks of 128, 1 chunk,
-/// and empty). valueInKey: no value cache, values are the keys' first
-/// valueDim entries. Output: out then lse.
-/// `splits` > 1: split-K (rows of 300, 93 and 0 keys cut in that many
-/// parts, some empty), merged by the launcher.
-inline Result attention(DType dtype, bool valueInKey, int splits = 1) {
-  int64_t batch = 3, qHeads = 4, kvHeads = 2, keyDim = 40,
-          valueDim = valueInKey ? 32 : 24, capacity = 300;
-  std::vector<int64_t> begin = {0, 7, 20}, end = {300, 100, 20};
+/// and empty; MLA dims: 1 KV head, 2 query heads, rows of 200, 93, 0).
+/// valueInKey: no value cache, values are the keys' first valueDim
+/// entries. Output: out then lse. `splits` > 1: split-K (rows of 300, 93
+/// and 0 keys cut in that many parts, some empty), merged by the launcher.
+/// The case's name says which path ran (attentionVectorized).
+inline Result attention(DType dtype, bool valueInKey, int splits = 1,
+                        const AttentionDims &dims = kMixedDims) {
+  bool mla = dims.keyDim == kMlaDims.keyDim;
+  int64_t batch = 3, qHeads = mla ? 2 : 4, kvHeads = mla ? 1 : 2,
+          keyDim = dims.keyDim,
+          valueDim = valueInKey ? dims.valueInKeyDim : dims.valueDim,
+          capacity = 300;
+  std::vector<int64_t> begin = {0, 7, 20}, end = {mla ? 200 : 300, 100, 20};
   bool f4 = dtype == DType::F4E2M1;
   auto cacheOf = [&](int64_t dim, uint64_t seed, std::vector<uint8_t> &bytes,
                      std::vector<uint8_t> &scales) {
@@ -332,9 +484,13 @@ inline Result attention(DType dtype, bool valueInKey, int splits = 1) {
     }
   out.insert(out.end(), lse.begin(), lse.end());
   want.insert(want.end(), wantLse.begin(), wantLse.end());
-  return finish(std::string("attention ") + dtypeName(dtype) +
-                    (valueInKey ? " value-in-key" : "") +
-                    (splits > 1 ? " split " + std::to_string(splits) : ""),
+  bool vectorized = cuda::attentionVectorized(
+      dtype, keyDim, valueDim, valueInKey, keys.data(),
+      valueInKey ? nullptr : values.data());
+  return finish(std::string("attention ") + dtypeName(dtype) + " " +
+                    dims.name + (valueInKey ? " value-in-key" : "") +
+                    (splits > 1 ? " split " + std::to_string(splits) : "") +
+                    (vectorized ? " (128-bit loads)" : " (element loads)"),
                 out, want, 1e-4);
 }
 
@@ -593,28 +749,155 @@ inline std::vector<Result> linearResidentAll() {
   return rs;
 }
 
-/// gatherRows then scatterAddRows (the MoE expert path).
-inline std::vector<Result> gatherScatter() {
-  int64_t R = 6, cols = 300;
-  std::vector<int64_t> rows = {4, 0, 5};
-  std::vector<float> weights = {0.5f, -1.0f, 2.0f};
-  int64_t n = static_cast<int64_t>(rows.size());
-  std::vector<float> x = randn(R * cols, 40), g(n * cols, NAN);
-  cuda::gatherRows(x.data(), cols, rows.data(), n, g.data(), nullptr);
-  std::vector<double> wantG(n * cols);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t c = 0; c < cols; ++c)
-      wantG[i * cols + c] = x[rows[i] * cols + c];
+/// The device router against routeHost (Ops.cpp, the CPU backend's):
+/// indices exactly, weights within 1e-6. `name` says which configuration.
+inline Result moeRoute(const std::string &name, int64_t batch, int64_t E,
+                       const RouterConfig &c, bool withBias, uint64_t seed,
+                       bool equalLogits = false) {
+  std::vector<float> logits = randn(batch * E, seed, 2.0f),
+                     bias = randn(E, seed + 1, 0.5f);
+  if (equalLogits)
+    std::fill(logits.begin(), logits.end(), 0.25f);
+  cuda::RouterParams p = cuda::routerParams(c, E);
+  std::vector<int32_t> idx(batch * c.topK, -7);
+  std::vector<float> w(batch * c.topK, NAN);
+  cuda::moeRoute(logits.data(), withBias ? bias.data() : nullptr, batch, p,
+                 idx.data(), w.data(), nullptr);
+  cudaError_t e = cudaGetLastError();
+  std::vector<int32_t> wantIdx;
+  std::vector<float> wantW;
+  routeHost(logits.data(), batch, E, c, withBias ? bias.data() : nullptr,
+            wantIdx, wantW);
+  std::vector<float> got(idx.begin(), idx.end());
+  std::vector<double> want(wantIdx.begin(), wantIdx.end());
+  // Indices exactly (as floats: small integers), then weights.
+  std::vector<float> gotW = got;
+  gotW.insert(gotW.end(), w.begin(), w.end());
+  std::vector<double> wantAll = want;
+  wantAll.insert(wantAll.end(), wantW.begin(), wantW.end());
+  Result r = finish("moeRoute " + name, gotW, wantAll, 1e-6);
+  r.error = e;
+  for (size_t i = 0; i < idx.size(); ++i)
+    if (idx[i] != wantIdx[i])
+      r.got[i] = NAN; // an index differs: fail whatever the tolerance
+  return r;
+}
+
+inline std::vector<Result> moeRouteAll() {
   std::vector<Result> rs;
-  rs.push_back(finish("gatherRows", g, wantG, 0));
-  std::vector<float> out = randn(R * cols, 41), y = randn(n * cols, 42);
-  std::vector<double> want = widen(out);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t c = 0; c < cols; ++c)
-      want[rows[i] * cols + c] += double(weights[i]) * y[i * cols + c];
-  cuda::scatterAddRows(out.data(), y.data(), cols, rows.data(), weights.data(),
-                       n, nullptr);
-  rs.push_back(finish("scatterAddRows", out, want, 1e-6));
+  RouterConfig soft;
+  soft.topK = 4;
+  soft.normTopkProb = true;
+  rs.push_back(moeRoute("softmax top-4 of 16", 5, 16, soft, false, 80));
+  // All logits equal: every tie goes to the lower expert.
+  rs.push_back(moeRoute("softmax ties", 2, 16, soft, false, 81, true));
+  // DeepSeek-V3: sigmoid, correction bias (some negative choices, so a
+  // masked group's 0 can win), 8 groups of 32, 4 kept by their top-2 sums,
+  // top-8, normalized, scaled 2.5.
+  RouterConfig ds;
+  ds.scoring = RouterConfig::Sigmoid;
+  ds.topK = 8;
+  ds.numGroups = 8;
+  ds.topkGroups = 4;
+  ds.normTopkProb = true;
+  ds.routedScalingFactor = 2.5;
+  rs.push_back(moeRoute("sigmoid grouped 256 experts", 2, 256, ds, true, 82));
+  // DeepSeek-V2's group max, no bias, no normalization.
+  RouterConfig v2 = ds;
+  v2.groupScore = RouterConfig::GroupMax;
+  v2.normTopkProb = false;
+  v2.numGroups = 4;
+  v2.topkGroups = 1;
+  v2.topK = 3;
+  rs.push_back(moeRoute("sigmoid group max", 4, 32, v2, false, 83));
+  return rs;
+}
+
+/// The device MoE expert path one kernel at a time: moeDispatch (offsets,
+/// dispatched rows and each pair's row exactly as a host grouping),
+/// gatherRows of the live rows, linearGrouped with FP8 128x128-scaled
+/// expert weights and a bias per expert, and moeCombine, against naive
+/// math. Local experts 2..4 of 6; token 3 routes nowhere here; expert 3
+/// gets no row.
+inline std::vector<Result> moeExpertPath() {
+  int64_t B = 4, k = 2, first = 2, E = 3, H = 40, N = 24;
+  std::vector<int32_t> idx = {2, 4, 0, 2, 4, 2, 1, 5};
+  std::vector<float> wts = {0.5f, 0.25f, 0.75f, 1.5f, -1.0f, 2.0f, 0.3f, 0.7f};
+  int64_t R = B * k;
+  std::vector<int64_t> offsets(E + 1, -9), rows(R, -9), slotOf(R, -9),
+      stats(2, -9);
+  cuda::moeDispatch(idx.data(), B, k, first, E, offsets.data(), rows.data(),
+                    slotOf.data(), stats.data(), nullptr);
+  // The host grouping: pairs in order within each expert.
+  std::vector<double> wantOff(E + 1, 0), wantRows, wantSlot(R, -1);
+  for (int64_t e = 0; e < E; ++e) {
+    for (int64_t i = 0; i < R; ++i)
+      if (idx[i] - first == e) {
+        wantSlot[i] = double(wantRows.size());
+        wantRows.push_back(double(i / k));
+      }
+    wantOff[e + 1] = double(wantRows.size());
+  }
+  int64_t live = static_cast<int64_t>(wantRows.size());
+  std::vector<Result> rs;
+  std::vector<float> got(offsets.begin(), offsets.end());
+  std::vector<double> want = wantOff;
+  got.insert(got.end(), rows.begin(), rows.begin() + live);
+  want.insert(want.end(), wantRows.begin(), wantRows.end());
+  got.insert(got.end(), slotOf.begin(), slotOf.end());
+  want.insert(want.end(), wantSlot.begin(), wantSlot.end());
+  got.insert(got.end(), stats.begin(), stats.end());
+  want.push_back(2); // experts 2 and 4 have rows
+  want.push_back(double(live));
+  rs.push_back(finish("moeDispatch", got, want, 0));
+
+  std::vector<float> x = randn(B * H, 84), xe(R * H, NAN);
+  cuda::gatherRows(x.data(), H, rows.data(), R, xe.data(), nullptr,
+                   &offsets[E]);
+  std::vector<double> wantX;
+  for (int64_t r = 0; r < live; ++r)
+    wantX.insert(wantX.end(), x.begin() + rows[r] * H,
+                 x.begin() + (rows[r] + 1) * H);
+  rs.push_back(finish("gatherRows (live rows)",
+                      std::vector<float>(xe.begin(), xe.begin() + live * H),
+                      wantX, 0));
+  bool untouched = std::all_of(xe.begin() + live * H, xe.end(),
+                               [](float v) { return std::isnan(v); });
+  rs.push_back(finish("gatherRows leaves the rows past the live count",
+                      {untouched ? 1.0f : 0.0f}, {1.0}, 0));
+
+  // Expert weights [E, N, H], FP8 with 128 x 128 f32 blocks, one bias row
+  // per expert.
+  Quantized wq = quantized(DType::F8E4M3, ScaleType::F32, E, N, H, 128, 128, 0,
+                           0, false, 85);
+  std::vector<float> bias = randn(E * N, 86), y(R * N, NAN);
+  cuda::linearGrouped(xe.data(), H, wq.codes.data(), wq.dtype, 0, &wq.desc, E,
+                      N, bias.data(), offsets.data(), y.data(), nullptr);
+  std::vector<double> wantY(live * N);
+  for (int64_t e = 0; e < E; ++e)
+    for (int64_t r = int64_t(wantOff[e]); r < int64_t(wantOff[e + 1]); ++r)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = bias[e * N + n];
+        for (int64_t h = 0; h < H; ++h)
+          acc += double(xe[r * H + h]) * naiveValue(wq, (e * N + n) * H + h,
+                                                    true);
+        wantY[r * N + n] = acc;
+      }
+  rs.push_back(finish("linearGrouped fp8 128x128 blocks",
+                      std::vector<float>(y.begin(), y.begin() + live * N),
+                      wantY, 1e-4));
+
+  std::vector<float> out(B * N, NAN);
+  cuda::moeCombine(y.data(), slotOf.data(), wts.data(), B, k, N, out.data(),
+                   nullptr);
+  std::vector<double> wantOut(B * N, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < k; ++j)
+      if (wantSlot[b * k + j] >= 0)
+        for (int64_t n = 0; n < N; ++n)
+          wantOut[b * N + n] +=
+              double(wts[b * k + j]) * y[int64_t(wantSlot[b * k + j]) * N + n];
+  rs.push_back(finish("moeCombine", out, wantOut, 1e-6));
   return rs;
 }
 
@@ -629,22 +912,30 @@ inline std::vector<Result> allCases() {
   rs.push_back(embedding(true));
   rs.push_back(rmsNorm(1000));
   rs.push_back(rmsNorm(40));
+  add(addRmsNorm(1000));
+  add(addRmsNorm(40));
   add(elementwise());
   rs.push_back(rope(false));
   rs.push_back(rope(true));
+  add(ropeKvStore(DType::F32, false, false));
   for (DType t : {DType::F32, DType::BF16, DType::F8E4M3, DType::F4E2M1}) {
     rs.push_back(kvStore(t));
-    rs.push_back(attention(t, false));
-    rs.push_back(attention(t, false, 3));
-    rs.push_back(attention(t, true));
+    add(ropeKvStore(t, false));
+    add(ropeKvStore(t, true));
+    // Both paths, split-K's merge (the gtest suite has every shape).
+    rs.push_back(attention(t, false, 1, kAlignedDims));
+    rs.push_back(attention(t, true, 3, kAlignedDims));
+    rs.push_back(attention(t, true, 1, kOddDims));
   }
+  rs.push_back(attention(DType::BF16, true, 1, kMlaDims));
   rs.push_back(lseCombine(false));
   rs.push_back(lseCombine(true));
   for (int kind = 0; kind < 4; ++kind)
     rs.push_back(gated(kind));
   add(dequantizeAll());
   add(linearResidentAll());
-  add(gatherScatter());
+  add(moeRouteAll());
+  add(moeExpertPath());
   return rs;
 }
 

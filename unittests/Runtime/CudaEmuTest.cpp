@@ -38,6 +38,12 @@ TEST(CudaEmuKernels, RmsNorm) {
   check(rmsNorm(40));   // fewer: idle threads contribute 0
 }
 
+TEST(CudaEmuKernels, AddRmsNorm) {
+  for (int64_t dim : {1000, 40})
+    for (const Result &r : addRmsNorm(dim))
+      check(r);
+}
+
 TEST(CudaEmuKernels, Elementwise) {
   for (const Result &r : elementwise())
     check(r);
@@ -51,13 +57,58 @@ TEST(CudaEmuKernels, Rope) {
 class CudaEmuKV : public ::testing::TestWithParam<DType> {};
 
 TEST_P(CudaEmuKV, KvStore) { check(kvStore(GetParam())); }
-TEST_P(CudaEmuKV, Attention) { check(attention(GetParam(), false)); }
-TEST_P(CudaEmuKV, AttentionValueInKey) { check(attention(GetParam(), true)); }
+// RoPE on q and k and the KV append in one launch: what the three launches
+// give, with and without a value cache; RoPE only without a cache.
+TEST_P(CudaEmuKV, RopeKvStore) {
+  for (bool valueInKey : {false, true})
+    for (const Result &r : ropeKvStore(GetParam(), valueInKey))
+      check(r);
+  for (const Result &r : ropeKvStore(GetParam(), false, false))
+    check(r);
+}
+// Each format with heads of whole 16-byte chunks (the 128-bit path) and
+// without (element loads).
+TEST_P(CudaEmuKV, Attention) {
+  for (const AttentionDims &d : {kAlignedDims, kMixedDims, kOddDims})
+    check(attention(GetParam(), false, 1, d));
+}
+TEST_P(CudaEmuKV, AttentionValueInKey) {
+  for (const AttentionDims &d : {kAlignedDims, kOddDims})
+    check(attention(GetParam(), true, 1, d));
+}
 // Split-K: 3 and 7 parts (more parts than the 93-key row has chunks of
 // 128, so some parts are empty), merged; the same results.
 TEST_P(CudaEmuKV, AttentionSplitK) {
-  check(attention(GetParam(), false, 3));
-  check(attention(GetParam(), true, 7));
+  check(attention(GetParam(), false, 3, kAlignedDims));
+  check(attention(GetParam(), true, 7, kOddDims));
+}
+// Which path each case takes: every format vectorized at whole chunks,
+// none at odd dims, F32 / BF16 only at 40/24.
+TEST_P(CudaEmuKV, AttentionPath) {
+  DType t = GetParam();
+  bool wide = t == DType::F32 || t == DType::BF16;
+  std::vector<uint8_t> buf(64);
+  const void *at = buf.data(); // malloc: 16-byte aligned
+  const void *off = buf.data() + 4;
+  EXPECT_TRUE(cuda::attentionVectorized(t, 64, 96, false, at, at));
+  EXPECT_TRUE(cuda::attentionVectorized(t, 64, 32, true, at, nullptr));
+  EXPECT_TRUE(cuda::attentionVectorized(t, 576, 512, true, at, nullptr));
+  EXPECT_TRUE(cuda::attentionVectorized(t, 128, 128, false, at, at));
+  EXPECT_EQ(cuda::attentionVectorized(t, 40, 24, false, at, at), wide);
+  EXPECT_FALSE(cuda::attentionVectorized(t, 38, 22, false, at, at));
+  EXPECT_FALSE(cuda::attentionVectorized(t, 64, 96, false, off, at));
+  EXPECT_FALSE(cuda::attentionVectorized(t, 64, 96, false, at, off));
+  EXPECT_TRUE(cuda::attentionVectorized(t, 64, 32, true, at, off))
+      << "no value cache: its pointer does not count";
+  // More value chunks than the block's 128 threads.
+  int64_t most = 128 * 128 / int64_t(dtypeBits(t));
+  EXPECT_TRUE(cuda::attentionVectorized(t, 64, most, false, at, at));
+  EXPECT_FALSE(cuda::attentionVectorized(t, 64, 2 * most, false, at, at));
+}
+// MLA's latent dims (576 / 512, value in the key) on the 128-bit path.
+TEST(CudaEmuKernels, AttentionMlaDims) {
+  check(attention(DType::BF16, true, 1, kMlaDims));
+  check(attention(DType::F4E2M1, true, 2, kMlaDims));
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, CudaEmuKV,
@@ -98,8 +149,13 @@ TEST(CudaEmuKernels, LinearResident) {
     check(r);
 }
 
-TEST(CudaEmuKernels, GatherScatterRows) {
-  for (const Result &r : gatherScatter())
+TEST(CudaEmuKernels, MoeRoute) {
+  for (const Result &r : moeRouteAll())
+    check(r);
+}
+
+TEST(CudaEmuKernels, MoeExpertPath) {
+  for (const Result &r : moeExpertPath())
     check(r);
 }
 

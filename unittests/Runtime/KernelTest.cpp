@@ -137,6 +137,61 @@ TEST(Kernels, RopeInterleaved) {
   checkRope(*ctx, true);
 }
 
+// The residual add and the next norm as one op: what add then rmsNorm give.
+TEST(Kernels, AddRmsNormIsAddThenNorm) {
+  HELIX_NEED_CONTEXT(ctx);
+  int64_t R = 3, D = 7;
+  auto a = randomVector(R * D, 12), b = randomVector(R * D, 13),
+       w = randomVector(D, 14);
+  Tensor ta = ctx->upload(a, {R, D}), tb = ctx->upload(b, {R, D}),
+         tw = ctx->upload(w, {D});
+  AddNorm r = addRmsNorm(*ctx, ta, tb, tw, 1e-5f);
+  Tensor sum = add(*ctx, ta, tb);
+  Tensor normed = rmsNorm(*ctx, sum, tw, 1e-5f);
+  std::vector<float> s = ctx->download(sum), n = ctx->download(normed);
+  expectNear(ctx->download(r.sum), std::vector<double>(s.begin(), s.end()), 0);
+  expectNear(ctx->download(r.normed), std::vector<double>(n.begin(), n.end()),
+             0);
+  EXPECT_THROW(addRmsNorm(*ctx, ta, ctx->upload(a, {D, R}), tw, 1e-5f), Error);
+}
+
+// RoPE on q and k and the KV append as one op: what applyRope, applyRope
+// and kvAppend give (q, k, and the attention over the appended keys).
+TEST(Kernels, RopeKvAppendIsRopeThenAppend) {
+  HELIX_NEED_CONTEXT(ctx);
+  int64_t B = 2, Hq = 4, Kh = 2, D = 12, cap = 3;
+  RopeConfig rc;
+  rc.theta = 10000;
+  rc.rotaryDim = 8;
+  Rope rope(rc);
+  auto q = randomVector(B * Hq * D, 15), k = randomVector(B * Kh * D, 16),
+       v = randomVector(B * Kh * D, 17);
+  std::vector<int64_t> pos = {3, 41}, slots = {1, -1};
+  std::vector<std::vector<float>> got, want;
+  for (bool fused : {true, false}) {
+    KVCache cache = makeKVCache(*ctx, {B, cap, Kh, D, D, false});
+    Tensor tq = ctx->upload(q, {B, Hq, D}), tk = ctx->upload(k, {B, Kh, D}),
+           tv = ctx->upload(v, {B, Kh, D});
+    if (fused) {
+      ropeKvAppend(*ctx, tq, tk, &tv, &cache, slots, pos, rope, 2);
+    } else {
+      applyRope(*ctx, tq, pos, rope, 2);
+      applyRope(*ctx, tk, pos, rope, 2);
+      kvAppend(*ctx, cache, tk, &tv, slots);
+    }
+    AttentionPartial p =
+        attentionPartial(*ctx, tq, cache, 0.3f, {0, 0}, {2, 0});
+    auto &out = fused ? got : want;
+    out = {ctx->download(tq), ctx->download(tk), ctx->download(p.out),
+           ctx->download(p.lse)};
+  }
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(got[i], want[i]) << i; // row 1's lse: -inf in both
+  Tensor tq = ctx->upload(q, {B, Hq, D}), k6 = ctx->upload(k, {B, Kh * 2, 6});
+  EXPECT_THROW(ropeKvAppend(*ctx, tq, k6, nullptr, nullptr, {}, pos, rope),
+               Error);
+}
+
 // naiveAttention: TestUtil.h.
 
 TEST(Kernels, KVAppendAndGQAAttention) {

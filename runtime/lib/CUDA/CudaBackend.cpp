@@ -2,23 +2,29 @@
 //
 // Every op runs on the rank's compute stream; memory is stream-ordered
 // (cudaMallocAsync / cudaFreeAsync on that stream). Collectives started
-// with *Start run on a second stream, ordered with events (HOP-B). Routing
-// and argmax run on the host (small, per token); the experts are applied
-// one local expert at a time over the tokens routed to it. Weights kept
-// in BF16 / FP8 / FP4 are read as stored by a weight-streaming kernel
-// (linearResident); f32 ones go through cuBLAS.
+// with *Start run on a second stream, ordered with events (HOP-B). MoE
+// runs on the device without a host round trip: routing, the dispatch of
+// routed rows to the local experts, one grouped GEMM launch per expert
+// projection, the combine. Weights kept in BF16 / FP8 / FP4 are read as
+// stored by a weight-streaming kernel (linearResident); f32 ones go
+// through cuBLAS.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaBackend.h"
 #include "CudaKernels.h"
+#include "MoeRouting.h"
+#include "StepGraph.h"
+#include "TrafficCounts.h"
 
 #include "helix/Runtime/CudaBackend.h"
 
 #include "../Common/MpiCommunicator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -88,25 +94,21 @@ int cudaDeviceCount() {
 
 namespace {
 
-/// Small index arrays uploaded for one kernel call.
-class DeviceInts {
+/// Small host arrays (indices, RoPE frequencies) uploaded for one kernel
+/// call (through the step graph's staging: StepGraph.h).
+template <class T> class DeviceArray {
 public:
-  DeviceInts(const std::vector<int64_t> &v, cudaStream_t s) : stream_(s) {
-    bytes_ = std::max<size_t>(8, v.size() * sizeof(int64_t));
-    cudaCheck(cudaMallocAsync(&ptr_, bytes_, s), "cudaMallocAsync");
-    if (!v.empty())
-      cudaCheck(cudaMemcpyAsync(ptr_, v.data(), v.size() * sizeof(int64_t),
-                                cudaMemcpyHostToDevice, s),
-                "cudaMemcpyAsync (indices)");
-  }
-  ~DeviceInts() { cudaFreeAsync(ptr_, stream_); }
-  const int64_t *get() const { return static_cast<const int64_t *>(ptr_); }
+  DeviceArray(const std::vector<T> &v, StepGraph &g)
+      : g_(g), ptr_(g.stage(v.data(), v.size() * sizeof(T))) {}
+  ~DeviceArray() { g_.unstage(ptr_); }
+  const T *get() const { return static_cast<const T *>(ptr_); }
 
 private:
-  void *ptr_ = nullptr;
-  size_t bytes_ = 0;
-  cudaStream_t stream_;
+  StepGraph &g_;
+  const void *ptr_;
 };
+using DeviceInts = DeviceArray<int64_t>;
+using DeviceFloats = DeviceArray<float>;
 
 class CudaBackend : public Backend {
 public:
@@ -132,17 +134,38 @@ public:
     // Plain fp32 GEMMs (no TF32), to agree with the CPU reference.
     cublasCheck(cublasSetMathMode(s_.blas, CUBLAS_DEFAULT_MATH),
                 "cublasSetMathMode");
+    cudaCheck(cudaMalloc(reinterpret_cast<void **>(&moeStats_),
+                         2 * kMoeStatSlots * sizeof(int64_t)),
+              "cudaMalloc (MoE statistics)");
     if (o.collectives == "mpi")
       s_.nccl = false;
     else if (o.collectives == "nccl")
       s_.nccl = true;
     else // NCCL refuses two ranks on one device
       s_.nccl = o.device < 0 && ctx.localSize() <= count;
+    // Graphs capture the NCCL calls; MPI collectives stage through the host.
+    if (o.cudaGraphs == "on" && !s_.nccl)
+      throw Error("--cuda-graphs on: CUDA graphs need NCCL collectives "
+                  "(--collectives mpi stages every collective through the "
+                  "host)");
+    graph_ = std::make_unique<StepGraph>(
+        s_.compute, o.cudaGraphs == "on" || (o.cudaGraphs == "auto" && s_.nccl),
+        [this] { waitStream(s_, s_.compute, "the previous step"); });
+    s_.graph = graph_.get();
+    s_.countCollective = [this](const char *name) {
+      OpTraffic &t = traffic_[name];
+      t.calls += 1;
+      t.collectives += 1;
+    };
+    life_->graph = graph_.get();
   }
   ~CudaBackend() override {
-    *alive_ = false;
+    life_->graph = nullptr;
     cudaStreamSynchronize(s_.compute);
     cudaStreamSynchronize(s_.comm);
+    s_.graph = nullptr;
+    graph_.reset();
+    cudaFree(moeStats_);
     cublasDestroy(s_.blas);
     cudaStreamDestroy(s_.comm);
     cudaStreamDestroy(s_.compute);
@@ -150,26 +173,52 @@ public:
 
   std::string name() const override { return "cuda"; }
 
-  std::map<std::string, OpTraffic> traffic() const override { return traffic_; }
-  void resetTraffic() override { traffic_.clear(); }
+  std::map<std::string, OpTraffic> traffic() const override {
+    std::map<std::string, OpTraffic> t = traffic_;
+    addRoutedExperts(t);
+    return t;
+  }
+  void resetTraffic() override {
+    traffic_.clear();
+    op_ = nullptr;
+    moeCalls_.clear();
+    moeSlot_ = 0;
+  }
+
+  /// A decode step: captured once as a CUDA graph and replayed (StepGraph).
+  Tensor runStep(const std::function<Tensor()> &step) override {
+    // A replay that does not match runs the step's host code twice: the
+    // counts go back to where the step began.
+    auto traffic = traffic_;
+    size_t moeCalls = moeCalls_.size();
+    return graph_->run(
+        [&] {
+          moeSlot_ = 0; // the step's MoE calls take statistics slots 0, 1, ..
+          return step();
+        },
+        [&] {
+          traffic_ = traffic;
+          op_ = nullptr;
+          moeCalls_.resize(moeCalls);
+        });
+  }
   bool deviceMemory() const override { return true; }
 
   std::shared_ptr<Storage> allocate(size_t bytes) override {
     auto s = std::make_shared<Storage>();
-    cudaCheck(
-        cudaMallocAsync(&s->data, std::max<size_t>(bytes, 256), s_.compute),
-        ("allocating " + std::to_string(bytes) + " bytes").c_str());
+    s->data = graph_->allocate(bytes);
     s->bytes = bytes;
     s->onDevice = true;
     cudaStream_t stream = s_.compute;
-    std::shared_ptr<bool> alive = alive_;
+    std::shared_ptr<Life> life = life_;
     // Tensors may outlive the backend (a program's weights): then free
-    // without the (destroyed) stream.
-    s->release = [stream, alive](void *p) {
-      if (*alive)
-        cudaFreeAsync(p, stream);
-      else
+    // without the (destroyed) stream. A replayed step's frees are its
+    // graph's.
+    s->release = [stream, life](void *p) {
+      if (!life->graph)
         cudaFree(p);
+      else if (!life->graph->skipsFree())
+        cudaFreeAsync(p, stream);
     };
     return s;
   }
@@ -186,11 +235,15 @@ public:
     waitStream(s_, s_.compute, "download");
   }
   void copy(void *dst, const void *src, size_t bytes) override {
+    if (skip())
+      return;
     cudaCheck(
         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s_.compute),
         "copy");
   }
   void zero(void *dst, size_t bytes) override {
+    if (skip())
+      return;
     cudaCheck(cudaMemsetAsync(dst, 0, bytes, s_.compute), "memset");
   }
   void synchronize() override {
@@ -206,7 +259,21 @@ public:
     return createNcclCommunicator(ctx, s_, members, index, group);
   }
 
-  void launched(const char *what) { cudaCheck(cudaGetLastError(), what); }
+  /// After an op's launches: the launch error, then the kernels and cuBLAS
+  /// calls it issued, on the op count() named (and on its entry in the step
+  /// graph, whose replays count what the capture recorded).
+  void launched(const char *what) {
+    cudaCheck(cudaGetLastError(), what);
+    if (op_) {
+      op_->launches += kernels_;
+      op_->blasCalls += blas_;
+    }
+    graph_->addWork(opEntry_, kernels_, blas_);
+    kernels_ = blas_ = 0;
+  }
+  /// Replaying a step: the host code runs, the device work is the graph's
+  /// (every op returns here after its allocations and index uploads).
+  bool skip() const { return graph_->replaying(); }
 
   void embedding(const Tensor &table, const std::vector<int64_t> &tokens,
                  int64_t vocabBegin, Tensor &out) override {
@@ -215,8 +282,10 @@ public:
       mine += t >= vocabBegin && t < vocabBegin + table.dim(0);
     count("embedding", storedBytes(table, mine * table.dim(1)), 0,
           f32Bytes(out));
-    DeviceInts t(tokens, s_.compute);
-    cuda::embedding(table.raw(), table.dtype(), table.dim(0), table.dim(1),
+    DeviceInts t(tokens, *graph_);
+    if (skip())
+      return;
+    kernels_ += cuda::embedding(table.raw(), table.dtype(), table.dim(0), table.dim(1),
                     t.get(), static_cast<int64_t>(tokens.size()), vocabBegin,
                     out.f32(), s_.compute);
     launched("embedding");
@@ -226,15 +295,29 @@ public:
                Tensor &out) override {
     int64_t D = w.dim(0);
     count("rmsNorm", f32Bytes(w), 0, 2 * f32Bytes(x));
-    cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps, out.f32(),
+    if (skip())
+      return;
+    kernels_ += cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps, out.f32(),
                   s_.compute);
     launched("rmsNorm");
+  }
+
+  void addRmsNorm(const Tensor &a, const Tensor &b, const Tensor &w, float eps,
+                  Tensor &sum, Tensor &out) override {
+    int64_t D = w.dim(0);
+    count("addRmsNorm", f32Bytes(w), 0, 4 * f32Bytes(a));
+    if (skip())
+      return;
+    kernels_ += cuda::addRmsNorm(a.f32(), b.f32(), w.f32(), a.numel() / D, D, eps,
+                     sum.f32(), out.f32(), s_.compute);
+    launched("addRmsNorm");
   }
 
   /// out [M, N] = x [M, K] . w [N, K]^T (row-major), via column-major cuBLAS.
   void gemm(const float *x, const float *w, float *out, int64_t M, int64_t K,
             int64_t N) {
     const float one = 1.0f, zero = 0.0f;
+    ++blas_;
     cublasCheck(cublasSgemm(s_.blas, CUBLAS_OP_T, CUBLAS_OP_N,
                             static_cast<int>(N), static_cast<int>(M),
                             static_cast<int>(K), &one, w, static_cast<int>(K),
@@ -258,20 +341,24 @@ public:
       act += 8.0 * double(N * K); // the f32 copy written, then read
     count(streamed ? "gemm (weights as stored)" : "gemm (cuBLAS)",
           storedBytes(w, N * K), 0, act, 2.0 * double(M * N * K));
-    if (w.dtype() != DType::F32 && M <= cuda::kStreamingGemmMaxRows) {
-      cuda::linearResident(x, M, K, w.raw(), w.dtype(), first,
-                           w.elementOffset(), bs ? &bs->desc : nullptr, N, bias,
-                           out, s_.compute);
-      return;
-    }
     const float *wf = w.dtype() == DType::F32 ? w.f32() + first : nullptr;
-    Tensor decoded;
-    if (!wf) {
+    Tensor decoded; // above the streaming sizes: the weight decoded to f32
+    if (!wf && !streamed) {
       if ((first * dtypeBits(w.dtype())) % 8 != 0)
         throw Error("cuda backend: a weight matrix starts inside a byte (" +
                     w.str() + ", element " + std::to_string(first) + ")");
       decoded = tmp(N * K);
-      cuda::dequantize(static_cast<const uint8_t *>(w.raw()) +
+    }
+    if (skip())
+      return;
+    if (streamed) {
+      kernels_ += cuda::linearResident(x, M, K, w.raw(), w.dtype(), first,
+                           w.elementOffset(), bs ? &bs->desc : nullptr, N, bias,
+                           out, s_.compute);
+      return;
+    }
+    if (!wf) {
+      kernels_ += cuda::dequantize(static_cast<const uint8_t *>(w.raw()) +
                            dtypeBytes(w.dtype(), first),
                        w.dtype(), N * K, w.elementOffset() + first,
                        bs ? &bs->desc : nullptr, decoded.f32(), s_.compute);
@@ -279,7 +366,7 @@ public:
     }
     gemm(x, wf, out, M, K, N);
     if (bias)
-      cuda::addBias(out, bias, M, N, s_.compute);
+      kernels_ += cuda::addBias(out, bias, M, N, s_.compute);
   }
 
   void linear(const Tensor &x, const Tensor &w, const Tensor *bias,
@@ -295,41 +382,72 @@ public:
         A = static_cast<int>(x.dim(2)), N = static_cast<int>(out.dim(2));
     count("headMatmul", f32Bytes(w), 0, f32Bytes(x) + f32Bytes(out),
           2.0 * B * H * A * N);
+    if (skip())
+      return;
     const float one = 1.0f, zero = 0.0f;
     // Per head h: out_h [B, N] (row stride H*N) = x_h [B, A] (row stride H*A)
     // times w_h^T ([N, A]) or w_h ([A, N]).
+    ++blas_;
     cublasCheck(cublasSgemmStridedBatched(
                     s_.blas, transposeW ? CUBLAS_OP_N : CUBLAS_OP_T,
                     CUBLAS_OP_N, N, B, A, &one, w.f32(), transposeW ? N : A,
                     static_cast<long long>(N) * A, x.f32(), H * A, A, &zero,
                     out.f32(), H * N, N, H),
                 "cublasSgemmStridedBatched");
+    launched("headMatmul");
   }
 
   void rope(Tensor &x, const std::vector<int64_t> &positions,
             const std::vector<float> &invFreq, float attentionFactor,
             int64_t offset, bool interleaved) override {
     count("rope", 0, 0, 2 * f32Bytes(x));
-    DeviceInts pos(positions, s_.compute);
-    float *freq = nullptr;
-    cudaCheck(cudaMallocAsync(reinterpret_cast<void **>(&freq),
-                              invFreq.size() * sizeof(float), s_.compute),
-              "cudaMallocAsync");
-    cudaCheck(cudaMemcpyAsync(freq, invFreq.data(),
-                              invFreq.size() * sizeof(float),
-                              cudaMemcpyHostToDevice, s_.compute),
-              "cudaMemcpyAsync");
-    cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq,
+    DeviceInts pos(positions, *graph_);
+    DeviceFloats freq(invFreq, *graph_);
+    if (skip())
+      return;
+    kernels_ += cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq.get(),
                static_cast<int64_t>(invFreq.size()), attentionFactor, offset,
                interleaved, s_.compute);
     launched("rope");
-    cudaFreeAsync(freq, s_.compute);
+  }
+
+  void ropeKvAppend(Tensor &q, Tensor &k, const Tensor *v, KVCache *cache,
+                    const std::vector<int64_t> &slots,
+                    const std::vector<int64_t> &positions,
+                    const std::vector<float> &invFreq, float attentionFactor,
+                    int64_t offset, bool interleaved) override {
+    double kv = cache ? kvEntryBytes(*cache, double(storedSlots(slots))) : 0;
+    double act = 2 * f32Bytes(q) + 2 * f32Bytes(k) +
+                 (cache ? f32Bytes(k) + (v ? f32Bytes(*v) : 0) : 0);
+    count(cache ? "rope + kvAppend" : "rope (q and k)", 0, kv, act);
+    DeviceInts pos(positions, *graph_);
+    DeviceFloats freq(invFreq, *graph_);
+    DeviceInts at(cache ? slots : std::vector<int64_t>(), *graph_);
+    cuda::KVStoreTarget target{};
+    if (cache) {
+      const KVCacheConfig &c = cache->config;
+      target = {cache->keys.raw(),   scalesOf(cache->keyScales),
+                v ? cache->values.raw() : nullptr,
+                scalesOf(cache->valueScales),
+                v ? v->f32() : nullptr, c.dtype, c.capacity, c.keyDim,
+                c.valueDim,          at.get()};
+    }
+    if (skip())
+      return;
+    kernels_ += cuda::ropeKvStore(q.f32(), q.dim(1), k.f32(), k.dim(1), q.dim(0),
+                      q.dim(2), pos.get(), freq.get(),
+                      static_cast<int64_t>(invFreq.size()), attentionFactor,
+                      offset, interleaved, cache ? &target : nullptr,
+                      s_.compute);
+    launched("ropeKvAppend");
   }
 
   void dequantize(const Tensor &q, Tensor &out) override {
     const BlockScales *bs = q.scales().get();
     count("dequantize", storedBytes(q, q.numel()), 0, f32Bytes(out));
-    cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
+    if (skip())
+      return;
+    kernels_ += cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
                      bs ? &bs->desc : nullptr, out.f32(), s_.compute);
     launched("dequantize");
   }
@@ -337,19 +455,16 @@ public:
   void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
                 const std::vector<int64_t> &slots) override {
     const KVCacheConfig &c = cache.config;
-    int64_t stored = 0;
-    for (int64_t slot : slots)
-      stored += slot >= 0;
-    count("kvAppend", 0, kvEntryBytes(cache, double(stored)),
+    count("kvAppend", 0, kvEntryBytes(cache, double(storedSlots(slots))),
           f32Bytes(k) + (v ? f32Bytes(*v) : 0));
-    DeviceInts s(slots, s_.compute);
-    auto scales = [](Tensor &t) {
-      return t.defined() ? static_cast<uint8_t *>(t.raw()) : nullptr;
-    };
-    cuda::kvStore(cache.keys.raw(), scales(cache.keyScales), k.f32(), c.dtype,
-                  c.batch, c.capacity, c.heads, c.keyDim, s.get(), s_.compute);
+    DeviceInts s(slots, *graph_);
+    if (skip())
+      return;
+    kernels_ += cuda::kvStore(cache.keys.raw(), scalesOf(cache.keyScales), k.f32(),
+                  c.dtype, c.batch, c.capacity, c.heads, c.keyDim, s.get(),
+                  s_.compute);
     if (v)
-      cuda::kvStore(cache.values.raw(), scales(cache.valueScales), v->f32(),
+      kernels_ += cuda::kvStore(cache.values.raw(), scalesOf(cache.valueScales), v->f32(),
                     c.dtype, c.batch, c.capacity, c.heads, c.valueDim, s.get(),
                     s_.compute);
     launched("kvAppend");
@@ -368,7 +483,10 @@ public:
       longest = std::max(longest, n);
     }
     int64_t qHeads = q.dim(1), rows = c.batch * qHeads;
-    int splits = cuda::attentionSplits(rows, longest, s_.sms);
+    // A graph replays one grid: split-K sized by the capacity, not by this
+    // step's longest row (each part finds its range on the device).
+    int splits = cuda::attentionSplits(
+        rows, graph_->enabled() ? c.capacity : longest, s_.sms);
     Tensor work;
     if (splits > 1)
       work = tmp(cuda::attentionWorkspace(splits, c.batch, qHeads, c.valueDim));
@@ -378,13 +496,12 @@ public:
           f32Bytes(q) + f32Bytes(out) + f32Bytes(lse) +
               8.0 * double(work.defined() ? work.numel() : 0),
           2.0 * tokens * double(qHeads) / double(c.heads) * perToken);
-    DeviceInts b(slotBegin, s_.compute), e(slotEnd, s_.compute);
-    auto scales = [](const Tensor &t) {
-      return t.defined() ? static_cast<const uint8_t *>(t.raw()) : nullptr;
-    };
-    cuda::attention(q.f32(), cache.keys.raw(), scales(cache.keyScales),
+    DeviceInts b(slotBegin, *graph_), e(slotEnd, *graph_);
+    if (skip())
+      return;
+    kernels_ += cuda::attention(q.f32(), cache.keys.raw(), scalesOf(cache.keyScales),
                     c.valueInKey ? nullptr : cache.values.raw(),
-                    scales(cache.valueScales), c.dtype, c.batch, q.dim(1),
+                    scalesOf(cache.valueScales), c.dtype, c.batch, q.dim(1),
                     c.heads, c.keyDim, c.valueDim, c.capacity, b.get(), e.get(),
                     scale, out.f32(), lse.f32(), splits,
                     splits > 1 ? work.f32() : nullptr, s_.compute);
@@ -395,7 +512,9 @@ public:
                   const Tensor *sinks, Tensor &out) override {
     count("lseCombine", 0, 0,
           f32Bytes(partials) + f32Bytes(lse) + f32Bytes(out));
-    cuda::lseCombine(partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
+    if (skip())
+      return;
+    kernels_ += cuda::lseCombine(partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
                      partials.dim(0), partials.dim(1), partials.dim(2),
                      partials.dim(3), out.f32(), s_.compute);
     launched("lseCombine");
@@ -404,9 +523,25 @@ public:
   void gatedActivation(const Tensor &gate, const Tensor &up,
                        const Activation &act, Tensor &out) override {
     count("gatedActivation", 0, 0, 3 * f32Bytes(gate));
-    cuda::gated(gate.f32(), up.f32(), gate.numel(), static_cast<int>(act.kind),
+    if (skip())
+      return;
+    kernels_ += cuda::gated(gate.f32(), up.f32(), gate.numel(), static_cast<int>(act.kind),
                 act.alpha, act.limit, out.f32(), s_.compute);
     launched("gatedActivation");
+  }
+
+  void moeRoute(const Tensor &logits, const RouterConfig &c,
+                const Tensor *bias, Routing &out) override {
+    cuda::RouterParams p = cuda::routerParams(c, logits.dim(1));
+    count("moeRoute", 0, 0,
+          f32Bytes(logits) + (bias ? f32Bytes(*bias) : 0) +
+              f32Bytes(out.weights) + 4.0 * double(out.indices.numel()));
+    if (skip())
+      return;
+    kernels_ += cuda::moeRoute(logits.f32(), bias ? bias->f32() : nullptr, logits.dim(0),
+                   p, static_cast<int32_t *>(out.indices.raw()),
+                   out.weights.f32(), s_.compute);
+    launched("moeRoute");
   }
 
   void moeExperts(const Tensor &x, const std::vector<int32_t> &indices,
@@ -414,84 +549,195 @@ public:
                   const ExpertWeights &w, int64_t firstExpert,
                   const Activation &act, bool addDownBias,
                   Tensor &out) override {
-    int64_t B = x.dim(0), H = x.dim(1), E = w.gate.dim(0), I = w.gate.dim(1);
-    cudaCheck(cudaMemsetAsync(out.f32(), 0, out.bytes(), s_.compute), "memset");
-    // Tokens (and their weights) per local expert.
-    std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<float>>> by;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t k = 0; k < topK; ++k) {
-        int64_t e = indices[b * topK + k] - firstExpert;
-        if (e >= 0 && e < E) {
-          by[e].first.push_back(b);
-          by[e].second.push_back(weights[b * topK + k]);
-        }
-      }
-    for (auto &kv : by) {
-      int64_t e = kv.first, n = static_cast<int64_t>(kv.second.first.size());
-      DeviceInts rows(kv.second.first, s_.compute);
-      Tensor wt = tmp(n), xe = tmp(n * H), g = tmp(n * I), u = tmp(n * I),
-             h = tmp(n * I), y = tmp(n * H);
-      cudaCheck(cudaMemcpyAsync(wt.f32(), kv.second.second.data(),
-                                n * sizeof(float), cudaMemcpyHostToDevice,
-                                s_.compute),
-                "cudaMemcpyAsync");
-      // Gather and scatter-add of the routed rows, the activation between.
-      count("moe rows", 0, 0, 4.0 * double(5 * n * H + 3 * n * I));
-      cuda::gatherRows(x.f32(), H, rows.get(), n, xe.f32(), s_.compute);
-      bool gu = w.gateBias.defined();
-      matmul(xe.f32(), n, H, w.gate, e * I * H, I,
-             gu ? w.gateBias.f32() + e * I : nullptr, g.f32());
-      matmul(xe.f32(), n, H, w.up, e * I * H, I,
-             gu ? w.upBias.f32() + e * I : nullptr, u.f32());
-      cuda::gated(g.f32(), u.f32(), n * I, static_cast<int>(act.kind),
-                  act.alpha, act.limit, h.f32(), s_.compute);
-      bool db = addDownBias && w.downBias.defined();
-      matmul(h.f32(), n, I, w.down, e * H * I, H,
-             db ? w.downBias.f32() + e * H : nullptr, y.f32());
-      cuda::scatterAddRows(out.f32(), y.f32(), H, rows.get(), wt.f32(), n,
-                           s_.compute);
-      launched("moeExperts");
-    }
+    int64_t B = x.dim(0);
+    Routing r{Tensor(allocate(indices.size() * sizeof(int32_t)), {B, topK},
+                     DType::I32),
+              tmp(B * topK).view({B, topK})};
+    upload(r.indices.raw(), indices.data(), indices.size() * sizeof(int32_t));
+    upload(r.weights.raw(), weights.data(), weights.size() * sizeof(float));
+    moeExpertsRouted(x, r, w, firstExpert, act, addDownBias, out);
+  }
+
+  /// Dispatch (rows grouped by local expert, on the device), gather, the
+  /// three grouped GEMMs over every local expert (one launch each),
+  /// activation, combine: seven launches whatever the routing, sized for
+  /// the most rows (B k); the kernels read how many are routed here from
+  /// the device.
+  void moeExpertsRouted(const Tensor &x, const Routing &routing,
+                        const ExpertWeights &w, int64_t firstExpert,
+                        const Activation &act, bool addDownBias,
+                        Tensor &out) override {
+    int64_t B = x.dim(0), H = x.dim(1), E = w.gate.dim(0), I = w.gate.dim(1),
+            k = routing.indices.dim(1), R = B * k;
+    // offsets [E + 1], rows [R], slotOf [R] in one int64 workspace.
+    Tensor ints(allocate(static_cast<size_t>(E + 1 + 2 * R) * 8),
+                {2 * (E + 1 + 2 * R)}, DType::I32);
+    int64_t *offsets = static_cast<int64_t *>(ints.raw()),
+            *rows = offsets + E + 1, *slotOf = rows + R;
+    Tensor xe = tmp(R * H), g = tmp(R * I), u = tmp(R * I), h = tmp(R * I),
+           y = tmp(R * H);
+    int64_t *stats = moeStatsSlot(w);
+    noteMoeRows(R);
+    // Activations: the dispatch's indices and the rows moved (gathered x,
+    // the gate/up/activation rows, the down rows, the combined output).
+    count("moe experts (routed rows)", 0, 0,
+          4.0 * double(R) + 16.0 * double(R + E) +
+              4.0 * double(2 * R * H + 3 * R * I + R * H + B * H + R));
+    if (skip())
+      return;
+    kernels_ += cuda::moeDispatch(static_cast<const int32_t *>(routing.indices.raw()), B, k,
+                      firstExpert, E, offsets, rows, slotOf, stats,
+                      s_.compute);
+    const int64_t *live = offsets + E;
+    kernels_ += cuda::gatherRows(x.f32(), H, rows, R, xe.f32(), s_.compute, live);
+    bool gu = w.gateBias.defined();
+    grouped(xe.f32(), H, w.gate, I, gu ? w.gateBias.f32() : nullptr, offsets,
+            g.f32());
+    grouped(xe.f32(), H, w.up, I, gu ? w.upBias.f32() : nullptr, offsets,
+            u.f32());
+    kernels_ += cuda::gated(g.f32(), u.f32(), R * I, static_cast<int>(act.kind), act.alpha,
+                act.limit, h.f32(), s_.compute, live, I);
+    bool db = addDownBias && w.downBias.defined();
+    grouped(h.f32(), I, w.down, H, db ? w.downBias.f32() : nullptr, offsets,
+            y.f32());
+    kernels_ += cuda::moeCombine(y.f32(), slotOf, routing.weights.f32(), B, k, H,
+                     out.f32(), s_.compute);
+    launched("moeExperts");
+  }
+
+  /// One grouped expert GEMM: out rows of each local expert = x rows . W_e^T
+  /// (+ bias_e), W [E, N, K] read as stored.
+  void grouped(const float *x, int64_t K, const Tensor &w, int64_t N,
+               const float *bias, const int64_t *offsets, float *out) {
+    const BlockScales *bs = w.scales().get();
+    kernels_ += cuda::linearGrouped(x, K, w.raw(), w.dtype(), w.elementOffset(),
+                        bs ? &bs->desc : nullptr, w.dim(0), N, bias, offsets,
+                        out, s_.compute);
   }
 
   void add(const Tensor &a, const Tensor &b, Tensor &out) override {
     count("add", 0, 0, 3 * f32Bytes(a));
-    cuda::add(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
+    if (skip())
+      return;
+    kernels_ += cuda::add(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
     launched("add");
+  }
+  void logAddExp(const Tensor &a, const Tensor &b, Tensor &out) override {
+    count("logAddExp", 0, 0, 3 * f32Bytes(a));
+    if (skip())
+      return;
+    kernels_ += cuda::logAddExp(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
+    launched("logAddExp");
   }
   void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
                   Tensor &out) override {
     count("swapAxes01", 0, 0, 2 * f32Bytes(x));
-    cuda::swapAxes01(x.f32(), a, b, c, out.f32(), s_.compute);
+    if (skip())
+      return;
+    kernels_ += cuda::swapAxes01(x.f32(), a, b, c, out.f32(), s_.compute);
     launched("swapAxes01");
   }
   void sliceColumns(const Tensor &x, int64_t rows, int64_t cols, int64_t begin,
                     int64_t count, Tensor &out) override {
     this->count("sliceColumns", 0, 0, 8.0 * double(rows * count));
-    cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
+    if (skip())
+      return;
+    kernels_ += cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
                        s_.compute);
     launched("sliceLast");
   }
   void concatColumns(const Tensor &a, const Tensor &b, int64_t rows, int64_t ca,
                      int64_t cb, Tensor &out) override {
     count("concatColumns", 0, 0, 8.0 * double(rows * (ca + cb)));
-    cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(), s_.compute);
+    if (skip())
+      return;
+    kernels_ += cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(), s_.compute);
     launched("concatLast");
   }
   void sumLeading(const Tensor &x, int64_t s, int64_t n, Tensor &out) override {
     count("sumLeading", 0, 0, 4.0 * double(s * n + n));
-    cuda::sumLeading(x.f32(), s, n, out.f32(), s_.compute);
+    if (skip())
+      return;
+    kernels_ += cuda::sumLeading(x.f32(), s, n, out.f32(), s_.compute);
     launched("sumLeading");
   }
 
 private:
   CudaState s_;
   std::map<std::string, OpTraffic> traffic_;
+  OpTraffic *op_ = nullptr; // the op count() named last
+  long opEntry_ = -1;       // its entry in the step graph's script
+  int kernels_ = 0, blas_ = 0; // issued by it so far
 
-  /// Counts one call of op `name` (see OpTraffic).
+  /// The routed experts' traffic is known on the device only: each
+  /// moeExpertsRouted call's dispatch writes (experts with rows, rows) to a
+  /// slot of moeStats_, and traffic() reads them after the step. A step's
+  /// calls take slots 0, 1, ... (runStep), so a step replayed as a CUDA
+  /// graph writes where its calls are recorded; counts over several steps
+  /// take each call's last step. Beyond kMoeStatSlots calls per step the
+  /// call is counted with all its local experts and every row (an upper
+  /// bound, under its own name).
+  static constexpr int64_t kMoeStatSlots = 4096;
+  struct MoeCall {
+    int64_t slot;          // -1: no statistics
+    int64_t localExperts;  // E
+    int64_t maxRows;       // B k
+    double expertBytes;    // gate + up + down of one expert, as stored
+    double flopsPerRow;    // 6 I H
+  };
+  std::vector<MoeCall> moeCalls_;
+  int64_t moeSlot_ = 0;
+  int64_t *moeStats_ = nullptr; // [kMoeStatSlots, 2], device
+
+  /// The statistics slot of the next MoE call with weights `w` (null when
+  /// none is left), recorded for traffic().
+  int64_t *moeStatsSlot(const ExpertWeights &w) {
+    int64_t E = w.gate.dim(0), I = w.gate.dim(1), H = w.gate.dim(2);
+    int64_t slot = moeSlot_ < kMoeStatSlots ? moeSlot_++ : -1;
+    double bytes = storedBytes(w.gate, I * H) + storedBytes(w.up, I * H) +
+                   storedBytes(w.down, H * I);
+    moeCalls_.push_back({slot, E, 0, bytes, 6.0 * double(I * H)});
+    return slot >= 0 ? moeStats_ + 2 * slot : nullptr;
+  }
+  void noteMoeRows(int64_t rows) { moeCalls_.back().maxRows = rows; }
+
+  /// Adds the routed experts' weights and FLOPs (from the device).
+  void addRoutedExperts(std::map<std::string, OpTraffic> &t) const {
+    if (moeCalls_.empty())
+      return;
+    int64_t used = 0;
+    for (const MoeCall &c : moeCalls_)
+      used = std::max(used, c.slot + 1);
+    std::vector<int64_t> stats(2 * std::max<int64_t>(used, 1));
+    if (used > 0)
+      const_cast<CudaBackend *>(this)->download(
+          stats.data(), moeStats_, stats.size() * sizeof(int64_t));
+    for (const MoeCall &c : moeCalls_) {
+      bool known = c.slot >= 0;
+      int64_t experts = known ? stats[2 * c.slot] : c.localExperts;
+      int64_t rows = known ? stats[2 * c.slot + 1] : c.maxRows;
+      OpTraffic &o = t[known ? "moe experts (weights as stored)"
+                             : "moe experts (upper bound)"];
+      o.calls += 1;
+      o.experts += experts;
+      o.weightBytes += double(experts) * c.expertBytes;
+      o.flops += double(rows) * c.flopsPerRow;
+    }
+  }
+
+  /// Counts one call of op `name` (see OpTraffic); the step graph notes it
+  /// (a replay adds the kernels and cuBLAS calls its capture issued).
   void count(const char *name, double weightBytes, double kvBytes,
              double actBytes, double flops = 0) {
+    opEntry_ = graph_->note(name);
     OpTraffic &t = traffic_[name];
+    op_ = &t;
+    kernels_ = blas_ = 0;
+    if (skip()) {
+      StepGraph::Work w = graph_->work(opEntry_);
+      t.launches += w.kernels;
+      t.blasCalls += w.blas;
+    }
     t.calls += 1;
     t.weightBytes += weightBytes;
     t.kvBytes += kvBytes;
@@ -500,27 +746,31 @@ private:
   }
   /// Bytes of `n` elements of `w` as stored, with the block scales they use.
   static double storedBytes(const Tensor &w, int64_t n) {
-    double b = double(dtypeBytes(w.dtype(), n));
-    if (const BlockScales *bs = w.scales().get()) {
-      const BlockScaleDesc &d = bs->desc;
-      double perScale = double(d.blockRows * d.blockCols);
-      b += std::ceil(double(n) / perScale) *
-           (d.type == ScaleType::F32 ? 4.0 : 1.0);
-    }
-    return b;
+    const BlockScales *bs = w.scales().get();
+    return rt::storedBytes(w.dtype(), bs ? &bs->desc : nullptr, n);
   }
   /// Bytes of `tokens` KV entries of `cache` (keys and values, scales).
   static double kvEntryBytes(const KVCache &cache, double tokens) {
-    const KVCacheConfig &c = cache.config;
-    int64_t per = c.keyDim + (c.valueInKey ? 0 : c.valueDim);
-    double elems = tokens * double(c.heads * per);
-    double b = elems * double(dtypeBits(c.dtype)) / 8;
-    if (c.dtype == DType::F4E2M1)
-      b += elems / 16; // an E4M3 scale per 16 values
-    return b;
+    return rt::kvEntryBytes(cache.config, tokens);
   }
   static double f32Bytes(const Tensor &t) { return double(t.numel()) * 4; }
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  /// Rows of an append that store (slot -1: another KVP rank's position).
+  static int64_t storedSlots(const std::vector<int64_t> &slots) {
+    return std::count_if(slots.begin(), slots.end(),
+                         [](int64_t s) { return s >= 0; });
+  }
+  /// An F4E2M1 cache's scales (else null).
+  static uint8_t *scalesOf(const Tensor &t) {
+    return t.defined() ? static_cast<uint8_t *>(const_cast<void *>(t.raw()))
+                       : nullptr;
+  }
+  /// What a tensor's release needs: the step graph (null once the backend
+  /// is gone).
+  struct Life {
+    const StepGraph *graph = nullptr;
+  };
+  std::shared_ptr<Life> life_ = std::make_shared<Life>();
+  std::unique_ptr<StepGraph> graph_;
 
   Tensor tmp(int64_t n) {
     return Tensor(allocate(static_cast<size_t>(n) * sizeof(float)), {n},

@@ -10,6 +10,7 @@
 #include <nccl.h>
 
 #include <cuda_runtime_api.h>
+#include <functional>
 #include <vector>
 
 #include <string>
@@ -19,6 +20,8 @@ namespace rt {
 
 void cudaCheck(cudaError_t e, const char *what);
 void cublasCheck(cublasStatus_t s, const char *what);
+
+class StepGraph; // StepGraph.h
 
 /// Device, streams and handles of one rank.
 struct CudaState {
@@ -32,6 +35,11 @@ struct CudaState {
   /// none) and the NCCL communicators it checks and aborts.
   double timeoutS = 60;
   std::vector<ncclComm_t> comms;
+  /// The decode step's CUDA graph: while it replays, the communicators
+  /// issue nothing (their work is in the graph).
+  StepGraph *graph = nullptr;
+  /// Counts one collective operation under `name` (Backend::traffic).
+  std::function<void(const char *)> countCollective;
 };
 
 /// Waits for `stream` like cudaStreamSynchronize, but as a watchdog: polls

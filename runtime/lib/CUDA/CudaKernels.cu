@@ -20,29 +20,34 @@ namespace cuda {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kAttentionThreads = 128;
 
 unsigned blocksFor(int64_t n, int threads = kThreads) {
   return static_cast<unsigned>((n + threads - 1) / threads);
 }
 
-/// Sum (or max) of `v` over the block; every thread gets the result.
-template <bool Max> __device__ float blockReduce(float v, float *scratch) {
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = Max ? fmaxf(v, w) : v + w;
-  }
+/// op over `v` of every thread of the block (`none`: op's identity, for
+/// the lanes of missing warps); every thread gets the result.
+template <class T, class Op>
+__device__ T blockCombine(T v, T none, T *scratch, const Op &op) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int warps = (blockDim.x + 31) >> 5;
   __syncthreads(); // scratch may still be read by a previous reduction
   if (lane == 0)
     scratch[warp] = v;
   __syncthreads();
-  v = lane < warps ? scratch[lane] : (Max ? -CUDART_INF_F : 0.0f);
-  for (int o = 16; o > 0; o >>= 1) {
-    float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = Max ? fmaxf(v, w) : v + w;
-  }
+  v = lane < warps ? scratch[lane] : none;
+  for (int o = 16; o > 0; o >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
+}
+
+/// Sum (or max) of `v` over the block; every thread gets the result.
+template <bool Max> __device__ float blockReduce(float v, float *scratch) {
+  return blockCombine(v, Max ? -CUDART_INF_F : 0.0f, scratch,
+                      [](float a, float b) { return Max ? fmaxf(a, b) : a + b; });
 }
 
 /// The rows of the tokens in this vocabulary shard, decoded from the
@@ -58,17 +63,37 @@ __global__ void embeddingKernel(const void *table, DType dtype, int64_t vocab,
         mine ? fmt::decodeElement(dtype, table, t * hidden + i) : 0.0f;
 }
 
-__global__ void rmsNormKernel(const float *x, const float *w, int64_t dim,
-                              float eps, float *out) {
-  __shared__ float scratch[32];
-  const float *xr = x + blockIdx.x * dim;
+/// out = x * rsqrt(mean(x^2) + eps) * w for the block's row of `dim`
+/// values (x already in global memory; each thread reads back what it
+/// wrote, or the input).
+__device__ void normRow(const float *xr, const float *w, int64_t dim,
+                        float eps, float *out, float *scratch) {
   float ss = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
     ss += xr[i] * xr[i];
   ss = blockReduce<false>(ss, scratch);
   float inv = rsqrtf(ss / dim + eps);
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
-    out[blockIdx.x * dim + i] = xr[i] * inv * w[i];
+    out[i] = xr[i] * inv * w[i];
+}
+
+__global__ void rmsNormKernel(const float *x, const float *w, int64_t dim,
+                              float eps, float *out) {
+  __shared__ float scratch[32];
+  normRow(x + blockIdx.x * dim, w, dim, eps, out + blockIdx.x * dim, scratch);
+}
+
+/// The residual add and the next norm in one pass over the row: sum = a + b
+/// (written), out = rmsNorm(sum); the same arithmetic as addKernel then
+/// rmsNormKernel.
+__global__ void addRmsNormKernel(const float *a, const float *b,
+                                 const float *w, int64_t dim, float eps,
+                                 float *sum, float *out) {
+  __shared__ float scratch[32];
+  int64_t row = blockIdx.x * dim;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+    sum[row + i] = a[row + i] + b[row + i];
+  normRow(sum + row, w, dim, eps, out + row, scratch);
 }
 
 __global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
@@ -78,18 +103,13 @@ __global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
     out[i] += bias[i % cols];
 }
 
-__global__ void ropeKernel(float *x, int64_t batch, int64_t heads, int64_t dim,
-                           const int64_t *positions, const float *invFreq,
-                           int64_t half, float factor, int64_t offset,
-                           bool interleaved) {
-  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= batch * heads * half)
-    return;
-  int64_t f = i % half, bh = i / half, b = bh / heads;
-  float angle = invFreq[f] * static_cast<float>(positions[b]);
+/// RoPE pair f of one head (`v`: its first element + offset) at `position`.
+__device__ inline void rotatePair(float *v, int64_t f, int64_t half,
+                                  float invFreq, int64_t position, float factor,
+                                  bool interleaved) {
+  float angle = invFreq * static_cast<float>(position);
   float c = static_cast<float>(cos(static_cast<double>(angle)) * factor);
   float s = static_cast<float>(sin(static_cast<double>(angle)) * factor);
-  float *v = x + bh * dim + offset;
   float *p1 = interleaved ? v + 2 * f : v + f;
   float *p2 = interleaved ? v + 2 * f + 1 : v + f + half;
   float x1 = *p1, x2 = *p2;
@@ -97,8 +117,41 @@ __global__ void ropeKernel(float *x, int64_t batch, int64_t heads, int64_t dim,
   *p2 = x2 * c + x1 * s;
 }
 
+/// What RoPE needs (the same for q and k).
+struct RopeArgs {
+  const int64_t *positions;
+  const float *invFreq;
+  int64_t half;
+  float factor;
+  int64_t offset;
+  bool interleaved;
+};
+
+__global__ void ropeKernel(float *x, int64_t batch, int64_t heads, int64_t dim,
+                           RopeArgs r) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= batch * heads * r.half)
+    return;
+  int64_t f = i % r.half, bh = i / r.half, b = bh / heads;
+  rotatePair(x + bh * dim + r.offset, f, r.half, r.invFreq[f], r.positions[b],
+             r.factor, r.interleaved);
+}
+
+/// Head h of batch row b of a new K (or V) [batch, heads, dim] encoded into
+/// its slot of the cache [batch, capacity, heads, dim] (NumberFormats.h,
+/// docs/quantization.md).
+__device__ inline void storeHead(uint8_t *dst, uint8_t *scales,
+                                 const float *src, DType dtype,
+                                 int64_t capacity, int64_t heads, int64_t dim,
+                                 int64_t b, int64_t slot, int64_t h) {
+  int64_t at = ((b * capacity + slot) * heads + h) * dim;
+  fmt::encodeKV(
+      dtype, src + (b * heads + h) * dim, dim, dst + dtypeBytes(dtype, at),
+      scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr);
+}
+
 /// One block per batch row: each head of the row's new K (or V) encoded
-/// into its slot (NumberFormats.h, docs/quantization.md).
+/// into its slot.
 __global__ void kvStoreKernel(uint8_t *dst, uint8_t *scales, const float *src,
                               DType dtype, int64_t capacity, int64_t heads,
                               int64_t dim, const int64_t *slots) {
@@ -106,11 +159,48 @@ __global__ void kvStoreKernel(uint8_t *dst, uint8_t *scales, const float *src,
   int64_t slot = slots[b];
   if (slot < 0)
     return;
+  for (int64_t h = threadIdx.x; h < heads; h += blockDim.x)
+    storeHead(dst, scales, src, dtype, capacity, heads, dim, b, slot, h);
+}
+
+/// The cache side of ropeKvStoreKernel (keys null: RoPE only).
+struct KVAppendArgs {
+  uint8_t *keys, *keyScales, *values, *valueScales;
+  const float *v; // the new values (null: the cache keeps them in the keys)
+  DType dtype;
+  int64_t capacity, keyDim, valueDim;
+  const int64_t *slots;
+};
+
+/// One block per batch row: RoPE on the row's q and k heads in place (as
+/// ropeKernel), then, with a cache, the row's roped k heads and its v heads
+/// encoded at its slot (as kvStoreKernel): RoPE and the KV append of a
+/// decode step in one launch.
+__global__ void ropeKvStoreKernel(float *q, int64_t qHeads, float *k,
+                                  int64_t kHeads, int64_t dim, RopeArgs r,
+                                  KVAppendArgs kv) {
+  int64_t b = blockIdx.x, pairs = (qHeads + kHeads) * r.half;
+  for (int64_t i = threadIdx.x; i < pairs; i += blockDim.x) {
+    int64_t f = i % r.half, h = i / r.half;
+    float *head = h < qHeads ? q + (b * qHeads + h) * dim
+                             : k + (b * kHeads + h - qHeads) * dim;
+    rotatePair(head + r.offset, f, r.half, r.invFreq[f], r.positions[b],
+               r.factor, r.interleaved);
+  }
+  if (!kv.keys)
+    return;
+  int64_t slot = kv.slots[b];
+  __syncthreads(); // the roped k of every head, before it is encoded
+  if (slot < 0)
+    return;
+  int64_t heads = kv.v ? 2 * kHeads : kHeads;
   for (int64_t h = threadIdx.x; h < heads; h += blockDim.x) {
-    int64_t at = ((b * capacity + slot) * heads + h) * dim;
-    fmt::encodeKV(
-        dtype, src + (b * heads + h) * dim, dim, dst + dtypeBytes(dtype, at),
-        scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr);
+    if (h < kHeads)
+      storeHead(kv.keys, kv.keyScales, k, kv.dtype, kv.capacity, kHeads,
+                kv.keyDim, b, slot, h);
+    else
+      storeHead(kv.values, kv.valueScales, kv.v, kv.dtype, kv.capacity,
+                kHeads, kv.valueDim, b, slot, h - kHeads);
   }
 }
 
@@ -124,44 +214,177 @@ __device__ inline float kvValue(const uint8_t *base, const uint8_t *scales,
       scales ? scales + (at / dim) * fmt::kvScalesPerHead(dim) : nullptr, i);
 }
 
-/// One block per (head, row, split): online softmax over the split's part
-/// of the row's slot range (blockIdx.z of gridDim.z equal parts; one split:
-/// the whole range) in chunks of blockDim slots, K/V decoded from their
-/// stored format. Writes the split's output and log-sum-exp at [split, row,
-/// head]. Dynamic shared memory: q [keyDim], acc [valueDim], p [blockDim].
-__global__ void attentionKernel(const float *q, const uint8_t *keys,
-                                const uint8_t *keyScales, const uint8_t *values,
-                                const uint8_t *valueScales, DType dtype,
-                                int64_t qHeads, int64_t kvHeads, int64_t keyDim,
-                                int64_t valueDim, int64_t capacity,
-                                const int64_t *begin, const int64_t *end,
-                                float scale, float *out, float *lse) {
-  extern __shared__ float smem[];
-  __shared__ float scratch[32];
-  float *qs = smem, *acc = smem + keyDim, *p = acc + valueDim;
-  int64_t h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
-  int64_t kvh = h / (qHeads / kvHeads);
-  int64_t per = (end[b] - begin[b] + gridDim.z - 1) / gridDim.z;
-  int64_t lo = begin[b] + split * per, hi = min(end[b], lo + per);
-  const float *qv = q + (b * qHeads + h) * keyDim;
-  for (int64_t i = threadIdx.x; i < keyDim; i += blockDim.x)
-    qs[i] = qv[i];
-  for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x)
+/// attentionKernel's arguments. values / valueScales / valueStride are
+/// resolved by the launcher (MLA: the keys, stride keyDim); `vectorized`:
+/// attentionVectorized() holds, the 128-bit path runs.
+struct AttentionArgs {
+  const float *q;
+  const uint8_t *keys, *keyScales, *values, *valueScales;
+  DType dtype;
+  int64_t qHeads, kvHeads, keyDim, valueDim, valueStride, capacity;
+  const int64_t *begin, *end;
+  float scale;
+  float *out, *lse;
+  bool vectorized;
+};
+
+/// Values of format D in one 16-byte chunk of a KV row.
+template <DType D> constexpr int chunkValues() {
+  return D == DType::F32 ? 4 : D == DType::BF16 ? 8 : D == DType::F8E4M3 ? 16
+                                                                         : 32;
+}
+
+/// Calls f(i, value) for the chunkValues<D>() values of chunk `c`, a
+/// 16-byte load, in order; `scales`: the chunk's two NVFP4 scales (F4E2M1
+/// only). Element order as stored: the first element in the low bits of
+/// c.x (little-endian, as the codecs). Each value is used as it is
+/// decoded (no array of them: registers).
+template <DType D, class F>
+__device__ inline void forEachValue(const uint4 &c, const uint8_t *scales,
+                                    const F &f) {
+  constexpr int n = chunkValues<D>(), perWord = n / 4;
+  const uint32_t w[4] = {c.x, c.y, c.z, c.w};
+  float s0 = 1.0f, s1 = 1.0f;
+  if constexpr (D == DType::F4E2M1) {
+    s0 = fmt::e4m3ToFloat(scales[0]);
+    s1 = fmt::e4m3ToFloat(scales[1]);
+  }
+#pragma unroll
+  for (int i = 0; i < n; ++i) {
+    uint32_t word = w[i / perWord];
+    int k = i % perWord;
+    if constexpr (D == DType::F32)
+      f(i, fmt::bitsToFloat(word));
+    else if constexpr (D == DType::BF16)
+      f(i, fmt::bf16ToFloat(static_cast<uint16_t>(word >> (16 * k))));
+    else if constexpr (D == DType::F8E4M3)
+      f(i, fmt::e4m3ToFloat(static_cast<uint8_t>(word >> (8 * k))));
+    else
+      f(i,
+        fmt::e2m1ToFloat(static_cast<uint8_t>((word >> (4 * k)) & 15u)) *
+            (i < 16 ? s0 : s1));
+  }
+}
+
+/// Row `t` of the KV head `kvh` of batch row `b` in a cache of `dim`-value
+/// heads stored `stride` values apart: its 16-byte chunks and, for NVFP4,
+/// its scales (two per chunk).
+struct KVRow {
+  const uint4 *chunks;
+  const uint8_t *scales;
+};
+__device__ inline KVRow kvRow(const uint8_t *base, const uint8_t *scales,
+                              DType dtype, int64_t stride, int64_t capacity,
+                              int64_t heads, int64_t b, int64_t t,
+                              int64_t kvh) {
+  int64_t at = ((b * capacity + t) * heads + kvh) * stride;
+  return {reinterpret_cast<const uint4 *>(base + dtypeBytes(dtype, at)),
+          scales ? scales + (at / stride) * fmt::kvScalesPerHead(stride)
+                 : nullptr};
+}
+
+/// The 128-bit path (attentionVectorized): K and V rows read 16 bytes per
+/// lane per load. Scores: a group of lanes (a power of two, up to a warp)
+/// per key, each lane over the key's chunks, summed by shuffles. Values:
+/// valueDim / chunkValues lanes per value row, blockDim / that many rows
+/// at once, each thread accumulating its chunk of the output over its rows
+/// in registers; the row groups are summed through `p` at the end.
+template <DType D>
+__device__ void attendVectorized(const AttentionArgs &a, int64_t b,
+                                 int64_t kvh, int64_t lo, int64_t hi,
+                                 const float *qs, float *p, float *scratch,
+                                 float *o, float *lse) {
+  constexpr int V = chunkValues<D>();
+  const int tid = threadIdx.x, nt = blockDim.x;
+  int64_t keyChunks = a.keyDim / V;
+  int group = 1;
+  while (group < 32 && group < keyChunks)
+    group <<= 1;
+  int sub = tid % group, keysAtOnce = nt / group, slot = tid / group;
+  int vc = static_cast<int>(a.valueDim / V); // <= blockDim (the launcher)
+  int rowsAtOnce = nt / vc, vrow = tid / vc, vchunk = tid % vc;
+  float acc[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i)
     acc[i] = 0.0f;
-  __syncthreads();
-  int64_t vStride = values ? valueDim : keyDim;
-  const uint8_t *vBase = values ? values : keys;
-  const uint8_t *vScales = values ? valueScales : keyScales;
+  float m = -CUDART_INF_F, l = 0.0f;
+  for (int64_t t0 = lo; t0 < hi; t0 += nt) {
+    int n = static_cast<int>(min(static_cast<int64_t>(nt), hi - t0));
+    for (int j0 = 0; j0 < n; j0 += keysAtOnce) { // the same for the block
+      int j = j0 + slot;
+      float d = 0.0f;
+      if (j < n) {
+        KVRow k = kvRow(a.keys, a.keyScales, D, a.keyDim, a.capacity,
+                        a.kvHeads, b, t0 + j, kvh);
+        for (int64_t c = sub; c < keyChunks; c += group) {
+          const float *qc = qs + c * V;
+          forEachValue<D>(k.chunks[c], k.scales ? k.scales + 2 * c : nullptr,
+                          [&](int i, float x) { d += qc[i] * x; });
+        }
+      }
+      for (int off = group / 2; off > 0; off >>= 1)
+        d += __shfl_xor_sync(0xffffffffu, d, off);
+      if (sub == 0 && j < n)
+        p[j] = d * a.scale;
+    }
+    __syncthreads();
+    float s = tid < n ? p[tid] : -CUDART_INF_F;
+    float cm = blockReduce<true>(s, scratch);
+    float nm = fmaxf(m, cm);
+    float e = tid < n ? __expf(s - nm) : 0.0f;
+    p[tid] = e;
+    float ps = blockReduce<false>(e, scratch);
+    float corr = m == -CUDART_INF_F ? 0.0f : __expf(m - nm);
+#pragma unroll
+    for (int i = 0; i < V; ++i)
+      acc[i] *= corr;
+    if (vrow < rowsAtOnce)
+      for (int j = vrow; j < n; j += rowsAtOnce) {
+        KVRow r = kvRow(a.values, a.valueScales, D, a.valueStride, a.capacity,
+                        a.kvHeads, b, t0 + j, kvh);
+        float pj = p[j];
+        forEachValue<D>(r.chunks[vchunk],
+                        r.scales ? r.scales + 2 * vchunk : nullptr,
+                        [&](int i, float x) { acc[i] += pj * x; });
+      }
+    l = l * corr + ps;
+    m = nm;
+    __syncthreads(); // p is rewritten by the next chunk's scores
+  }
+  // The row groups' partial sums, one value of the chunk at a time.
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    p[tid] = acc[i];
+    __syncthreads();
+    if (vrow == 0) {
+      float sum = 0.0f;
+      for (int r = 0; r < rowsAtOnce; ++r)
+        sum += p[r * vc + vchunk];
+      o[vchunk * V + i] = l > 0.0f ? sum / l : 0.0f;
+    }
+    __syncthreads();
+  }
+  if (tid == 0)
+    *lse = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+}
+
+/// Any layout: one thread per key for the scores, one per value dimension
+/// for the accumulation (in shared memory), K/V decoded element by element.
+__device__ void attendScalar(const AttentionArgs &a, int64_t b, int64_t kvh,
+                             int64_t lo, int64_t hi, const float *qs, float *acc,
+                             float *p, float *scratch, float *o, float *lse) {
+  for (int64_t i = threadIdx.x; i < a.valueDim; i += blockDim.x)
+    acc[i] = 0.0f;
   float m = -CUDART_INF_F, l = 0.0f;
   for (int64_t t0 = lo; t0 < hi; t0 += blockDim.x) {
     int64_t t = t0 + threadIdx.x;
     float s = -CUDART_INF_F;
     if (t < hi) {
-      int64_t at = ((b * capacity + t) * kvHeads + kvh) * keyDim;
+      int64_t at = ((b * a.capacity + t) * a.kvHeads + kvh) * a.keyDim;
       float d = 0.0f;
-      for (int64_t i = 0; i < keyDim; ++i)
-        d += qs[i] * kvValue(keys, keyScales, dtype, at, keyDim, i);
-      s = d * scale;
+      for (int64_t i = 0; i < a.keyDim; ++i)
+        d += qs[i] * kvValue(a.keys, a.keyScales, a.dtype, at, a.keyDim, i);
+      s = d * a.scale;
     }
     float cm = blockReduce<true>(s, scratch);
     float nm = fmaxf(m, cm);
@@ -171,24 +394,63 @@ __global__ void attentionKernel(const float *q, const uint8_t *keys,
     float corr = m == -CUDART_INF_F ? 0.0f : __expf(m - nm);
     int64_t n = min(static_cast<int64_t>(blockDim.x), hi - t0);
     __syncthreads();
-    for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x) {
-      float a = acc[i] * corr;
+    for (int64_t i = threadIdx.x; i < a.valueDim; i += blockDim.x) {
+      float x = acc[i] * corr;
       for (int64_t j = 0; j < n; ++j)
-        a += p[j] * kvValue(vBase, vScales, dtype,
-                            ((b * capacity + t0 + j) * kvHeads + kvh) * vStride,
-                            vStride, i);
-      acc[i] = a;
+        x += p[j] * kvValue(a.values, a.valueScales, a.dtype,
+                            ((b * a.capacity + t0 + j) * a.kvHeads + kvh) *
+                                a.valueStride,
+                            a.valueStride, i);
+      acc[i] = x;
     }
     l = l * corr + ps;
     m = nm;
     __syncthreads();
   }
-  int64_t row = (split * gridDim.y + b) * qHeads + h;
-  float *o = out + row * valueDim;
-  for (int64_t i = threadIdx.x; i < valueDim; i += blockDim.x)
+  for (int64_t i = threadIdx.x; i < a.valueDim; i += blockDim.x)
     o[i] = l > 0.0f ? acc[i] / l : 0.0f;
   if (threadIdx.x == 0)
-    lse[row] = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+    *lse = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+}
+
+/// One block per (head, row, split): online softmax over the split's part
+/// of the row's slot range (blockIdx.z of gridDim.z equal parts; one split:
+/// the whole range) in chunks of blockDim slots, K/V decoded from their
+/// stored format. Writes the split's output and log-sum-exp at [split, row,
+/// head]. Dynamic shared memory: q [keyDim], acc [valueDim], p [blockDim].
+__global__ void attentionKernel(AttentionArgs a) {
+  extern __shared__ float smem[];
+  __shared__ float scratch[32];
+  float *qs = smem, *acc = smem + a.keyDim, *p = acc + a.valueDim;
+  int64_t h = blockIdx.x, b = blockIdx.y, split = blockIdx.z;
+  int64_t kvh = h / (a.qHeads / a.kvHeads);
+  int64_t per = (a.end[b] - a.begin[b] + gridDim.z - 1) / gridDim.z;
+  int64_t lo = a.begin[b] + split * per, hi = min(a.end[b], lo + per);
+  const float *qv = a.q + (b * a.qHeads + h) * a.keyDim;
+  for (int64_t i = threadIdx.x; i < a.keyDim; i += blockDim.x)
+    qs[i] = qv[i];
+  __syncthreads();
+  int64_t row = (split * gridDim.y + b) * a.qHeads + h;
+  float *o = a.out + row * a.valueDim, *lse = a.lse + row;
+  if (a.vectorized) {
+    switch (a.dtype) {
+    case DType::F32:
+      return attendVectorized<DType::F32>(a, b, kvh, lo, hi, qs, p, scratch, o,
+                                          lse);
+    case DType::BF16:
+      return attendVectorized<DType::BF16>(a, b, kvh, lo, hi, qs, p, scratch,
+                                           o, lse);
+    case DType::F8E4M3:
+      return attendVectorized<DType::F8E4M3>(a, b, kvh, lo, hi, qs, p, scratch,
+                                             o, lse);
+    case DType::F4E2M1:
+      return attendVectorized<DType::F4E2M1>(a, b, kvh, lo, hi, qs, p, scratch,
+                                             o, lse);
+    default:
+      break;
+    }
+  }
+  attendScalar(a, b, kvh, lo, hi, qs, acc, p, scratch, o, lse);
 }
 
 /// Merges the splits of split-K attention: for each (row, head), the
@@ -235,27 +497,21 @@ constexpr int kLinearRows = 8;
 constexpr int kLinearThreads = 128; // 4 warps, 4 output columns per block
 constexpr int kLinearWarps = kLinearThreads / 32;
 
-/// out[m, n] = sum_k x[m, k] W[n, k] (+ bias[n]) with W read as stored:
-/// element (n, k) is element first + n K + k of `w` in `dtype`, times its
-/// block scale (desc, for element scaleBase + first + n K + k). One warp
-/// per output column n, its lanes striding over k; blockIdx.y picks
-/// kLinearRows rows of x. Each weight element is read once per row chunk.
-__global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
-                                     const void *w, DType dtype, int64_t first,
-                                     int64_t scaleBase, BlockScaleDesc desc,
-                                     bool scaled, int64_t N, const float *bias,
-                                     float *out) {
-  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) + warp;
-  if (n >= N)
-    return; // the whole warp: n is the same for its lanes
-  int64_t m0 = blockIdx.y * static_cast<int64_t>(kLinearRows);
-  int rows = static_cast<int>(min(static_cast<int64_t>(kLinearRows), M - m0));
+/// One warp's share of a weight-streaming GEMM: rows [m0, m0 + rows) of x
+/// (rows <= kLinearRows) times row `row` of W (element `row` of `w` in
+/// `dtype`, K values, scaled by `desc` at element scaleBase + row + k),
+/// plus `bias`, into column n of out (N columns). The warp's lanes stride
+/// over k; each weight element is read once.
+__device__ void linearColumn(const float *x, int64_t m0, int rows, int64_t K,
+                             const void *w, DType dtype, int64_t row,
+                             int64_t scaleBase, const BlockScaleDesc &desc,
+                             bool scaled, int64_t N, int64_t n, float bias,
+                             float *out) {
+  int lane = threadIdx.x & 31;
   float acc[kLinearRows];
 #pragma unroll
   for (int r = 0; r < kLinearRows; ++r)
     acc[r] = 0.0f;
-  int64_t row = first + n * K;
   auto add = [&](float v, int64_t k) {
     if (scaled)
       v = desc.apply(v, scaleBase + row + k);
@@ -265,7 +521,8 @@ __global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
         acc[r] += v * x[(m0 + r) * K + k];
   };
   // Rows that start and end on 16-byte boundaries: each lane loads 16
-  // bytes at a time (8 BF16, 16 FP8 or 32 FP4 values), 128-bit loads.
+  // bytes at a time (4 F32, 8 BF16, 16 FP8 or 32 FP4 values), 128-bit
+  // loads.
   const uint8_t *wb = static_cast<const uint8_t *>(w);
   int64_t bits = static_cast<int64_t>(dtypeBits(dtype));
   if ((K * bits) % 128 == 0 && (row * bits) % 128 == 0 &&
@@ -290,7 +547,232 @@ __global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
     for (int o = 16; o > 0; o >>= 1)
       a += __shfl_xor_sync(0xffffffffu, a, o);
     if (lane == 0)
-      out[(m0 + r) * N + n] = a + (bias ? bias[n] : 0.0f);
+      out[(m0 + r) * N + n] = a + bias;
+  }
+}
+
+/// out[m, n] = sum_k x[m, k] W[n, k] (+ bias[n]) with W read as stored:
+/// element (n, k) is element first + n K + k of `w` in `dtype`, times its
+/// block scale (desc, for element scaleBase + first + n K + k). One warp
+/// per output column n; blockIdx.y picks kLinearRows rows of x.
+__global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
+                                     const void *w, DType dtype, int64_t first,
+                                     int64_t scaleBase, BlockScaleDesc desc,
+                                     bool scaled, int64_t N, const float *bias,
+                                     float *out) {
+  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) +
+              (threadIdx.x >> 5);
+  if (n >= N)
+    return; // the whole warp: n is the same for its lanes
+  int64_t m0 = blockIdx.y * static_cast<int64_t>(kLinearRows);
+  int rows = static_cast<int>(min(static_cast<int64_t>(kLinearRows), M - m0));
+  linearColumn(x, m0, rows, K, w, dtype, first + n * K, scaleBase, desc,
+               scaled, N, n, bias ? bias[n] : 0.0f, out);
+}
+
+/// The grouped expert GEMM: expert e = blockIdx.y multiplies rows
+/// [offsets[e], offsets[e + 1]) of x by its matrix (element e N K of `w`
+/// on, [N, K], with bias row e of `bias` [E, N]); the row ranges come from
+/// the device (moeDispatchKernel), so one launch covers every local expert
+/// whatever the routing. A block of an expert without rows does nothing.
+__global__ void linearGroupedKernel(const float *x, int64_t K, const void *w,
+                                    DType dtype, int64_t scaleBase,
+                                    BlockScaleDesc desc, bool scaled,
+                                    int64_t N, const float *bias,
+                                    const int64_t *offsets, float *out) {
+  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) +
+              (threadIdx.x >> 5);
+  int64_t e = blockIdx.y;
+  if (n >= N)
+    return;
+  int64_t lo = offsets[e], hi = offsets[e + 1];
+  float b = bias ? bias[e * N + n] : 0.0f;
+  for (int64_t m0 = lo; m0 < hi; m0 += kLinearRows)
+    linearColumn(x, m0,
+                 static_cast<int>(min(static_cast<int64_t>(kLinearRows),
+                                      hi - m0)),
+                 K, w, dtype, (e * N + n) * K, scaleBase, desc, scaled, N, n,
+                 b, out);
+}
+
+/// The largest (v, at) of the warp, ties to the lower `at`: shuffles of
+/// the value and the index (every lane gets the result).
+__device__ inline void warpArgmax(double &v, int &at) {
+  for (int o = 16; o > 0; o >>= 1) {
+    double ov = __shfl_xor_sync(0xffffffffu, v, o);
+    int oi = __shfl_xor_sync(0xffffffffu, at, o);
+    if (ov > v || (ov == v && oi < at)) {
+      v = ov;
+      at = oi;
+    }
+  }
+}
+
+/// Softmax or sigmoid scores of one token's router logits, the correction
+/// bias added for the choice only, grouped selection, top-k: routeHost's
+/// algorithm (Ops.cpp) in double, one block per token. Ties go to the
+/// lower expert, as routeHost's stable sorts. Dynamic shared memory:
+/// score [E], choice [E], group score [G] doubles, then kept [G] and
+/// chosen [k] ints.
+__global__ void moeRouteKernel(const float *logits, const float *bias,
+                               RouterParams p, int32_t *indices,
+                               float *weights) {
+  extern __shared__ double route[];
+  __shared__ double dscratch[32];
+  __shared__ int iscratch[32];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  int64_t E = p.experts, G = p.groups, b = blockIdx.x;
+  double *score = route, *choice = route + E, *gscore = choice + E;
+  int *kept = reinterpret_cast<int *>(gscore + G), *chosen = kept + G;
+  const float *l = logits + b * E;
+  auto sum = [](double x, double y) { return x + y; };
+  auto most = [](double x, double y) { return x > y ? x : y; };
+  double m = -CUDART_INF_F;
+  for (int64_t e = tid; e < E; e += nt)
+    m = most(m, double(l[e]));
+  m = blockCombine(m, double(-CUDART_INF_F), dscratch, most);
+  double z = 0;
+  for (int64_t e = tid; e < E; e += nt) {
+    double x = p.sigmoid ? 1.0 / (1.0 + exp(-double(l[e])))
+                         : exp(double(l[e]) - m);
+    score[e] = x;
+    z += x;
+  }
+  z = p.sigmoid ? 1.0 : blockCombine(z, 0.0, dscratch, sum);
+  for (int64_t e = tid; e < E; e += nt) {
+    score[e] /= z;
+    choice[e] = score[e] + (bias ? double(bias[e]) : 0.0);
+  }
+  __syncthreads();
+  if (G > 1) {
+    int64_t per = E / G;
+    for (int64_t g = tid; g < G; g += nt) { // the group's best one or two
+      double v0 = -CUDART_INF_F, v1 = -CUDART_INF_F;
+      for (int64_t e = g * per; e < (g + 1) * per; ++e) {
+        double c = choice[e];
+        if (c > v0) {
+          v1 = v0;
+          v0 = c;
+        } else if (c > v1) {
+          v1 = c;
+        }
+      }
+      gscore[g] = p.groupMax || per < 2 ? v0 : v0 + v1;
+      kept[g] = 0;
+    }
+    __syncthreads();
+    if (tid == 0)
+      for (int64_t i = 0; i < p.topkGroups; ++i) {
+        int64_t best = -1;
+        for (int64_t g = 0; g < G; ++g)
+          if (!kept[g] && (best < 0 || gscore[g] > gscore[best]))
+            best = g;
+        kept[best] = 1;
+      }
+    __syncthreads();
+    for (int64_t e = tid; e < E; e += nt)
+      if (!kept[e / per])
+        choice[e] = 0.0; // as Hugging Face's masked_fill(..., 0.0)
+    __syncthreads();
+  }
+  double picked = 0;
+  for (int64_t i = 0; i < p.topK; ++i) {
+    double v = -CUDART_INF_F;
+    int at = 1 << 30;
+    for (int64_t e = tid; e < E; e += nt)
+      if (choice[e] > v) { // first (lowest) expert of this thread on ties
+        v = choice[e];
+        at = static_cast<int>(e);
+      }
+    // Block argmax, ties to the lower expert.
+    warpArgmax(v, at);
+    int lane = tid & 31, warp = tid >> 5, warps = (nt + 31) >> 5;
+    __syncthreads();
+    if (lane == 0) {
+      dscratch[warp] = v;
+      iscratch[warp] = at;
+    }
+    __syncthreads();
+    v = lane < warps ? dscratch[lane] : -CUDART_INF_F;
+    at = lane < warps ? iscratch[lane] : 1 << 30;
+    warpArgmax(v, at);
+    if (tid == 0) {
+      chosen[i] = at;
+      picked += score[at];
+      choice[at] = -CUDART_INF_F; // taken
+    }
+    __syncthreads();
+  }
+  if (tid == 0)
+    for (int64_t i = 0; i < p.topK; ++i) {
+      double w = score[chosen[i]];
+      if (p.normTopkProb)
+        w /= picked + 1e-20;
+      indices[b * p.topK + i] = chosen[i];
+      weights[b * p.topK + i] = static_cast<float>(w * p.scaling);
+    }
+}
+
+/// One block: the (token, j) pairs of indices [pairs = B k] routed to the
+/// local experts [first, first + E) grouped by expert, in pair order within
+/// an expert: offsets [E + 1] (offsets[E]: the rows routed here), rows[r]
+/// the token of dispatched row r, slotOf[pair] its dispatched row or -1;
+/// stats (optional): experts with rows, rows. No atomics: thread e counts
+/// and places expert e's pairs.
+__global__ void moeDispatchKernel(const int32_t *indices, int64_t pairs,
+                                  int64_t k, int64_t first, int64_t E,
+                                  int64_t *offsets, int64_t *rows,
+                                  int64_t *slotOf, int64_t *stats) {
+  const int tid = threadIdx.x, nt = blockDim.x;
+  for (int64_t e = tid; e < E; e += nt) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < pairs; ++i)
+      n += indices[i] - first == e;
+    offsets[e + 1] = n;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    int64_t used = 0;
+    offsets[0] = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      used += offsets[e + 1] > 0;
+      offsets[e + 1] += offsets[e];
+    }
+    if (stats) {
+      stats[0] = used;
+      stats[1] = offsets[E];
+    }
+  }
+  __syncthreads();
+  for (int64_t i = tid; i < pairs; i += nt) {
+    int64_t e = indices[i] - first;
+    if (e < 0 || e >= E)
+      slotOf[i] = -1;
+  }
+  for (int64_t e = tid; e < E; e += nt) {
+    int64_t at = offsets[e];
+    for (int64_t i = 0; i < pairs; ++i)
+      if (indices[i] - first == e) {
+        rows[at] = i / k;
+        slotOf[i] = at++;
+      }
+  }
+}
+
+/// out[b, :] = sum over the pairs (b, j) routed here, j in order, of their
+/// weight times their dispatched row of y; 0 when none is.
+__global__ void moeCombineKernel(const float *y, const int64_t *slotOf,
+                                 const float *weights, int64_t k, int64_t cols,
+                                 float *out) {
+  int64_t b = blockIdx.x;
+  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
+    float a = 0.0f;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t r = slotOf[b * k + j];
+      if (r >= 0)
+        a += weights[b * k + j] * y[r * cols + i];
+    }
+    out[b * cols + i] = a;
   }
 }
 
@@ -323,10 +805,14 @@ __global__ void lseCombineKernel(const float *partials, const float *lse,
   }
 }
 
+/// liveRows (optional): only the first *liveRows rows of rowLen values
+/// (the MoE rows routed here).
 __global__ void gatedKernel(const float *gate, const float *up, int64_t n,
-                            int kind, float alpha, float limit, float *out) {
+                            int kind, float alpha, float limit,
+                            const int64_t *liveRows, int64_t rowLen,
+                            float *out) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i >= n)
+  if (i >= n || (liveRows && i >= *liveRows * rowLen))
     return;
   float g = gate[i], u = up[i], a;
   switch (kind) {
@@ -346,6 +832,20 @@ __global__ void gatedKernel(const float *gate, const float *up, int64_t n,
     a = (u + 1.0f) * (g / (1.0f + expf(-alpha * g)));
   }
   out[i] = a;
+}
+
+__global__ void logAddExpKernel(const float *a, const float *b, int64_t n,
+                                float *out) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n)
+    return;
+  float x = a[i], y = b[i];
+  if (x == -CUDART_INF_F || y == -CUDART_INF_F) {
+    out[i] = x == -CUDART_INF_F ? y : x;
+    return;
+  }
+  double m = fmax(double(x), double(y));
+  out[i] = static_cast<float>(m + log(exp(x - m) + exp(y - m)));
 }
 
 __global__ void addKernel(const float *a, const float *b, int64_t n,
@@ -392,156 +892,274 @@ __global__ void sumLeadingKernel(const float *x, int64_t S, int64_t n,
   out[i] = s;
 }
 
+/// live (optional): only rows below *live.
 __global__ void gatherRowsKernel(const float *x, int64_t cols,
-                                 const int64_t *rows, float *out) {
+                                 const int64_t *rows, const int64_t *live,
+                                 float *out) {
+  if (live && blockIdx.x >= *live)
+    return;
   int64_t r = rows[blockIdx.x];
   for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
     out[blockIdx.x * cols + i] = x[r * cols + i];
 }
 
-__global__ void scatterAddRowsKernel(float *out, const float *y, int64_t cols,
-                                     const int64_t *rows,
-                                     const float *weights) {
-  int64_t r = rows[blockIdx.x];
-  float w = weights[blockIdx.x];
-  for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
-    out[r * cols + i] += w * y[blockIdx.x * cols + i];
-}
-
 } // namespace
 
-void embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
+int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
                const int64_t *tokens, int64_t batch, int64_t vocabBegin,
                float *out, cudaStream_t stream) {
   embeddingKernel<<<batch, kThreads, 0, stream>>>(table, dtype, vocab, hidden,
                                                   tokens, vocabBegin, out);
+  return 1;
 }
 
-void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
+int rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
              float eps, float *out, cudaStream_t stream) {
   rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, dim, eps, out);
+  return 1;
 }
 
-void addBias(float *out, const float *bias, int64_t rows, int64_t cols,
+int addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
+                int64_t dim, float eps, float *sum, float *out,
+                cudaStream_t stream) {
+  addRmsNormKernel<<<rows, kThreads, 0, stream>>>(a, b, w, dim, eps, sum, out);
+  return 1;
+}
+
+int addBias(float *out, const float *bias, int64_t rows, int64_t cols,
              cudaStream_t stream) {
   addBiasKernel<<<blocksFor(rows * cols), kThreads, 0, stream>>>(out, bias,
                                                                  rows, cols);
+  return 1;
 }
 
-void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
+int rope(float *x, int64_t batch, int64_t heads, int64_t dim,
           const int64_t *positions, const float *invFreq, int64_t half,
           float attentionFactor, int64_t offset, bool interleaved,
           cudaStream_t stream) {
   int64_t n = batch * heads * half;
-  ropeKernel<<<blocksFor(n), kThreads, 0, stream>>>(
-      x, batch, heads, dim, positions, invFreq, half, attentionFactor, offset,
-      interleaved);
+  RopeArgs r{positions, invFreq, half, attentionFactor, offset, interleaved};
+  ropeKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, batch, heads, dim, r);
+  return 1;
 }
 
-void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
+int kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
              int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
              const int64_t *slots, cudaStream_t stream) {
   kvStoreKernel<<<batch, 32, 0, stream>>>(static_cast<uint8_t *>(dst), scales,
                                           src, dtype, capacity, heads, dim,
                                           slots);
+  return 1;
 }
 
-void attention(const float *q, const void *keys, const uint8_t *keyScales,
+int ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
+                 int64_t batch, int64_t dim, const int64_t *positions,
+                 const float *invFreq, int64_t half, float attentionFactor,
+                 int64_t offset, bool interleaved, const KVStoreTarget *cache,
+                 cudaStream_t stream) {
+  RopeArgs r{positions, invFreq, half, attentionFactor, offset, interleaved};
+  KVAppendArgs kv{};
+  if (cache)
+    kv = {static_cast<uint8_t *>(cache->keys), cache->keyScales,
+          static_cast<uint8_t *>(cache->values), cache->valueScales,
+          cache->v, cache->dtype, cache->capacity, cache->keyDim,
+          cache->valueDim, cache->slots};
+  ropeKvStoreKernel<<<batch, kThreads, 0, stream>>>(q, qHeads, k, kHeads, dim,
+                                                    r, kv);
+  return 1;
+}
+
+bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
+                         bool valueInKey, const void *keys,
+                         const void *values) {
+  int64_t bits = static_cast<int64_t>(dtypeBits(dtype));
+  auto aligned = [](const void *p) {
+    return (reinterpret_cast<uintptr_t>(p) & 15) == 0;
+  };
+  bool format = dtype == DType::F32 || dtype == DType::BF16 ||
+                dtype == DType::F8E4M3 || dtype == DType::F4E2M1;
+  return format && (keyDim * bits) % 128 == 0 &&
+         (valueDim * bits) % 128 == 0 &&
+         valueDim * bits / 128 <= kAttentionThreads && aligned(keys) &&
+         (valueInKey || aligned(values));
+}
+
+int attention(const float *q, const void *keys, const uint8_t *keyScales,
                const void *values, const uint8_t *valueScales, DType dtype,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                int64_t valueDim, int64_t capacity, const int64_t *begin,
                const int64_t *end, float scale, float *out, float *lse,
                int splits, float *workspace, cudaStream_t stream) {
-  int threads = 128;
+  int threads = kAttentionThreads;
   size_t smem = (keyDim + valueDim + threads) * sizeof(float);
   splits = std::max(1, splits);
   int64_t rows = batch * qHeads;
-  float *po = splits > 1 ? workspace : out;
-  float *pl = splits > 1 ? workspace + splits * rows * valueDim : lse;
+  AttentionArgs a;
+  a.q = q;
+  a.keys = static_cast<const uint8_t *>(keys);
+  a.keyScales = keyScales;
+  a.values = values ? static_cast<const uint8_t *>(values) : a.keys;
+  a.valueScales = values ? valueScales : keyScales;
+  a.dtype = dtype;
+  a.qHeads = qHeads;
+  a.kvHeads = kvHeads;
+  a.keyDim = keyDim;
+  a.valueDim = valueDim;
+  a.valueStride = values ? valueDim : keyDim;
+  a.capacity = capacity;
+  a.begin = begin;
+  a.end = end;
+  a.scale = scale;
+  a.out = splits > 1 ? workspace : out;
+  a.lse = splits > 1 ? workspace + splits * rows * valueDim : lse;
+  a.vectorized = attentionVectorized(dtype, keyDim, valueDim, !values, keys,
+                                     values);
   dim3 grid(static_cast<unsigned>(qHeads), static_cast<unsigned>(batch),
             static_cast<unsigned>(splits));
-  attentionKernel<<<grid, threads, smem, stream>>>(
-      q, static_cast<const uint8_t *>(keys), keyScales,
-      static_cast<const uint8_t *>(values), valueScales, dtype, qHeads, kvHeads,
-      keyDim, valueDim, capacity, begin, end, scale, po, pl);
+  attentionKernel<<<grid, threads, smem, stream>>>(a);
   unsigned combineBlocks = static_cast<unsigned>(rows);
   if (splits > 1)
-    splitCombineKernel<<<combineBlocks, 128, 0, stream>>>(po, pl, splits, rows,
-                                                          valueDim, out, lse);
+    splitCombineKernel<<<combineBlocks, 128, 0, stream>>>(
+        a.out, a.lse, splits, rows, valueDim, out, lse);
+  return splits > 1 ? 2 : 1;
 }
 
-void dequantize(const void *q, DType dtype, int64_t n, int64_t base,
+int dequantize(const void *q, DType dtype, int64_t n, int64_t base,
                 const BlockScaleDesc *desc, float *out, cudaStream_t stream) {
   if (n == 0)
-    return;
+    return 0;
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
   int64_t blocks = std::min<int64_t>(blocksFor(n), 65535);
   dequantizeKernel<<<blocks, kThreads, 0, stream>>>(q, dtype, n, base, d,
                                                     desc != nullptr, out);
+  return 1;
 }
 
-void linearResident(const float *x, int64_t M, int64_t K, const void *w,
+int linearResident(const float *x, int64_t M, int64_t K, const void *w,
                     DType dtype, int64_t first, int64_t scaleBase,
                     const BlockScaleDesc *desc, int64_t N, const float *bias,
                     float *out, cudaStream_t stream) {
   if (M == 0 || N == 0)
-    return;
+    return 0;
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
   dim3 grid(static_cast<unsigned>((N + kLinearWarps - 1) / kLinearWarps),
             static_cast<unsigned>((M + kLinearRows - 1) / kLinearRows));
   linearResidentKernel<<<grid, kLinearThreads, 0, stream>>>(
       x, M, K, w, dtype, first, scaleBase, d, desc != nullptr, N, bias, out);
+  return 1;
 }
 
-void lseCombine(const float *partials, const float *lse, const float *sinks,
+int lseCombine(const float *partials, const float *lse, const float *sinks,
                 int64_t batch, int64_t shards, int64_t heads, int64_t dim,
                 float *out, cudaStream_t stream) {
   lseCombineKernel<<<batch * heads, 128, 0, stream>>>(partials, lse, sinks,
                                                       shards, heads, dim, out);
+  return 1;
 }
 
-void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
-           float limit, float *out, cudaStream_t stream) {
-  gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(gate, up, n, kind, alpha,
-                                                     limit, out);
+int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
+           float limit, float *out, cudaStream_t stream,
+           const int64_t *liveRows, int64_t rowLen) {
+  gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(
+      gate, up, n, kind, alpha, limit, liveRows, rowLen, out);
+  return 1;
 }
 
-void add(const float *a, const float *b, int64_t n, float *out,
+int add(const float *a, const float *b, int64_t n, float *out,
          cudaStream_t stream) {
   addKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
+  return 1;
 }
 
-void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
+int logAddExp(const float *a, const float *b, int64_t n, float *out,
+               cudaStream_t stream) {
+  if (n == 0)
+    return 0;
+  logAddExpKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
+  return 1;
+}
+
+int swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
                 cudaStream_t stream) {
   swapKernel<<<blocksFor(a * b * c), kThreads, 0, stream>>>(x, a, b, c, out);
+  return 1;
 }
 
-void sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
+int sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
                   int64_t count, float *out, cudaStream_t stream) {
   sliceKernel<<<blocksFor(rows * count), kThreads, 0, stream>>>(
       x, rows, cols, begin, count, out);
+  return 1;
 }
 
-void concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
+int concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
                    int64_t cb, float *out, cudaStream_t stream) {
   concatKernel<<<blocksFor(rows * (ca + cb)), kThreads, 0, stream>>>(
       a, b, rows, ca, cb, out);
+  return 1;
 }
 
-void sumLeading(const float *x, int64_t s, int64_t n, float *out,
+int sumLeading(const float *x, int64_t s, int64_t n, float *out,
                 cudaStream_t stream) {
   sumLeadingKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, s, n, out);
+  return 1;
 }
 
-void gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
-                float *out, cudaStream_t stream) {
-  gatherRowsKernel<<<n, kThreads, 0, stream>>>(x, cols, rows, out);
+int gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
+                float *out, cudaStream_t stream, const int64_t *live) {
+  if (n == 0)
+    return 0;
+  gatherRowsKernel<<<n, kThreads, 0, stream>>>(x, cols, rows, live, out);
+  return 1;
 }
 
-void scatterAddRows(float *out, const float *y, int64_t cols,
-                    const int64_t *rows, const float *weights, int64_t n,
-                    cudaStream_t stream) {
-  scatterAddRowsKernel<<<n, kThreads, 0, stream>>>(out, y, cols, rows, weights);
+int linearGrouped(const float *x, int64_t K, const void *w, DType dtype,
+                   int64_t scaleBase, const BlockScaleDesc *desc,
+                   int64_t experts, int64_t N, const float *bias,
+                   const int64_t *offsets, float *out, cudaStream_t stream) {
+  if (experts == 0 || N == 0)
+    return 0;
+  BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
+  dim3 grid(static_cast<unsigned>((N + kLinearWarps - 1) / kLinearWarps),
+            static_cast<unsigned>(experts));
+  linearGroupedKernel<<<grid, kLinearThreads, 0, stream>>>(
+      x, K, w, dtype, scaleBase, d, desc != nullptr, N, bias, offsets, out);
+  return 1;
+}
+
+size_t moeRouteSharedBytes(const RouterParams &p) {
+  return (2 * p.experts + p.groups) * sizeof(double) +
+         (p.groups + p.topK) * sizeof(int);
+}
+
+int moeRoute(const float *logits, const float *correctionBias, int64_t batch,
+              const RouterParams &p, int32_t *indices, float *weights,
+              cudaStream_t stream) {
+  if (batch == 0)
+    return 0;
+  size_t smem = moeRouteSharedBytes(p);
+  moeRouteKernel<<<batch, kThreads, smem, stream>>>(logits, correctionBias, p,
+                                                    indices, weights);
+  return 1;
+}
+
+int moeDispatch(const int32_t *indices, int64_t batch, int64_t k,
+                 int64_t first, int64_t experts, int64_t *offsets,
+                 int64_t *rows, int64_t *slotOf, int64_t *stats,
+                 cudaStream_t stream) {
+  moeDispatchKernel<<<1, kThreads, 0, stream>>>(
+      indices, batch * k, k, first, experts, offsets, rows, slotOf, stats);
+  return 1;
+}
+
+int moeCombine(const float *y, const int64_t *slotOf, const float *weights,
+                int64_t batch, int64_t k, int64_t cols, float *out,
+                cudaStream_t stream) {
+  if (batch == 0)
+    return 0;
+  moeCombineKernel<<<batch, kThreads, 0, stream>>>(y, slotOf, weights, k, cols,
+                                                   out);
+  return 1;
 }
 
 } // namespace cuda

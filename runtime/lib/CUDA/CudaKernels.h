@@ -2,7 +2,8 @@
 //
 // Plain C++ declarations of the kernel launchers in CudaKernels.cu, so the
 // backend (CudaBackend.cpp) is ordinary C++. All pointers are device
-// pointers; every launcher queues work on `stream` and returns at once.
+// pointers; every launcher queues work on `stream` and returns at once,
+// with the number of kernels it launched (Backend::traffic counts them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,23 +23,51 @@ namespace cuda {
 
 /// out[b, :] = row tokens[b] - vocabBegin of table [vocab, hidden] (f32 or
 /// BF16), zeros for tokens outside this shard.
-void embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
+int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
                const int64_t *tokens, int64_t batch, int64_t vocabBegin,
                float *out, cudaStream_t stream);
-void rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
+int rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
              float eps, float *out, cudaStream_t stream);
+/// sum = a + b, out = rmsNorm(sum) (rows of `dim`), one kernel: the same
+/// arithmetic as add() then rmsNorm().
+int addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
+                int64_t dim, float eps, float *sum, float *out,
+                cudaStream_t stream);
 /// out[m, n] += bias[n].
-void addBias(float *out, const float *bias, int64_t rows, int64_t cols,
+int addBias(float *out, const float *bias, int64_t rows, int64_t cols,
              cudaStream_t stream);
-void rope(float *x, int64_t batch, int64_t heads, int64_t dim,
+int rope(float *x, int64_t batch, int64_t heads, int64_t dim,
           const int64_t *positions, const float *invFreq, int64_t half,
           float attentionFactor, int64_t offset, bool interleaved,
           cudaStream_t stream);
 /// dst[b, slots[b], h, :] = encodeKV(src[b, h, :]) for slots[b] >= 0
 /// (scales: the F4E2M1 cache's block scales, else null).
-void kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
+int kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
              int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
              const int64_t *slots, cudaStream_t stream);
+/// Where ropeKvStore appends: the cache (keys [batch, capacity, kHeads,
+/// keyDim], values likewise or null for a value-in-key cache, the F4E2M1
+/// scales or null) and the new values v [batch, kHeads, valueDim] (null
+/// with a value-in-key cache).
+struct KVStoreTarget {
+  void *keys;
+  uint8_t *keyScales;
+  void *values;
+  uint8_t *valueScales;
+  const float *v;
+  DType dtype;
+  int64_t capacity, keyDim, valueDim;
+  const int64_t *slots;
+};
+/// rope() on q [batch, qHeads, dim] and k [batch, kHeads, dim], then, with
+/// a cache, kvStore() of the roped k and of v at `slots`: one kernel, the
+/// same results as those launches.
+int ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
+                 int64_t batch, int64_t dim, const int64_t *positions,
+                 const float *invFreq, int64_t half, float attentionFactor,
+                 int64_t offset, bool interleaved, const KVStoreTarget *cache,
+                 cudaStream_t stream);
+
 /// Split-K decode attention: how many parts to cut each row's key range
 /// into, so that batch x query heads x splits blocks fill the device
 /// (two blocks per SM) while each split keeps at least kMinKeysPerSplit
@@ -60,10 +89,20 @@ inline int64_t attentionWorkspace(int splits, int64_t batch, int64_t qHeads,
   return splits > 1 ? int64_t(splits) * batch * qHeads * (valueDim + 1) : 0;
 }
 
+/// Whether attention() streams K and V with 128-bit loads (its vectorized
+/// path): an F32 / BF16 / F8E4M3 / F4E2M1 cache whose key and value heads
+/// are whole 16-byte chunks (keyDim and valueDim times the format's bits a
+/// multiple of 128: head dims 128 and DeepSeek's 576 / 512 in every
+/// format), at most 128 chunks per value head (the block's threads), and
+/// 16-byte aligned K and V. Otherwise it reads K/V element by element.
+bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
+                         bool valueInKey, const void *keys,
+                         const void *values);
+
 /// K/V stored in `dtype` (NumberFormats.h); values == nullptr: the value
 /// is the first valueDim entries of the key. `splits` > 1: split-K, the
 /// parts' outputs in `workspace` (attentionWorkspace floats), then merged.
-void attention(const float *q, const void *keys, const uint8_t *keyScales,
+int attention(const float *q, const void *keys, const uint8_t *keyScales,
                const void *values, const uint8_t *valueScales, DType dtype,
                int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
                int64_t valueDim, int64_t capacity, const int64_t *begin,
@@ -71,7 +110,7 @@ void attention(const float *q, const void *keys, const uint8_t *keyScales,
                int splits, float *workspace, cudaStream_t stream);
 /// out[i] = decoded element i of q times its block scale (desc null: no
 /// scales); `base` is q's first element in its storage.
-void dequantize(const void *q, DType dtype, int64_t n, int64_t base,
+int dequantize(const void *q, DType dtype, int64_t n, int64_t base,
                 const BlockScaleDesc *desc, float *out, cudaStream_t stream);
 /// The most rows of x the GEMM path streams resident weights for
 /// (linearResident re-reads the weights once per 8 rows, so up to 8
@@ -85,33 +124,75 @@ constexpr int64_t kStreamingGemmMaxRows = 64;
 /// in `dtype`, scaled by `desc` (null: no scales) at element scaleBase +
 /// first + n K + k (scaleBase: w's first element in its storage). The
 /// weights move once, in their format: no f32 copy.
-void linearResident(const float *x, int64_t M, int64_t K, const void *w,
+int linearResident(const float *x, int64_t M, int64_t K, const void *w,
                     DType dtype, int64_t first, int64_t scaleBase,
                     const BlockScaleDesc *desc, int64_t N, const float *bias,
                     float *out, cudaStream_t stream);
-void lseCombine(const float *partials, const float *lse, const float *sinks,
+int lseCombine(const float *partials, const float *lse, const float *sinks,
                 int64_t batch, int64_t shards, int64_t heads, int64_t dim,
                 float *out, cudaStream_t stream);
 /// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
-void gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
-           float limit, float *out, cudaStream_t stream);
-void add(const float *a, const float *b, int64_t n, float *out,
+/// liveRows (device, optional): only the first *liveRows rows of rowLen.
+int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
+           float limit, float *out, cudaStream_t stream,
+           const int64_t *liveRows = nullptr, int64_t rowLen = 0);
+int add(const float *a, const float *b, int64_t n, float *out,
          cudaStream_t stream);
-void swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
+/// out = log(exp(a) + exp(b)) (in double; -inf where both are).
+int logAddExp(const float *a, const float *b, int64_t n, float *out,
+               cudaStream_t stream);
+int swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
                 cudaStream_t stream);
-void sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
+int sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
                   int64_t count, float *out, cudaStream_t stream);
-void concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
+int concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
                    int64_t cb, float *out, cudaStream_t stream);
-void sumLeading(const float *x, int64_t s, int64_t n, float *out,
+int sumLeading(const float *x, int64_t s, int64_t n, float *out,
                 cudaStream_t stream);
-/// out[i, :] = x[rows[i], :].
-void gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
-                float *out, cudaStream_t stream);
-/// out[rows[i], :] += weights[i] * y[i, :] (rows distinct).
-void scatterAddRows(float *out, const float *y, int64_t cols,
-                    const int64_t *rows, const float *weights, int64_t n,
-                    cudaStream_t stream);
+/// out[i, :] = x[rows[i], :] for i < n (live, device, optional: only for
+/// i < *live).
+int gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
+                float *out, cudaStream_t stream,
+                const int64_t *live = nullptr);
+
+//===-- MoE on the device: route, dispatch, grouped GEMM, combine ---------===//
+
+/// RouterConfig (Ops.h) as kernel data, for E experts.
+struct RouterParams {
+  int64_t experts = 0, topK = 1, groups = 1, topkGroups = 1;
+  bool sigmoid = false, groupMax = false, normTopkProb = false;
+  double scaling = 1.0;
+};
+/// indices / weights [batch, topK] from logits [batch, E] and the optional
+/// correction bias [E]: routeHost's algorithm (Ops.cpp) in double, one
+/// block per token. Dynamic shared memory: moeRouteSharedBytes.
+int moeRoute(const float *logits, const float *correctionBias, int64_t batch,
+              const RouterParams &p, int32_t *indices, float *weights,
+              cudaStream_t stream);
+size_t moeRouteSharedBytes(const RouterParams &p);
+/// Groups the routed pairs of indices [batch, k] by local expert [first,
+/// first + experts): offsets [experts + 1] (offsets[experts]: rows routed
+/// here), rows [batch k] (the token of each dispatched row, the first
+/// offsets[experts] valid), slotOf [batch k] (each pair's dispatched row or
+/// -1), stats [2] (optional: experts with rows, rows). One block, no
+/// atomics, no host round trip.
+int moeDispatch(const int32_t *indices, int64_t batch, int64_t k,
+                 int64_t first, int64_t experts, int64_t *offsets,
+                 int64_t *rows, int64_t *slotOf, int64_t *stats,
+                 cudaStream_t stream);
+/// The grouped expert GEMM, one launch: rows [offsets[e], offsets[e+1]) of
+/// x [*, K] times expert e's W [N, K] (element e N K on of `w`, read as
+/// stored like linearResident, scales at scaleBase + element), plus bias
+/// row e of bias [experts, N] (optional), into the same rows of out [*, N].
+int linearGrouped(const float *x, int64_t K, const void *w, DType dtype,
+                   int64_t scaleBase, const BlockScaleDesc *desc,
+                   int64_t experts, int64_t N, const float *bias,
+                   const int64_t *offsets, float *out, cudaStream_t stream);
+/// out[b, :] = sum_j weights[b, j] y[slotOf[b k + j], :] over the pairs
+/// with a row here (j in order), 0 when none has.
+int moeCombine(const float *y, const int64_t *slotOf, const float *weights,
+                int64_t batch, int64_t k, int64_t cols, float *out,
+                cudaStream_t stream);
 
 } // namespace cuda
 } // namespace rt

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaBackend.h"
+#include "StepGraph.h"
 
 #include <algorithm>
 
@@ -69,6 +70,15 @@ public:
       MPI_Comm_free(&mpi_);
   }
 
+  /// Counts collective `name` (Backend::traffic: replays count what their
+  /// graph runs); true when a replayed step's collectives are in its graph
+  /// and nothing is to be issued.
+  bool counted(const char *name) const {
+    if (s_.countCollective)
+      s_.countCollective(name);
+    return s_.graph && s_.graph->replaying();
+  }
+
   /// Orders the communication stream after the compute stream.
   void commAfterCompute() {
     cudaEvent_t ready;
@@ -93,6 +103,8 @@ public:
 
   std::unique_ptr<CommRequest::Pending>
   startAllToAllChunks(const Tensor &send, Tensor &recv) override {
+    if (counted("all-to-all (nccl)"))
+      return nullptr;
     size_t n = static_cast<size_t>(send.numel() / size());
     commAfterCompute();
     ncclCheck(ncclGroupStart(), "ncclGroupStart");
@@ -107,6 +119,8 @@ public:
   }
 
   std::unique_ptr<CommRequest::Pending> startAllReduce(Tensor &x) override {
+    if (counted("all-reduce (nccl)"))
+      return nullptr;
     commAfterCompute();
     ncclCheck(ncclAllReduce(x.f32(), x.f32(), static_cast<size_t>(x.numel()),
                             ncclFloat, ncclSum, comm_, s_.comm),
@@ -115,24 +129,32 @@ public:
   }
 
   void allGatherInto(const Tensor &x, Tensor &out) override {
+    if (counted("all-gather (nccl)"))
+      return;
     ncclCheck(ncclAllGather(x.raw(), out.raw(), static_cast<size_t>(x.numel()),
                             ncclFloat, comm_, s_.compute),
               "ncclAllGather");
   }
 
   void broadcastImpl(Tensor &x, int root) override {
+    if (counted("broadcast (nccl)"))
+      return;
     ncclCheck(ncclBroadcast(x.raw(), x.raw(), static_cast<size_t>(x.numel()),
                             ncclFloat, root, comm_, s_.compute),
               "ncclBroadcast");
   }
 
   void sendImpl(const Tensor &x, int peer) override {
+    if (counted("send (nccl)"))
+      return;
     ncclCheck(ncclSend(x.raw(), static_cast<size_t>(x.numel()), ncclFloat, peer,
                        comm_, s_.compute),
               "ncclSend");
   }
 
   void recvImpl(Tensor &x, int peer) override {
+    if (counted("recv (nccl)"))
+      return;
     ncclCheck(ncclRecv(x.raw(), static_cast<size_t>(x.numel()), ncclFloat, peer,
                        comm_, s_.compute),
               "ncclRecv");

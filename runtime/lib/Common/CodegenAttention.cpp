@@ -25,20 +25,8 @@ int64_t ownedBelow(int64_t n, int64_t r, int64_t block, int64_t kvp) {
          std::min(block, std::max<int64_t>(0, n % round - r * block));
 }
 
-/// log(exp(a) + exp(b)), -inf when both are.
-float logAddExp(float a, float b) {
-  const float ninf = -std::numeric_limits<float>::infinity();
-  if (a == ninf)
-    return b;
-  if (b == ninf)
-    return a;
-  double m = std::max(a, b);
-  return static_cast<float>(m + std::log(std::exp(a - m) + std::exp(b - m)));
-}
-
 /// The exact softmax over the union of two sets of entries from their
-/// partial attentions (out [B, H, d], lse [B, H]); the LSE is combined on
-/// the host.
+/// partial attentions (out [B, H, d], lse [B, H]), on the device.
 AttentionPartial mergePartials(Context &ctx, const AttentionPartial &a,
                                const AttentionPartial &b) {
   int64_t B = a.out.dim(0), H = a.out.dim(1), d = a.out.dim(2);
@@ -48,10 +36,7 @@ AttentionPartial mergePartials(Context &ctx, const AttentionPartial &a,
       concatLast(ctx, a.lse.view({B, 1, H}), b.lse.view({B, 1, H}));
   AttentionPartial m;
   m.out = rt::lseCombine(ctx, both.view({B, 2, H, d}), bothLse.view({B, 2, H}));
-  std::vector<float> l1 = ctx.download(a.lse), l2 = ctx.download(b.lse);
-  for (size_t i = 0; i < l1.size(); ++i)
-    l1[i] = logAddExp(l1[i], l2[i]);
-  m.lse = ctx.upload(l1, {B, H});
+  m.lse = rt::logAddExp(ctx, a.lse, b.lse);
   return m;
 }
 

@@ -123,9 +123,9 @@ qkv(Context &ctx, const Tensor &x, const Ints &positions, const Tensor &wq,
     q = rmsNorm(ctx, q, qNorm, static_cast<float>(normEps));
     k = rmsNorm(ctx, k, kNorm, static_cast<float>(normEps));
   }
-  Rope r(ropeConfig);
-  applyRope(ctx, q, positions.data, r);
-  applyRope(ctx, k, positions.data, r);
+  // RoPE on q and k in one launch (the KV append is attention_partial's).
+  ropeKvAppend(ctx, q, k, nullptr, nullptr, {}, positions.data,
+               Rope(ropeConfig));
   return {q, k, v};
 }
 
@@ -146,17 +146,17 @@ std::tuple<Tensor, Tensor> mlaQkv(Context &ctx, const Tensor &x,
                    wq)
           : linear(ctx, x, wq);
   q = q.view({B, nH, qk});
-  Rope r(ropeConfig);
-  Tensor qPe = sliceLast(ctx, q, nope, ropeDim);
-  applyRope(ctx, qPe, positions.data, r);
   Tensor qLat =
       headMatmul(ctx, sliceLast(ctx, q, 0, nope), wUK, /*transposeW=*/true);
   Tensor kva = linear(ctx, x, wkvA);
   Tensor latent = rmsNorm(ctx, sliceLast(ctx, kva, 0, R), kvNorm, lowRankEps);
   Tensor kPe = sliceLast(ctx, kva, R, ropeDim).view({B, 1, ropeDim});
-  applyRope(ctx, kPe, positions.data, r);
-  return {concatLast(ctx, qLat, qPe),
-          concatLast(ctx, latent.view({B, 1, R}), kPe)};
+  Tensor qFull = concatLast(ctx, qLat, sliceLast(ctx, q, nope, ropeDim));
+  Tensor key = concatLast(ctx, latent.view({B, 1, R}), kPe);
+  // RoPE on the rope parts of both (dims [R, R + ropeDim)) in one launch.
+  ropeKvAppend(ctx, qFull, key, nullptr, nullptr, {}, positions.data,
+               Rope(ropeConfig), /*offset=*/R);
+  return {qFull, key};
 }
 
 std::tuple<Tensor, Tensor> moeRouter(Context &ctx, const Tensor &x,

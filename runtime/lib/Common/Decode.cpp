@@ -127,6 +127,8 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
       a.context.backend = value;
     else if (flag == "--collectives")
       a.context.collectives = value;
+    else if (flag == "--cuda-graphs")
+      a.context.cudaGraphs = value;
     else if (flag == "--step-timeout")
       a.context.stepTimeoutS = parseSeconds(flag, value);
     else if (flag == "--device")
@@ -151,6 +153,13 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
       a.context.collectives != "mpi")
     throw Error("--collectives: expected auto, nccl or mpi, got \"" +
                 a.context.collectives + "\"");
+  if (a.context.cudaGraphs != "auto" && a.context.cudaGraphs != "on" &&
+      a.context.cudaGraphs != "off")
+    throw Error("--cuda-graphs: expected auto, on or off, got \"" +
+                a.context.cudaGraphs + "\"");
+  if (a.context.cudaGraphs == "on" && a.context.backend != "cuda")
+    throw Error("--cuda-graphs on: CUDA graphs need --backend cuda (the " +
+                a.context.backend + " backend has none)");
   return a;
 }
 
@@ -189,11 +198,14 @@ void reportTraffic(Context &ctx, int64_t step) {
   OpTraffic sum;
   for (const auto &[name, t] : ops)
     sum += t;
-  std::vector<double> mine = {sum.weightBytes, sum.kvBytes, sum.actBytes,
-                              sum.flops, double(sum.calls)};
+  std::vector<double> mine = {sum.weightBytes,     sum.kvBytes,
+                              sum.actBytes,        sum.flops,
+                              double(sum.calls),   double(sum.launches),
+                              double(sum.blasCalls), double(sum.collectives)};
+  const int n = static_cast<int>(mine.size());
   std::vector<double> all(mine.size() * ctx.worldSize());
   if (ctx.hasMPI())
-    MPI_Gather(mine.data(), 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0,
+    MPI_Gather(mine.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, 0,
                MPI_COMM_WORLD);
   else
     all = mine;
@@ -206,16 +218,24 @@ void reportTraffic(Context &ctx, int64_t step) {
     return;
   }
   for (int r = 0; r < ctx.worldSize(); ++r) {
-    const double *v = &all[5 * r];
+    const double *v = &all[n * r];
     std::printf("traffic rank %d step %lld: weights %.0f B, kv %.0f B, "
-                "activations %.0f B, flops %.0f, ops %.0f\n",
-                r, static_cast<long long>(step), v[0], v[1], v[2], v[3], v[4]);
+                "activations %.0f B, flops %.0f, ops %.0f, launches %.0f, "
+                "cublas %.0f, collectives %.0f\n",
+                r, static_cast<long long>(step), v[0], v[1], v[2], v[3], v[4],
+                v[5], v[6], v[7]);
   }
   for (const auto &[name, t] : ops)
     std::printf("traffic rank 0 op %s: calls %lld, weights %.0f B, kv %.0f "
-                "B, activations %.0f B, flops %.0f\n",
+                "B, activations %.0f B, flops %.0f, launches %lld, cublas "
+                "%lld, collectives %lld%s\n",
                 name.c_str(), static_cast<long long>(t.calls), t.weightBytes,
-                t.kvBytes, t.actBytes, t.flops);
+                t.kvBytes, t.actBytes, t.flops,
+                static_cast<long long>(t.launches),
+                static_cast<long long>(t.blasCalls),
+                static_cast<long long>(t.collectives),
+                t.experts ? (", experts " + std::to_string(t.experts)).c_str()
+                          : "");
   std::fflush(stdout);
 }
 
@@ -250,6 +270,7 @@ std::string usage(const DecodeProgram &prog) {
                   "[--report-memory] [--report-traffic]\n"
                   "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
                   "[--device D]\n"
+                  "         [--cuda-graphs auto|on|off (auto: on with NCCL)]\n"
                   "         [--step-timeout SECONDS (default 60; 0: none)]\n";
   if (prog.draftTokens > 0)
     s += "         speculative (" + std::to_string(prog.draftTokens) +
@@ -421,7 +442,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
       in.contextLengths.assign(batch, t + 1);
       if (args.reportTraffic && t + 1 == schedule.steps())
         ctx->backend().resetTraffic(); // count the last step alone
-      Tensor out = prog.step(*ctx, in);
+      Tensor out =
+          ctx->backend().runStep([&] { return prog.step(*ctx, in); });
       if (rank == 0) {
         check(out.defined() && out.rank() == 2 && out.dim(0) == batch &&
                   out.dim(1) == V,

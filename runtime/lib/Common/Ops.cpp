@@ -92,16 +92,41 @@ Tensor embedding(Context &ctx, const Tensor &tableIn,
   return out;
 }
 
+/// The norm weight in f32, checked against x.
+static Tensor normWeight(Context &ctx, const Tensor &x, const Tensor &weightIn,
+                         const char *op) {
+  Tensor weight = f32Of(ctx, weightIn);
+  needF32(x, op, "x");
+  needRank(weight, 1, op, "weight");
+  need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), op,
+       "last dimension of x " + x.str() + " must match weight " + weight.str());
+  return weight;
+}
+
 Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weightIn,
                float eps) {
-  Tensor weight = f32Of(ctx, weightIn);
-  needF32(x, "rmsNorm", "x");
-  needRank(weight, 1, "rmsNorm", "weight");
-  need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), "rmsNorm",
-       "last dimension of x " + x.str() + " must match weight " + weight.str());
+  Tensor weight = normWeight(ctx, x, weightIn, "rmsNorm");
   Tensor out = ctx.empty(x.shape());
   ctx.backend().rmsNorm(x, weight, eps, out);
   return out;
+}
+
+AddNorm addRmsNorm(Context &ctx, const Tensor &a, const Tensor &b,
+                   const Tensor &weightIn, float eps) {
+  Tensor weight = normWeight(ctx, a, weightIn, "addRmsNorm");
+  needF32(b, "addRmsNorm", "b");
+  need(a.shape() == b.shape(), "addRmsNorm",
+       "a " + a.str() + " and b " + b.str() + " differ");
+  AddNorm r{ctx.empty(a.shape()), ctx.empty(a.shape())};
+  ctx.backend().addRmsNorm(a, b, weight, eps, r.sum, r.normed);
+  return r;
+}
+
+void Backend::addRmsNorm(const Tensor &a, const Tensor &b,
+                         const Tensor &weight, float eps, Tensor &sum,
+                         Tensor &out) {
+  add(a, b, sum);
+  rmsNorm(sum, weight, eps, out);
 }
 
 /// A weight as the backend takes it: as stored when it reads resident
@@ -159,26 +184,71 @@ Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &wIn,
   return out;
 }
 
-void applyRope(Context &ctx, Tensor &x, const std::vector<int64_t> &positions,
-               const Rope &rope, int64_t offset) {
-  needRank(x, 3, "applyRope", "x");
+/// Checks applyRope's arguments; returns the sequence length the
+/// positions need (the RoPE table's).
+static int64_t checkRope(const Tensor &x, const std::vector<int64_t> &positions,
+                         const Rope &rope, int64_t offset, const char *op) {
+  needRank(x, 3, op, "x");
   int64_t rd = rope.config().rotaryDim;
-  need(static_cast<int64_t>(positions.size()) == x.dim(0), "applyRope",
+  need(static_cast<int64_t>(positions.size()) == x.dim(0), op,
        std::to_string(positions.size()) + " positions for x " + x.str());
-  need(offset >= 0 && offset + rd <= x.dim(2), "applyRope",
+  need(offset >= 0 && offset + rd <= x.dim(2), op,
        "dims [" + std::to_string(offset) + ", " + std::to_string(offset + rd) +
            ") outside x " + x.str());
   int64_t seqLen = 0;
   for (int64_t p : positions) {
-    need(p >= 0, "applyRope", "negative position");
+    need(p >= 0, op, "negative position");
     seqLen = std::max(seqLen, p + 1);
   }
+  return seqLen;
+}
+
+void applyRope(Context &ctx, Tensor &x, const std::vector<int64_t> &positions,
+               const Rope &rope, int64_t offset) {
+  int64_t seqLen = checkRope(x, positions, rope, offset, "applyRope");
   ctx.backend().rope(x, positions, rope.invFreq(seqLen), rope.attentionFactor(),
                      offset, rope.config().interleaved);
 }
 
+static void checkKvAppend(const KVCache &cache, const Tensor &k,
+                          const Tensor *&v, const std::vector<int64_t> &slots);
+
+void ropeKvAppend(Context &ctx, Tensor &q, Tensor &k, const Tensor *v,
+                  KVCache *cache, const std::vector<int64_t> &slots,
+                  const std::vector<int64_t> &positions, const Rope &rope,
+                  int64_t offset) {
+  int64_t seqLen = checkRope(q, positions, rope, offset, "ropeKvAppend");
+  checkRope(k, positions, rope, offset, "ropeKvAppend");
+  need(q.dim(0) == k.dim(0) && q.dim(2) == k.dim(2), "ropeKvAppend",
+       "q " + q.str() + " and k " + k.str() + " differ in batch or head dim");
+  if (cache)
+    checkKvAppend(*cache, k, v, slots);
+  ctx.backend().ropeKvAppend(q, k, v, cache, slots, positions,
+                             rope.invFreq(seqLen), rope.attentionFactor(),
+                             offset, rope.config().interleaved);
+}
+
+void Backend::ropeKvAppend(Tensor &q, Tensor &k, const Tensor *v,
+                           KVCache *cache, const std::vector<int64_t> &slots,
+                           const std::vector<int64_t> &positions,
+                           const std::vector<float> &invFreq,
+                           float attentionFactor, int64_t offset,
+                           bool interleaved) {
+  rope(q, positions, invFreq, attentionFactor, offset, interleaved);
+  rope(k, positions, invFreq, attentionFactor, offset, interleaved);
+  if (cache)
+    kvAppend(*cache, k, v, slots);
+}
+
 void kvAppend(Context &ctx, KVCache &cache, const Tensor &k, const Tensor *v,
               const std::vector<int64_t> &slots) {
+  checkKvAppend(cache, k, v, slots);
+  ctx.backend().kvAppend(cache, k, v, slots);
+}
+
+/// kvAppend's checks; v becomes null for a value-in-key cache.
+static void checkKvAppend(const KVCache &cache, const Tensor &k,
+                          const Tensor *&v, const std::vector<int64_t> &slots) {
   const KVCacheConfig &c = cache.config;
   needRank(k, 3, "kvAppend", "k");
   need(k.dim(0) == c.batch && k.dim(1) == c.heads && k.dim(2) == c.keyDim,
@@ -204,7 +274,6 @@ void kvAppend(Context &ctx, KVCache &cache, const Tensor &k, const Tensor *v,
     need(slots[r] >= -1 && slots[r] < c.capacity, "kvAppend",
          "row " + std::to_string(r) + ": slot " + std::to_string(slots[r]) +
              " outside the local capacity " + std::to_string(c.capacity));
-  ctx.backend().kvAppend(cache, k, v, slots);
 }
 
 AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
@@ -275,9 +344,8 @@ Tensor gatedActivation(Context &ctx, const Tensor &gate, const Tensor &up,
   return out;
 }
 
-void routeHost(const float *logits, int64_t batch, int64_t experts,
-               const RouterConfig &cfg, const float *bias,
-               std::vector<int32_t> &indices, std::vector<float> &weights) {
+/// The router configuration's checks for `experts` experts.
+static void checkRouter(const RouterConfig &cfg, int64_t experts) {
   int64_t k = cfg.topK, G = cfg.numGroups;
   need(k >= 1 && k <= experts, "moeRoute",
        "top-k " + std::to_string(k) + " outside 1.." + std::to_string(experts));
@@ -286,6 +354,13 @@ void routeHost(const float *logits, int64_t batch, int64_t experts,
        "bad grouping: " + std::to_string(experts) + " experts, n_group " +
            std::to_string(G) + ", topk_group " +
            std::to_string(cfg.topkGroups));
+}
+
+void routeHost(const float *logits, int64_t batch, int64_t experts,
+               const RouterConfig &cfg, const float *bias,
+               std::vector<int32_t> &indices, std::vector<float> &weights) {
+  checkRouter(cfg, experts);
+  int64_t k = cfg.topK, G = cfg.numGroups;
   indices.assign(batch * k, 0);
   weights.assign(batch * k, 0.0f);
   std::vector<double> scores(experts), choice(experts);
@@ -352,22 +427,47 @@ Routing moeRoute(Context &ctx, const Tensor &logits, const RouterConfig &config,
   const Tensor *correctionBias = correctionBiasIn ? &biasF32 : nullptr;
   needRank(logits, 2, "moeRoute", "logits");
   int64_t B = logits.dim(0), E = logits.dim(1);
-  std::vector<float> l = ctx.download(logits), bias;
+  checkRouter(config, E);
   if (correctionBias && correctionBias->defined()) {
     needRank(*correctionBias, 1, "moeRoute", "correctionBias");
     need(correctionBias->dim(0) == E, "moeRoute",
          "correction bias " + correctionBias->str() + " must have " +
              std::to_string(E) + " entries");
-    bias = ctx.download(*correctionBias);
+  } else {
+    correctionBias = nullptr;
   }
+  Routing r;
+  r.indices = ctx.empty({B, config.topK}, DType::I32);
+  r.weights = ctx.empty({B, config.topK});
+  ctx.backend().moeRoute(logits, config, correctionBias, r);
+  return r;
+}
+
+void Backend::moeRoute(const Tensor &logits, const RouterConfig &config,
+                       const Tensor *correctionBias, Routing &out) {
+  int64_t B = logits.dim(0), E = logits.dim(1);
+  std::vector<float> l(B * E), bias(correctionBias ? E : 0);
+  download(l.data(), logits.f32(), l.size() * sizeof(float));
+  if (correctionBias)
+    download(bias.data(), correctionBias->f32(), bias.size() * sizeof(float));
   std::vector<int32_t> idx;
   std::vector<float> w;
-  routeHost(l.data(), B, E, config, bias.empty() ? nullptr : bias.data(), idx,
-            w);
-  Routing r;
-  r.indices = ctx.uploadInt(idx, {B, config.topK});
-  r.weights = ctx.upload(w, {B, config.topK});
-  return r;
+  routeHost(l.data(), B, E, config, correctionBias ? bias.data() : nullptr,
+            idx, w);
+  upload(out.indices.raw(), idx.data(), idx.size() * sizeof(int32_t));
+  upload(out.weights.raw(), w.data(), w.size() * sizeof(float));
+}
+
+void Backend::moeExpertsRouted(const Tensor &x, const Routing &routing,
+                               const ExpertWeights &experts,
+                               int64_t firstExpert, const Activation &act,
+                               bool addDownBias, Tensor &out) {
+  std::vector<int32_t> idx(routing.indices.numel());
+  std::vector<float> wt(routing.weights.numel());
+  download(idx.data(), routing.indices.raw(), idx.size() * sizeof(int32_t));
+  download(wt.data(), routing.weights.f32(), wt.size() * sizeof(float));
+  moeExperts(x, idx, wt, routing.indices.dim(1), experts, firstExpert, act,
+             addDownBias, out);
 }
 
 Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
@@ -402,11 +502,9 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
            routing.weights.shape() == routing.indices.shape(),
        "moeExperts", "routing weights must match the indices");
   need(firstExpert >= 0, "moeExperts", "negative first expert");
-  std::vector<int32_t> idx = ctx.downloadInt(routing.indices);
-  std::vector<float> wt = ctx.download(routing.weights);
   Tensor out = ctx.empty({x.dim(0), H});
-  ctx.backend().moeExperts(x, idx, wt, routing.indices.dim(1), w, firstExpert,
-                           act, addDownBias, out);
+  ctx.backend().moeExpertsRouted(x, routing, w, firstExpert, act, addDownBias,
+                                 out);
   return out;
 }
 
@@ -418,6 +516,33 @@ Tensor add(Context &ctx, const Tensor &a, const Tensor &b) {
   Tensor out = ctx.empty(a.shape());
   ctx.backend().add(a, b, out);
   return out;
+}
+
+Tensor logAddExp(Context &ctx, const Tensor &a, const Tensor &b) {
+  needF32(a, "logAddExp", "a");
+  needF32(b, "logAddExp", "b");
+  need(a.shape() == b.shape(), "logAddExp",
+       "a " + a.str() + " and b " + b.str() + " differ");
+  Tensor out = ctx.empty(a.shape());
+  ctx.backend().logAddExp(a, b, out);
+  return out;
+}
+
+void Backend::logAddExp(const Tensor &a, const Tensor &b, Tensor &out) {
+  std::vector<float> x(a.numel()), y(b.numel());
+  download(x.data(), a.f32(), x.size() * sizeof(float));
+  download(y.data(), b.f32(), y.size() * sizeof(float));
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] == ninf || y[i] == ninf) {
+      x[i] = x[i] == ninf ? y[i] : x[i];
+      continue;
+    }
+    double m = std::max(x[i], y[i]);
+    x[i] = static_cast<float>(m + std::log(std::exp(x[i] - m) +
+                                           std::exp(y[i] - m)));
+  }
+  upload(out.raw(), x.data(), x.size() * sizeof(float));
 }
 
 void addInPlace(Context &ctx, Tensor &a, const Tensor &b) {

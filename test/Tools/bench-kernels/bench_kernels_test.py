@@ -6,19 +6,27 @@ CUDA backend is built (tools/helix-bench-kernels/CMakeLists.txt).
                         --work DIR [--nvcc NVCC] static|fail|formats
 
 static   the library's kernels: the tool's --check passes (no spills in the
-         hot kernels on any built architecture, ptxas reproduces the
-         library's cubins, launchers match CudaKernels.cu), and, checked here
-         again independently: the printed table parses, every built
-         architecture has every hot kernel with 0 spill bytes, occupancies
-         are in [0, 1] and agree with the warps, the JSON says the same.
+         hot kernels on any built architecture, 128-bit loads in the
+         streaming kernels, ptxas reproduces the library's cubins, launchers
+         match CudaKernels.cu), and, checked here again independently: the
+         printed table parses, every built architecture has every hot kernel
+         with 0 spill bytes, attention and linearResident have 128-bit
+         global loads, occupancies are in [0, 1] and agree with the warps,
+         the JSON says the same.
 fail     the checks can fail: a ptxas report with spills (fabricated, and the
-         real one edited), a table with spills or an occupancy of 1.5, a
+         real one edited), a table with spills, without attention's 128-bit
+         loads or with an occupancy of 1.5, a
          launcher whose block size differs from the tool's table, a limits
          file with a figure without a source.
+no-gpu   without a GPU (CUDA_VISIBLE_DEVICES=-1), helix-bench-kernels
+         --measure and helix-bench-decode print one line ("...: no CUDA GPU
+         (why); nothing measured") on stderr and exit 1.
 formats  fatbinaries compressed with zstd and with LZ4 and a bare cubin give
          the same figures as an uncompressed one; a float4 kernel has
-         128-bit loads and a scalar one not; --arch sm_90a (not in the
-         library) is compiled from the library's PTX.
+         128-bit loads and a scalar one not; an attentionKernel with scalar
+         loads fails --check; an arch-specific target the library lacks
+         (sm_90a, or sm_100f when the library holds sm_90a and sm_100a) is
+         compiled from the library's PTX.
 
 Exit 0: passed, 1: failed, 77: skipped (no tool or no nvcc).
 """
@@ -31,8 +39,16 @@ import shutil
 import subprocess
 import sys
 
-HOT = ["attentionKernel", "dequantizeKernel", "kvStoreKernel",
-       "rmsNormKernel", "embeddingKernel", "lseCombineKernel"]
+HOT = ["attentionKernel", "linearResidentKernel", "dequantizeKernel",
+       "kvStoreKernel", "rmsNormKernel", "addRmsNormKernel",
+       "ropeKvStoreKernel", "embeddingKernel", "moeRouteKernel",
+       "moeDispatchKernel", "linearGroupedKernel", "moeCombineKernel",
+       "gatherRowsKernel", "lseCombineKernel"]
+# The table prints occupancies to 3 decimals: off by up to half a unit
+# (28 warps: 0.4375 printed 0.438), plus float error.
+ROUNDING = 0.0005 + 1e-9
+# The KV- and weight-streaming kernels: 128-bit global loads required.
+STREAMING = ["attentionKernel", "linearResidentKernel", "linearGroupedKernel"]
 COLUMNS = ["kernel", "arch", "regs", "stack", "spill_st", "spill_ld",
            "smem_static", "smem_dyn", "block", "blocks_sm", "warps_sm",
            "occupancy", "limiter", "ld128", "hot"]
@@ -108,6 +124,9 @@ def table_problems(rows):
             if r["spill_st"] != 0 or r["spill_ld"] != 0:
                 problems.append("%s %s spills: %s stores, %s loads"
                                 % (kernel, arch, r["spill_st"], r["spill_ld"]))
+            if kernel in STREAMING and r["ld128"] != "yes":
+                problems.append("%s %s: no 128-bit global loads (%s)"
+                                % (kernel, arch, r["ld128"]))
     for r in rows:
         at = "%s %s" % (r["kernel"], r["arch"])
         occ = r["occupancy"]
@@ -119,7 +138,7 @@ def table_problems(rows):
         warps_per_block = -(-r["block"] // 32)
         if r["warps_sm"] != r["blocks_sm"] * warps_per_block:
             problems.append(at + ": warps_sm != blocks_sm x warps per block")
-        if abs(occ - r["warps_sm"] / 64.0) > 0.0005:
+        if abs(occ - r["warps_sm"] / 64.0) > ROUNDING:
             problems.append(at + ": occupancy != warps_sm / 64")
     return problems
 
@@ -148,7 +167,8 @@ def test_static(a):
     problems = table_problems(rows)
     for p in problems:
         print("  " + p)
-    expect(not problems, "hot kernels do not spill; occupancies in [0, 1]")
+    expect(not problems, "hot kernels do not spill; streaming kernels have "
+           "128-bit loads; occupancies in [0, 1]")
     with open(out_json) as f:
         j = json.load(f)
     lib_archs = [x["arch"] for x in j["archs"]]
@@ -165,15 +185,17 @@ def test_static(a):
                 or k["spill_store_bytes"] != r["spill_st"]
                 or k["spill_load_bytes"] != r["spill_ld"]
                 or k["block_size"] != r["block"]
-                or abs(k["occupancy"]["occupancy"] - r["occupancy"]) > 0.0005):
+                or abs(k["occupancy"]["occupancy"] - r["occupancy"]) > ROUNDING):
             same = False
             print("  table and JSON differ for %s %s" % (r["kernel"], r["arch"]))
     expect(same, "the JSON agrees with the table")
-    # The streaming loops' loads, as the PTX has them (a fact to report,
-    # not a requirement): attention and dequantize have no 128-bit loads.
-    for r in rows:
-        if r["kernel"] in ("attentionKernel", "dequantizeKernel"):
-            print("  %s %s 128-bit global loads: %s" % (r["kernel"], r["arch"], r["ld128"]))
+    for k in j["kernels"]:
+        if k["kernel"] in STREAMING:
+            loads = k["global_loads"] or {}
+            expect(loads.get("loads_128_bits_or_wider", 0) > 0
+                   and loads.get("widest_bits", 0) >= 128,
+                   "%s %s: 128-bit global loads in the JSON (%s)"
+                   % (k["kernel"], k["arch"], loads.get("opcodes")))
 
 
 def library_archs(a):
@@ -225,7 +247,9 @@ def test_fail(a):
                % problems)
 
     # 3. The table checker: spills, an occupancy above 1, a broken row.
-    rc, out, err = run([a.tool, "--static"])
+    # (The saved report stands for ptxas: one replay per architecture is
+    # enough for this test.)
+    rc, out, err = run([a.tool, "--static", "--ptxas-log", log])
     rows = parse_table(out)
     expect(not table_problems(rows), "the real table passes the table checks")
     lines = out.splitlines()
@@ -236,6 +260,13 @@ def test_fail(a):
     spilled[i] = " ".join(f)
     expect(any("spills" in p for p in table_problems(parse_table("\n".join(spilled)))),
            "a table with spills in a hot kernel fails")
+    narrow = list(lines)
+    f = narrow[i].split()
+    f[13] = "no"
+    narrow[i] = " ".join(f)
+    expect(any("no 128-bit global loads" in p
+               for p in table_problems(parse_table("\n".join(narrow)))),
+           "a table whose attention has no 128-bit loads fails")
     over = list(lines)
     f = over[i].split()
     f[11] = "1.500"
@@ -250,15 +281,19 @@ def test_fail(a):
     except TableError:
         expect(True, "a row with missing columns does not parse")
 
-    # 4. A launcher that no longer matches the tool's table.
+    # 4. A launcher that no longer matches the tool's table (attention's
+    # threads = kAttentionThreads, followed to its value).
     with open(a.source) as f:
         src = f.read()
-    changed = src.replace("int threads = 128;", "int threads = 64;")
-    expect(changed != src, "CudaKernels.cu has attention's 'int threads = 128;'")
+    changed = src.replace("constexpr int kAttentionThreads = 128;",
+                          "constexpr int kAttentionThreads = 64;")
+    expect(changed != src,
+           "CudaKernels.cu has 'constexpr int kAttentionThreads = 128;'")
     path = os.path.join(a.work, "CudaKernels-changed.cu")
     with open(path, "w") as f:
         f.write(changed)
-    rc, out, err = run([a.tool, "--static", "--check", "--source", path])
+    rc, out, err = run([a.tool, "--static", "--check", "--ptxas-log", log,
+                        "--source", path])
     expect(rc == 1 and "attentionKernel: the launch uses threads = 64" in err,
            "a changed launcher block size fails the check")
 
@@ -284,6 +319,25 @@ __global__ void vectorCopy(float4 *out, const float4 *in, int n) {
 __global__ void scalarCopy(float *out, const float *in, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i];
+}
+"""
+
+# Stand-ins named like the streaming kernels: attention reading one float
+# at a time (what --check must refuse), linearResident 16 bytes at a time.
+STREAMING_CU = r"""
+namespace {
+__global__ void attentionKernel(float *out, const float *kv, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = kv[i] * 2.0f;
+}
+__global__ void linearResidentKernel(uint4 *out, const uint4 *w, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = w[i];
+}
+}
+void launchBoth(float *o, const float *k, uint4 *o4, const uint4 *w, int n) {
+  attentionKernel<<<1, 128>>>(o, k, n);
+  linearResidentKernel<<<1, 128>>>(o4, w, n);
 }
 """
 
@@ -337,24 +391,74 @@ def test_formats(a):
             same = all(figures["cubin"].get(k, (None,))[:4] == v[:4] for k, v in base.items())
             expect(same, "a bare cubin gives the same figures")
 
-    # An arch-specific target the library does not hold, from its PTX.
-    if "sm_90" not in library_archs(a):
-        print("the library has no sm_90 code: --arch sm_90a not tested")
+    # A streaming kernel without 128-bit loads fails --check; one with them
+    # does not.
+    cu = os.path.join(a.work, "streaming.cu")
+    with open(cu, "w") as f:
+        f.write(STREAMING_CU)
+    obj = os.path.join(a.work, "streaming.o")
+    rc, out, err = run([a.nvcc, "-c", "-O3", "-arch=sm_90", cu, "-o", obj])
+    expect(rc == 0, "nvcc streaming.cu: %s" % err.strip()[:200])
+    if rc == 0:
+        rc, out, err = run([a.tool, "--static", "--check", "--lib", obj])
+        problems = [l.strip() for l in err.splitlines() if l.startswith("  ")]
+        expect(rc == 1 and any(p.startswith("attentionKernel sm_90: no 128-bit "
+                                            "global loads") for p in problems),
+               "an attentionKernel with 32-bit loads fails the check: %s" % problems)
+        expect(not any(p.startswith("linearResidentKernel sm_90: no 128-bit")
+                       for p in problems),
+               "a linearResidentKernel with 128-bit loads passes that check")
+
+    # An architecture-specific target the library does not hold, from its
+    # portable PTX: sm_90a where the library lacks it (built for 80;90;100),
+    # else the family target sm_100f (the default build holds sm_90a and
+    # sm_100a, each from its own compute_90a / compute_100a PTX).
+    archs = library_archs(a)
+    base, derived = ("sm_90", "sm_90a") if "sm_90a" not in archs else \
+        ("sm_100", "sm_100f")
+    if base not in archs:
+        print("the library has no %s code: --arch %s not tested" % (base, derived))
         return
-    rc, out, err = run([a.tool, "--static", "--check", "--arch", "sm_90,sm_90a"])
+    rc, out, err = run([a.tool, "--static", "--check", "--arch",
+                        "%s,%s" % (base, derived)])
     sys.stdout.write(out)
     sys.stderr.write(err)
-    expect(rc == 0, "--arch sm_90,sm_90a passes the check")
-    expect(re.search(r"sm_90a: not in the library: ptxas -arch sm_90a on its \S+ "
-                     r"PTX; code identical to sm_90", out) is not None,
-           "sm_90a is compiled from the library's PTX")
+    expect(rc == 0, "--arch %s,%s passes the check" % (base, derived))
+    expect(re.search(r"%s: not in the library: ptxas -arch %s on its \S+ "
+                     r"PTX; code identical to %s" % (derived, derived, base),
+                     out) is not None,
+           "%s is compiled from the library's PTX" % derived)
     rows = parse_table(out)
-    r90 = {r["kernel"]: r["regs"] for r in rows if r["arch"] == "sm_90"}
-    r90a = {r["kernel"]: r["regs"] for r in rows if r["arch"] == "sm_90a"}
-    expect(r90 and r90 == r90a, "sm_90a rows have the sm_90 registers")
+    rb = {r["kernel"]: r["regs"] for r in rows if r["arch"] == base}
+    rd = {r["kernel"]: r["regs"] for r in rows if r["arch"] == derived}
+    expect(rb and rb == rd, "%s rows have the %s registers" % (derived, base))
+    if "sm_90a" in archs:
+        rc, out, err = run([a.tool, "--static", "--arch", "sm_90a",
+                            "--json", os.path.join(a.work, "sm90a.json")])
+        with open(os.path.join(a.work, "sm90a.json")) as f:
+            j = json.load(f)
+        expect(j["archs"][0]["origin"] == "library"
+               and j["archs"][0]["ptx_target"] == "sm_90a",
+               "the library's sm_90a code comes with its own compute_90a PTX")
     rc, out, err = run([a.tool, "--static", "--arch", "sm_75"])
     expect(rc == 1 and "is not in the library" in err,
            "an architecture without code or PTX is refused")
+
+
+def test_no_gpu(a):
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1")
+    for name, cmd in (
+            ("helix-bench-kernels --measure", [a.tool, "--measure"]),
+            ("helix-bench-decode", [a.decode_tool, "--project", a.work,
+                                    "--weights", a.work, "--prompts",
+                                    a.work])):
+        rc, out, err = run(cmd, env=env)
+        lines = err.splitlines()
+        expect(rc == 1 and not out and len(lines) == 1
+               and lines[0].startswith(name + ": no CUDA GPU (")
+               and lines[0].endswith("); nothing measured"),
+               "%s without a GPU: one line, exit 1 (got %d, %r, %r)"
+               % (name, rc, out, err))
 
 
 def main():
@@ -364,14 +468,16 @@ def main():
     ap.add_argument("--inputs", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--nvcc")
-    ap.add_argument("mode", choices=["static", "fail", "formats"])
+    ap.add_argument("--decode-tool")
+    ap.add_argument("mode", choices=["static", "fail", "formats", "no-gpu"])
     a = ap.parse_args()
     if not os.path.exists(a.tool):
         print("no %s: skipped" % a.tool)
         return 77
     a.work = os.path.join(a.work, a.mode)
     os.makedirs(a.work, exist_ok=True)
-    {"static": test_static, "fail": test_fail, "formats": test_formats}[a.mode](a)
+    {"static": test_static, "fail": test_fail, "formats": test_formats,
+     "no-gpu": test_no_gpu}[a.mode](a)
     print("%d passed, %d failed" % (len(passes), len(failures)))
     return 1 if failures else 0
 

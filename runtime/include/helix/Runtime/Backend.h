@@ -15,6 +15,7 @@
 #include "helix/Runtime/Ops.h"
 #include "helix/Runtime/Tensor.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,15 +28,25 @@ namespace rt {
 /// arguments and shapes (not measured): weights and the KV cache in their
 /// stored formats with their scales, activations in f32 (docs/
 /// cuda-on-cpu.md, "Bytes per kernel").
+/// Also what they issue: kernel launches, cuBLAS calls and collective
+/// operations (an all-to-all, an all-reduce, ...), counted where they are
+/// issued (docs/cuda-on-cpu.md, "Launches per op").
 struct OpTraffic {
   int64_t calls = 0;
   double weightBytes = 0, kvBytes = 0, actBytes = 0, flops = 0;
+  int64_t launches = 0, blasCalls = 0, collectives = 0;
+  /// MoE: the routed experts whose weights the op read (summed over calls).
+  int64_t experts = 0;
   OpTraffic &operator+=(const OpTraffic &o) {
     calls += o.calls;
     weightBytes += o.weightBytes;
     kvBytes += o.kvBytes;
     actBytes += o.actBytes;
     flops += o.flops;
+    launches += o.launches;
+    blasCalls += o.blasCalls;
+    collectives += o.collectives;
+    experts += o.experts;
     return *this;
   }
 };
@@ -73,6 +84,26 @@ public:
   /// x, out viewed [rows, D].
   virtual void rmsNorm(const Tensor &x, const Tensor &weight, float eps,
                        Tensor &out) = 0;
+  /// sum = a + b and out = rmsNorm(sum) (viewed [rows, D]): a residual add
+  /// and the next norm. Default: add() then rmsNorm(); the CUDA backend
+  /// runs them as one kernel.
+  virtual void addRmsNorm(const Tensor &a, const Tensor &b,
+                          const Tensor &weight, float eps, Tensor &sum,
+                          Tensor &out);
+  /// rope() on q and on k, then, with a cache, kvAppend(k, v) at `slots`.
+  /// Default: those ops one by one; the CUDA backend: one kernel.
+  virtual void ropeKvAppend(Tensor &q, Tensor &k, const Tensor *v,
+                            KVCache *cache, const std::vector<int64_t> &slots,
+                            const std::vector<int64_t> &positions,
+                            const std::vector<float> &invFreq,
+                            float attentionFactor, int64_t offset,
+                            bool interleaved);
+  /// Runs one decode step (the driver calls every step through it): the
+  /// CUDA backend's per-step state (MoE statistics slots; CUDA graphs) is
+  /// kept here. Default: step().
+  virtual Tensor runStep(const std::function<Tensor()> &step) {
+    return step();
+  }
   /// The traffic counted since the last reset, by op (empty: this backend
   /// does not count; the CUDA backend does).
   virtual std::map<std::string, OpTraffic> traffic() const { return {}; }
@@ -99,13 +130,29 @@ public:
                           const Tensor *sinks, Tensor &out) = 0;
   virtual void gatedActivation(const Tensor &gate, const Tensor &up,
                                const Activation &act, Tensor &out) = 0;
-  /// indices/weights are host arrays [B, k] (the router runs on the host).
+  /// indices/weights are host arrays [B, k].
   virtual void moeExperts(const Tensor &x, const std::vector<int32_t> &indices,
                           const std::vector<float> &weights, int64_t topK,
                           const ExpertWeights &experts, int64_t firstExpert,
                           const Activation &act, bool addDownBias,
                           Tensor &out) = 0;
+  /// The router: out.indices [B, k] (i32) and out.weights [B, k] from
+  /// logits [B, E] (checked, outputs allocated). Default: routeHost on the
+  /// host (the logits downloaded, the routing uploaded); the CUDA backend
+  /// routes on the device.
+  virtual void moeRoute(const Tensor &logits, const RouterConfig &config,
+                        const Tensor *correctionBias, Routing &out);
+  /// moeExperts with the routing in this backend's memory. Default:
+  /// downloads it for moeExperts(); the CUDA backend dispatches, runs the
+  /// experts and combines on the device (no host round trip).
+  virtual void moeExpertsRouted(const Tensor &x, const Routing &routing,
+                                const ExpertWeights &experts,
+                                int64_t firstExpert, const Activation &act,
+                                bool addDownBias, Tensor &out);
   virtual void add(const Tensor &a, const Tensor &b, Tensor &out) = 0;
+  /// log(exp(a) + exp(b)). Default: on the host (download, upload); the
+  /// CUDA backend: a kernel (no host round trip in a step).
+  virtual void logAddExp(const Tensor &a, const Tensor &b, Tensor &out);
   /// x viewed [a, b, c] -> out [b, a, c].
   virtual void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
                           Tensor &out) = 0;

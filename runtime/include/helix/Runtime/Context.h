@@ -55,6 +55,10 @@ struct ContextOptions {
   /// operation and its ranks, which ends the run on every rank. <= 0: wait
   /// forever. helix-decode --step-timeout.
   double stepTimeoutS = 60;
+  /// CUDA only: each decode step captured once as a CUDA graph and
+  /// replayed: "on", "off", or "auto" (on with NCCL collectives).
+  /// helix-decode --cuda-graphs.
+  std::string cudaGraphs = "auto";
 };
 
 /// A collective in flight (HOP-B). wait() completes it on the compute

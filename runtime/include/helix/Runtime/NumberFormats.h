@@ -113,14 +113,17 @@ HELIX_HD inline uint16_t floatToBf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+/// The f32 bits built directly: a normal 2^(e-7) (1 + m/8) has f32
+/// exponent e + 120 and mantissa m in its top 3 bits; a subnormal is
+/// m 2^-9 (exact).
 HELIX_HD inline float e4m3ToFloat(uint8_t b) {
   uint32_t e = (b >> 3) & 0xf, m = b & 7;
   if (e == 0xf && m == 7)
     return NAN;
-  float v = e == 0
-                ? ldexpf(static_cast<float>(m), -9)
-                : ldexpf(static_cast<float>(8 + m), static_cast<int>(e) - 10);
-  return (b & 0x80) ? -v : v;
+  uint32_t sign = static_cast<uint32_t>(b & 0x80) << 24;
+  uint32_t mag = e == 0 ? floatToBits(static_cast<float>(m) * 0.001953125f)
+                        : ((e + 120u) << 23) | (m << 20);
+  return bitsToFloat(sign | mag);
 }
 
 HELIX_HD inline uint8_t floatToE4m3(float x) {
@@ -144,10 +147,13 @@ HELIX_HD inline uint8_t floatToE4m3(float x) {
   return sign | static_cast<uint8_t>(code > 0x7e ? 0x7e : code);
 }
 
+/// The f32 bits built directly (no table: a table indexed at run time
+/// lands in a kernel's local memory): exponent e = bits 2..1, mantissa m =
+/// bit 0; e > 0 is 2^(e-1) * (1 + m/2), e = 0 the subnormal m/2.
 HELIX_HD inline float e2m1ToFloat(uint8_t nibble) {
-  const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
-  float v = mag[nibble & 7];
-  return (nibble & 8) ? -v : v;
+  uint32_t e = (nibble >> 1) & 3u, m = nibble & 1u;
+  uint32_t bits = e ? ((e + 126u) << 23) | (m << 22) : (m ? 0x3f000000u : 0u);
+  return bitsToFloat(bits | (static_cast<uint32_t>(nibble & 8u) << 28));
 }
 
 HELIX_HD inline uint8_t floatToE2m1(float x) {

@@ -94,6 +94,15 @@ Tensor embedding(Context &ctx, const Tensor &table,
 /// x [..., D], weight [D]. Also QK-norm: x [B, heads, headDim].
 Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weight, float eps);
 
+/// a + b and its RMSNorm: the residual stream after a block and the next
+/// block's normalized input (one kernel on the CUDA backend).
+struct AddNorm {
+  Tensor sum;
+  Tensor normed;
+};
+AddNorm addRmsNorm(Context &ctx, const Tensor &a, const Tensor &b,
+                   const Tensor &weight, float eps);
+
 /// x [M, K] . weight[N, K]^T (+ bias [N]) -> [M, N]. GEMM (cuBLAS on CUDA).
 /// Row- or column-parallel slices are just smaller weights; add a
 /// row-parallel layer's bias on one rank only (or after the all-reduce).
@@ -110,6 +119,14 @@ Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &w,
 /// in place; positions [B].
 void applyRope(Context &ctx, Tensor &x, const std::vector<int64_t> &positions,
                const Rope &rope, int64_t offset = 0);
+
+/// applyRope on q [B, hq, d] and k [B, hk, d] (the same positions and
+/// dims), then, with a cache, kvAppend(k, v) at `slots`: one kernel on the
+/// CUDA backend. `cache` null: RoPE on both only.
+void ropeKvAppend(Context &ctx, Tensor &q, Tensor &k, const Tensor *v,
+                  KVCache *cache, const std::vector<int64_t> &slots,
+                  const std::vector<int64_t> &positions, const Rope &rope,
+                  int64_t offset = 0);
 
 /// Writes k [B, heads, keyDim] (and v [B, heads, valueDim] unless the cache
 /// is valueInKey) at local slot slots[r] of each row; rows with slot -1 are
@@ -154,6 +171,10 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
 /// `t` decoded into f32 (resident BF16 / FP8 / FP4 with block scales);
 /// `t` itself when it is f32 or i32. The ops taking weights call it.
 Tensor dequantize(Context &ctx, const Tensor &t);
+
+/// log(exp(a) + exp(b)) elementwise (same shape; -inf where both are):
+/// the log-sum-exp of two partial attentions over one query's keys.
+Tensor logAddExp(Context &ctx, const Tensor &a, const Tensor &b);
 
 /// Elementwise a + b (same shape).
 Tensor add(Context &ctx, const Tensor &a, const Tensor &b);

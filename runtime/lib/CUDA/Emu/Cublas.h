@@ -123,6 +123,20 @@ inline cublasStatus_t checkGemm(const char *call, cublasHandle_t h,
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/// Runs a checked call now, or records it on the handle's capturing stream
+/// (Graphs.h).
+template <class F>
+cublasStatus_t run(const char *call, cublasHandle_t h, const F &f) {
+  if (checkStreamUse(h->stream, call) != cudaSuccess)
+    return CUBLAS_STATUS_EXECUTION_FAILED;
+  if (!recordNode(h->stream, call, [f] {
+        f();
+        return cudaSuccess;
+      }))
+    f();
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 } // namespace cudaemu
 } // namespace helix
 
@@ -134,9 +148,12 @@ inline cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
   using namespace helix::cudaemu;
   cublasStatus_t s = checkGemm("cublasSgemm", h, ta, tb, m, n, k, A, lda, 0, B,
                                ldb, 0, C, ldc, 0, 1);
-  if (s == CUBLAS_STATUS_SUCCESS)
-    sgemm(ta, tb, m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
-  return s;
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return s;
+  float a = *alpha, b = *beta; // host pointer mode: read at the call
+  return run("cublasSgemm", h, [=] {
+    sgemm(ta, tb, m, n, k, a, A, lda, B, ldb, b, C, ldc);
+  });
 }
 
 inline cublasStatus_t cublasSgemmStridedBatched(
@@ -148,11 +165,14 @@ inline cublasStatus_t cublasSgemmStridedBatched(
   cublasStatus_t s =
       checkGemm("cublasSgemmStridedBatched", h, ta, tb, m, n, k, A, lda,
                 strideA, B, ldb, strideB, C, ldc, strideC, count);
-  if (s == CUBLAS_STATUS_SUCCESS)
+  if (s != CUBLAS_STATUS_SUCCESS)
+    return s;
+  float a = *alpha, be = *beta;
+  return run("cublasSgemmStridedBatched", h, [=] {
     for (int b = 0; b < count; ++b)
-      sgemm(ta, tb, m, n, k, *alpha, A + b * strideA, lda, B + b * strideB, ldb,
-            *beta, C + b * strideC, ldc);
-  return s;
+      sgemm(ta, tb, m, n, k, a, A + b * strideA, lda, B + b * strideB, ldb, be,
+            C + b * strideC, ldc);
+  });
 }
 
 #endif // HELIX_RUNTIME_CUDA_EMU_CUBLAS_H

@@ -45,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <math.h>
 #include <memory>
@@ -52,6 +53,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -70,9 +72,16 @@ struct dim3 {
   constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1)
       : x(x), y(y), z(z) {}
 };
+namespace helix {
+namespace cudaemu {
+struct Capture; // Graphs.h
+} // namespace cudaemu
+} // namespace helix
 struct CUstream_st {
   unsigned id; // 1, 2, ... in creation order; the legacy stream (0) is null
   unsigned flags;
+  /// The stream capture this stream takes part in (Graphs.h), else null.
+  helix::cudaemu::Capture *capture = nullptr;
 };
 typedef CUstream_st *cudaStream_t;
 
@@ -86,6 +95,12 @@ enum cudaError_t { // the values of driver_types.h
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
   cudaErrorLaunchFailure = 719,
+  cudaErrorStreamCaptureUnsupported = 900,
+  cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureUnmatched = 903,
+  cudaErrorStreamCaptureUnjoined = 904,
+  cudaErrorStreamCaptureIsolation = 905,
+  cudaErrorStreamCaptureImplicit = 906,
 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
@@ -166,7 +181,12 @@ inline std::FILE *traceFile() {
   }();
   return f;
 }
+/// Set while a graph replays its nodes (Graphs.h): they were traced when
+/// captured; the replay traces one line.
+inline thread_local bool replayingGraph = false;
 template <class... A> void trace(const char *format, A... args) {
+  if (replayingGraph)
+    return;
   if (std::FILE *f = traceFile()) {
     std::fprintf(f, format, args...);
     std::fputc('\n', f);
@@ -606,9 +626,20 @@ inline cudaError_t checkLaunch(const void *kernel, const char *name, dim3 g,
   return cudaSuccess;
 }
 
+/// Records `run` as a node of the capture `s` takes part in (Graphs.h)
+/// and returns true; false when `s` is not capturing (the caller runs the
+/// work now). `what` names the node in messages.
+inline bool recordNode(cudaStream_t s, std::string what,
+                       std::function<cudaError_t()> run);
+/// Whether using stream `s` now is legal with respect to stream capture:
+/// the legacy stream while a capture is active is not (CUDA:
+/// cudaErrorStreamCaptureImplicit; the capture is invalidated).
+inline cudaError_t checkStreamUse(cudaStream_t s, const char *call);
+
 /// `kernel<<<grid, block, smem, stream>>>` (HELIX_EMU_LAUNCH): checks the
 /// configuration, then runs the grid before returning (streams are not
-/// modeled: every launch is synchronous).
+/// modeled: every launch is synchronous), or, on a capturing stream,
+/// records it as a graph node with copies of its arguments.
 template <class... P> struct Launcher {
   void (*kernel)(P...);
   const char *name;
@@ -618,16 +649,30 @@ template <class... P> struct Launcher {
 
   template <class... A> void operator()(A &&...args) const {
     trace("launch %s stream %u", name, streamId(stream));
-    if (checkLaunch(reinterpret_cast<const void *>(kernel), name, grid, block,
+    if (checkStreamUse(stream, name) != cudaSuccess ||
+        checkLaunch(reinterpret_cast<const void *>(kernel), name, grid, block,
                     smem) != cudaSuccess)
       return;
+    Launcher self = *this;
+    auto copies = std::make_tuple(std::decay_t<A>(args)...);
+    if (recordNode(stream, std::string("launch ") + name, [self, copies] {
+          return std::apply(
+              [&](const auto &...a) { return self.execute(a...); }, copies);
+        }))
+      return;
+    execute(args...);
+  }
+
+  /// Runs the grid now; the launch's error (also set as the last error).
+  template <class... A> cudaError_t execute(const A &...args) const {
     std::lock_guard<std::mutex> one(globals().launchMu);
     Launch launch(grid, block, smem);
     launch.run([&] { kernel(args...); }); // each thread copies the arguments
-    if (launch.failed()) {
-      std::fprintf(stderr, "cuda-emu: %s: %s\n", name, launch.why().c_str());
-      setError(cudaErrorLaunchFailure, std::string(name) + ": " + launch.why());
-    }
+    if (!launch.failed())
+      return cudaSuccess;
+    std::fprintf(stderr, "cuda-emu: %s: %s\n", name, launch.why().c_str());
+    return setError(cudaErrorLaunchFailure,
+                    std::string(name) + ": " + launch.why());
   }
 };
 

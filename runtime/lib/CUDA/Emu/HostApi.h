@@ -37,6 +37,11 @@ constexpr unsigned cudaEventDefault = 0x0, cudaEventDisableTiming = 0x2;
 
 struct CUevent_st {
   unsigned id;
+  /// Recorded last in this capture (Graphs.h), on `stream`, as node `node`;
+  /// null when recorded outside a capture.
+  helix::cudaemu::Capture *capture = nullptr;
+  CUstream_st *stream = nullptr;
+  long node = -1;
 };
 typedef CUevent_st *cudaEvent_t;
 
@@ -46,6 +51,7 @@ namespace cudaemu {
 struct HostState {
   std::mutex mu;
   std::map<uintptr_t, size_t> allocations; // start -> bytes
+  std::map<uintptr_t, size_t> pinned;      // page-locked host memory
   size_t liveBytes = 0;
   unsigned nextStream = 1, nextEvent = 1;
   int device = 0;
@@ -60,16 +66,28 @@ inline HostState &host() {
   return h;
 }
 
-/// Whether [p, p + bytes) lies inside one device allocation.
-inline bool onDevice(const void *p, size_t bytes) {
-  HostState &h = host();
-  std::lock_guard<std::mutex> lk(h.mu);
+/// Whether [p, p + bytes) lies inside one allocation of `table` (start ->
+/// bytes).
+inline bool inside(const std::map<uintptr_t, size_t> &table, const void *p,
+                   size_t bytes) {
+  std::lock_guard<std::mutex> lk(host().mu);
   auto a = reinterpret_cast<uintptr_t>(p);
-  auto it = h.allocations.upper_bound(a);
-  if (it == h.allocations.begin())
+  auto it = table.upper_bound(a);
+  if (it == table.begin())
     return false;
   --it;
   return a - it->first <= it->second && bytes <= it->second - (a - it->first);
+}
+
+/// Whether [p, p + bytes) lies inside one device allocation.
+inline bool onDevice(const void *p, size_t bytes) {
+  return inside(host().allocations, p, bytes);
+}
+
+/// Whether [p, p + bytes) lies inside one page-locked host allocation
+/// (cudaMallocHost).
+inline bool isPinned(const void *p, size_t bytes) {
+  return inside(host().pinned, p, bytes);
 }
 
 inline cudaError_t badPointer(const char *call, const char *side, const void *p,
@@ -111,9 +129,24 @@ inline const char *cudaGetErrorString(cudaError_t e) {
     return "device not ready";
   case cudaErrorLaunchFailure:
     return "unspecified launch failure";
+  case cudaErrorStreamCaptureUnsupported:
+    return "operation not permitted when stream is capturing";
+  case cudaErrorStreamCaptureInvalidated:
+    return "operation failed due to a previous error during capture";
+  case cudaErrorStreamCaptureUnmatched:
+    return "capture was not initiated in this stream";
+  case cudaErrorStreamCaptureUnjoined:
+    return "capturing stream has unjoined work";
+  case cudaErrorStreamCaptureIsolation:
+    return "dependency created on uncaptured work in another stream";
+  case cudaErrorStreamCaptureImplicit:
+    return "operation would make the legacy stream depend on a capturing "
+           "blocking stream";
   }
   return "unknown error";
 }
+
+#include "Graphs.h"
 
 //===-- Devices
 //------------------------------------------------------------===//
@@ -132,7 +165,9 @@ inline cudaError_t cudaSetDevice(int d) {
   helix::cudaemu::host().device = d;
   return cudaSuccess;
 }
-inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+inline cudaError_t cudaDeviceSynchronize() {
+  return helix::cudaemu::forbiddenInCapture("cudaDeviceSynchronize");
+}
 
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
 /// The SM count is HELIX_CUDA_EMU_SMS (default 132, an H100 SXM's).
@@ -155,8 +190,10 @@ inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr attr,
 //===-- Memory
 //-------------------------------------------------------------===//
 
-inline cudaError_t cudaMalloc(void **p, size_t bytes) {
-  using namespace helix::cudaemu;
+namespace helix {
+namespace cudaemu {
+
+inline cudaError_t allocateDevice(void **p, size_t bytes) {
   size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   *p = std::aligned_alloc(256, rounded);
   if (!*p)
@@ -167,28 +204,98 @@ inline cudaError_t cudaMalloc(void **p, size_t bytes) {
   host().liveBytes += bytes;
   return cudaSuccess;
 }
-inline cudaError_t cudaFree(void *p) {
-  using namespace helix::cudaemu;
+
+/// Frees a device allocation; one a graph owns is only marked free
+/// (Graphs.h: the graph keeps its memory until it is destroyed).
+inline cudaError_t freeDevice(void *p, const char *call) {
   if (!p)
+    return cudaSuccess;
+  if (releaseGraphAllocation(p))
     return cudaSuccess;
   {
     std::lock_guard<std::mutex> lk(host().mu);
     auto it = host().allocations.find(reinterpret_cast<uintptr_t>(p));
     if (it == host().allocations.end())
       return setError(cudaErrorInvalidDevicePointer,
-                      "cudaFree: not the start of a device allocation (a "
-                      "host pointer, or freed twice)");
+                      std::string(call) +
+                          ": not the start of a device allocation (a "
+                          "host pointer, or freed twice)");
     host().liveBytes -= it->second;
     host().allocations.erase(it);
   }
   std::free(p);
   return cudaSuccess;
 }
-inline cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t) {
-  return cudaMalloc(p, bytes);
-}
-inline cudaError_t cudaFreeAsync(void *p, cudaStream_t) { return cudaFree(p); }
 
+} // namespace cudaemu
+} // namespace helix
+
+inline cudaError_t cudaMalloc(void **p, size_t bytes) {
+  using namespace helix::cudaemu;
+  if (cudaError_t e = forbiddenInCapture("cudaMalloc"))
+    return e;
+  return allocateDevice(p, bytes);
+}
+inline cudaError_t cudaFree(void *p) {
+  using namespace helix::cudaemu;
+  if (cudaError_t e = forbiddenInCapture("cudaFree"))
+    return e;
+  return freeDevice(p, "cudaFree");
+}
+/// On a capturing stream: a graph allocation (Graphs.h), its address fixed
+/// for the graph's life.
+inline cudaError_t cudaMallocAsync(void **p, size_t bytes, cudaStream_t s) {
+  using namespace helix::cudaemu;
+  if (cudaError_t e = checkStreamUse(s, "cudaMallocAsync"))
+    return e;
+  if (s && s->capture)
+    return captureAllocation(s, p, bytes);
+  return allocateDevice(p, bytes);
+}
+inline cudaError_t cudaFreeAsync(void *p, cudaStream_t s) {
+  using namespace helix::cudaemu;
+  if (cudaError_t e = checkStreamUse(s, "cudaFreeAsync"))
+    return e;
+  if (s && s->capture)
+    return captureFree(s, p);
+  return freeDevice(p, "cudaFreeAsync");
+}
+
+/// Page-locked host memory (what a captured copy may read or write).
+inline cudaError_t cudaMallocHost(void **p, size_t bytes) {
+  using namespace helix::cudaemu;
+  if (cudaError_t e = forbiddenInCapture("cudaMallocHost"))
+    return e;
+  *p = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
+  if (!*p)
+    return setError(cudaErrorMemoryAllocation,
+                    "cudaMallocHost: " + std::to_string(bytes) + " bytes");
+  std::lock_guard<std::mutex> lk(host().mu);
+  host().pinned[reinterpret_cast<uintptr_t>(*p)] = bytes;
+  return cudaSuccess;
+}
+inline cudaError_t cudaFreeHost(void *p) {
+  using namespace helix::cudaemu;
+  if (cudaError_t e = forbiddenInCapture("cudaFreeHost"))
+    return e;
+  if (!p)
+    return cudaSuccess;
+  {
+    std::lock_guard<std::mutex> lk(host().mu);
+    if (!host().pinned.erase(reinterpret_cast<uintptr_t>(p)))
+      return setError(cudaErrorInvalidValue,
+                      "cudaFreeHost: not the start of a cudaMallocHost "
+                      "allocation");
+  }
+  std::free(p);
+  return cudaSuccess;
+}
+
+
+/// On a capturing stream the copy becomes a graph node that copies when
+/// the graph runs; its host side must then be page-locked (a pageable copy
+/// cannot be captured: cudaErrorStreamCaptureUnsupported, the capture is
+/// invalidated).
 inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
                                    cudaMemcpyKind kind, cudaStream_t s) {
   using namespace helix::cudaemu;
@@ -200,14 +307,31 @@ inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes,
     return badPointer("cudaMemcpyAsync", "source", src, bytes);
   if (dstDevice && !onDevice(dst, bytes))
     return badPointer("cudaMemcpyAsync", "destination", dst, bytes);
+  if (cudaError_t e = checkStreamUse(s, "cudaMemcpyAsync"))
+    return e;
   trace("memcpy kind %d bytes %zu stream %u", static_cast<int>(kind), bytes,
         streamId(s));
+  if (s && s->capture) {
+    const void *hostSide = !srcDevice ? src : !dstDevice ? dst : nullptr;
+    if (hostSide && bytes && !isPinned(hostSide, bytes))
+      return invalidateCapture(s->capture, cudaErrorStreamCaptureUnsupported,
+                               "cudaMemcpyAsync of pageable host memory on a "
+                               "capturing stream (only page-locked memory, "
+                               "cudaMallocHost, can be captured)");
+    recordNode(s, "memcpy", [dst, src, bytes] {
+      std::memmove(dst, src, bytes);
+      return cudaSuccess;
+    });
+    return cudaSuccess;
+  }
   if (bytes)
     std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
                               cudaMemcpyKind kind) {
+  if (cudaError_t e = helix::cudaemu::forbiddenInCapture("cudaMemcpy"))
+    return e;
   return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
 }
 inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes,
@@ -215,7 +339,14 @@ inline cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes,
   using namespace helix::cudaemu;
   if (!onDevice(p, bytes))
     return badPointer("cudaMemsetAsync", "destination", p, bytes);
+  if (cudaError_t e = checkStreamUse(s, "cudaMemsetAsync"))
+    return e;
   trace("memset bytes %zu stream %u", bytes, streamId(s));
+  if (recordNode(s, "memset", [p, value, bytes] {
+        std::memset(p, value, bytes);
+        return cudaSuccess;
+      }))
+    return cudaSuccess;
   std::memset(p, value, bytes);
   return cudaSuccess;
 }
@@ -232,15 +363,27 @@ inline cudaError_t cudaStreamCreate(cudaStream_t *s) {
   return cudaStreamCreateWithFlags(s, cudaStreamDefault);
 }
 inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  if (s && s->capture)
+    return helix::cudaemu::invalidateCapture(
+        s->capture, cudaErrorStreamCaptureUnsupported,
+        "cudaStreamDestroy of a capturing stream");
   delete s;
   return cudaSuccess;
 }
+/// A host wait for a capturing stream (or for the legacy stream while a
+/// capture is active) is illegal: cudaErrorStreamCaptureUnsupported, and
+/// the capture is invalidated.
 inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  if (cudaError_t e =
+          helix::cudaemu::hostWaitOn(s, "cudaStreamSynchronize"))
+    return e;
   helix::cudaemu::trace("sync stream %u", helix::cudaemu::streamId(s));
   return cudaSuccess;
 }
 /// Every call has completed when it returns.
-inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t cudaStreamQuery(cudaStream_t s) {
+  return helix::cudaemu::hostWaitOn(s, "cudaStreamQuery");
+}
 
 inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) {
   std::lock_guard<std::mutex> lk(helix::cudaemu::host().mu);
@@ -254,23 +397,36 @@ inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
   delete e;
   return cudaSuccess;
 }
+/// On a capturing stream: a node of the capture, which a wait of another
+/// stream joins to the capture (Graphs.h).
 inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = nullptr) {
+  using namespace helix::cudaemu;
   if (!e)
-    return helix::cudaemu::setError(cudaErrorInvalidResourceHandle,
-                                    "cudaEventRecord: null event");
-  helix::cudaemu::trace("record event %u stream %u", e->id,
-                        helix::cudaemu::streamId(s));
+    return setError(cudaErrorInvalidResourceHandle,
+                    "cudaEventRecord: null event");
+  if (cudaError_t err = checkStreamUse(s, "cudaEventRecord"))
+    return err;
+  trace("record event %u stream %u", e->id, streamId(s));
+  recordEvent(e, s);
   return cudaSuccess;
 }
 inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e,
                                        unsigned = 0) {
+  using namespace helix::cudaemu;
   if (!e)
-    return helix::cudaemu::setError(cudaErrorInvalidResourceHandle,
-                                    "cudaStreamWaitEvent: null event");
-  helix::cudaemu::trace("wait stream %u event %u", helix::cudaemu::streamId(s),
-                        e->id);
-  return cudaSuccess;
+    return setError(cudaErrorInvalidResourceHandle,
+                    "cudaStreamWaitEvent: null event");
+  if (cudaError_t err = checkStreamUse(s, "cudaStreamWaitEvent"))
+    return err;
+  trace("wait stream %u event %u", streamId(s), e->id);
+  return waitEvent(s, e);
 }
-inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+/// A host wait for an event recorded in an active capture is illegal.
+inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  return helix::cudaemu::hostWaitOnEvent(e, "cudaEventSynchronize");
+}
+inline cudaError_t cudaEventQuery(cudaEvent_t e) {
+  return helix::cudaemu::hostWaitOnEvent(e, "cudaEventQuery");
+}
 
 #endif // HELIX_RUNTIME_CUDA_EMU_HOSTAPI_H

@@ -46,4 +46,7 @@ function(helix_cuda_host_source in out)
             -P ${HELIX_CUDA_HOST_SOURCE_SCRIPT}
     DEPENDS ${in} ${HELIX_CUDA_HOST_SOURCE_SCRIPT}
     COMMENT "CUDA source as host C++: ${out}")
+  # `#pragma unroll` is nvcc's hint; the host compiler ignores it.
+  set_source_files_properties(${out} PROPERTIES
+    COMPILE_OPTIONS -Wno-unknown-pragmas)
 endfunction()

@@ -42,6 +42,7 @@ struct PointToPoint {
   MPI_Datatype type;
   int peer;
   ncclComm_t comm;
+  cudaStream_t stream;
 };
 thread_local std::vector<PointToPoint> grouped;
 
@@ -160,6 +161,24 @@ ncclResult_t mpiResult(const char *call, int rc) {
   return fail(ncclSystemError, std::string(call) + ": " + text);
 }
 
+/// Runs `mpi` (the call's MPI operations, returning an MPI result) now, or
+/// records it on the capturing stream `s` to run when the graph does
+/// (Graphs.h): NCCL calls are captured like kernels.
+template <class F>
+ncclResult_t runOrCapture(const char *call, cudaStream_t s, const F &mpi) {
+  if (helix::cudaemu::checkStreamUse(s, call) != cudaSuccess)
+    return fail(ncclInvalidUsage, std::string(call) +
+                                      ": the legacy stream during a capture");
+  std::string name = call;
+  if (helix::cudaemu::recordNode(s, "nccl " + name, [name, mpi] {
+        if (mpiResult(name.c_str(), mpi()) == ncclSuccess)
+          return cudaSuccess;
+        return helix::cudaemu::setError(cudaErrorLaunchFailure, lastError);
+      }))
+    return ncclSuccess;
+  return mpiResult(call, mpi());
+}
+
 void traceCall(const char *call, size_t bytes, ncclComm_t comm, int peer,
                cudaStream_t s) {
   helix::cudaemu::trace("nccl %s bytes %zu rank %d of %d peer %d stream %u",
@@ -183,15 +202,16 @@ ncclResult_t pointToPoint(bool send, const char *call, void *buffer,
     return r;
   traceCall(call, bytes, comm, peer, s);
   if (groupDepth > 0) {
-    grouped.push_back({send, buffer, n, type, peer, comm});
+    grouped.push_back({send, buffer, n, type, peer, comm, s});
     return ncclSuccess;
   }
   // Outside a group a send completes when its receive does (MPI_Ssend), as
   // NCCL's: two ranks that both send first deadlock here as on a GPU.
-  if (send)
-    return mpiResult(call, MPI_Ssend(buffer, n, type, peer, 0, comm->mpi));
-  return mpiResult(
-      call, MPI_Recv(buffer, n, type, peer, 0, comm->mpi, MPI_STATUS_IGNORE));
+  MPI_Comm mpi = comm->mpi;
+  return runOrCapture(call, s, [=] {
+    return send ? MPI_Ssend(buffer, n, type, peer, 0, mpi)
+                : MPI_Recv(buffer, n, type, peer, 0, mpi, MPI_STATUS_IGNORE);
+  });
 }
 
 } // namespace
@@ -328,7 +348,8 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
 }
 
 ncclResult_t ncclGroupStart() {
-  ++groupDepth;
+  if (groupDepth++ == 0)
+    helix::cudaemu::trace("nccl group start");
   return ncclSuccess;
 }
 
@@ -337,21 +358,27 @@ ncclResult_t ncclGroupEnd() {
     return fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
   if (--groupDepth > 0)
     return ncclSuccess;
+  helix::cudaemu::trace("nccl group end");
   std::vector<PointToPoint> calls;
   calls.swap(grouped);
-  std::vector<MPI_Request> requests(calls.size());
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const PointToPoint &c = calls[i];
-    int rc = c.send ? MPI_Isend(c.buffer, c.count, c.type, c.peer, 0,
-                                c.comm->mpi, &requests[i])
-                    : MPI_Irecv(c.buffer, c.count, c.type, c.peer, 0,
-                                c.comm->mpi, &requests[i]);
-    if (ncclResult_t r = mpiResult("ncclGroupEnd", rc))
-      return r;
-  }
-  return mpiResult("ncclGroupEnd",
-                   MPI_Waitall(static_cast<int>(requests.size()),
-                               requests.data(), MPI_STATUSES_IGNORE));
+  if (calls.empty())
+    return ncclSuccess;
+  // The group's calls are posted together and completed at its end (one
+  // graph node when its stream captures).
+  return runOrCapture("ncclGroupEnd", calls.front().stream, [calls] {
+    std::vector<MPI_Request> requests(calls.size(), MPI_REQUEST_NULL);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const PointToPoint &c = calls[i];
+      int rc = c.send ? MPI_Isend(c.buffer, c.count, c.type, c.peer, 0,
+                                  c.comm->mpi, &requests[i])
+                      : MPI_Irecv(c.buffer, c.count, c.type, c.peer, 0,
+                                  c.comm->mpi, &requests[i]);
+      if (rc != MPI_SUCCESS)
+        return rc;
+    }
+    return MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
+                       MPI_STATUSES_IGNORE);
+  });
 }
 
 ncclResult_t ncclSend(const void *buffer, size_t count, ncclDataType_t t,
@@ -411,9 +438,11 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
   if (ncclResult_t r = checkCollective("ncclAllReduce", comm, count, t, &op,
                                        send, 1, recv, 1, -1, s, c))
     return r;
-  return mpiResult("ncclAllReduce",
-                   MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, c.n,
-                                 c.type, c.op, comm->mpi));
+  MPI_Comm mpi = comm->mpi;
+  return runOrCapture("ncclAllReduce", s, [=] {
+    return MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, c.n, c.type,
+                         c.op, mpi);
+  });
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
@@ -424,9 +453,11 @@ ncclResult_t ncclAllGather(const void *send, void *recv, size_t count,
                           recv, comm ? size_t(comm->size) : 0, -1, s, c))
     return r;
   bool inPlace = send == static_cast<char *>(recv) + c.bytes * comm->rank;
-  return mpiResult("ncclAllGather",
-                   MPI_Allgather(inPlace ? MPI_IN_PLACE : send, c.n, c.type,
-                                 recv, c.n, c.type, comm->mpi));
+  MPI_Comm mpi = comm->mpi;
+  return runOrCapture("ncclAllGather", s, [=] {
+    return MPI_Allgather(inPlace ? MPI_IN_PLACE : send, c.n, c.type, recv, c.n,
+                         c.type, mpi);
+  });
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
@@ -438,13 +469,15 @@ ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
                           comm ? size_t(comm->size) : 0, recv, 1, -1, s, c))
     return r;
   // NCCL's in place puts the result at the rank's slice of the input, MPI's
-  // at its start: reduce from a copy of the input.
-  std::vector<char> input(static_cast<const char *>(send),
-                          static_cast<const char *>(send) +
-                              c.bytes * comm->size);
-  return mpiResult("ncclReduceScatter",
-                   MPI_Reduce_scatter_block(input.data(), recv, c.n, c.type,
-                                            c.op, comm->mpi));
+  // at its start: reduce from a copy of the input (taken when it runs).
+  MPI_Comm mpi = comm->mpi;
+  size_t total = c.bytes * comm->size;
+  return runOrCapture("ncclReduceScatter", s, [=] {
+    std::vector<char> input(static_cast<const char *>(send),
+                            static_cast<const char *>(send) + total);
+    return MPI_Reduce_scatter_block(input.data(), recv, c.n, c.type, c.op,
+                                    mpi);
+  });
 }
 
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count,
@@ -460,8 +493,10 @@ ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count,
     return fail(ncclInvalidArgument, "ncclBroadcast: root " +
                                          std::to_string(root) + " of " +
                                          std::to_string(comm->size));
-  if (isRoot && send != recv && c.bytes)
-    std::memmove(recv, send, c.bytes);
-  return mpiResult("ncclBroadcast",
-                   MPI_Bcast(recv, c.n, c.type, root, comm->mpi));
+  MPI_Comm mpi = comm->mpi;
+  return runOrCapture("ncclBroadcast", s, [=] {
+    if (isRoot && send != recv && c.bytes)
+      std::memmove(recv, send, c.bytes);
+    return MPI_Bcast(recv, c.n, c.type, root, mpi);
+  });
 }
