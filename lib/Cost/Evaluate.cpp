@@ -221,6 +221,7 @@ static Evaluation describe(const ModelSpec &model, const Hardware &hw,
   ev.mtp.draftS = t.mtpDraftS;
   ev.step.computeS = t.stepComputeS;
   ev.step.weightBytesPerGPU = t.stepWeightBytes;
+  ev.step.kernels = t.stepKernels;
   ev.step.commS = t.stepCommS;
   ev.step.exposedS = t.stepExposedS;
   for (const detail::LayerCost &c : perClass)
@@ -238,11 +239,13 @@ static Evaluation describe(const ModelSpec &model, const Hardware &hw,
     le.attention.weightBytesPerGPU = attn.weightBytes;
     le.attention.flopsPerGPU = attn.flops;
     le.attention.timeS = attn.timeS;
+    le.attention.kernels = attn.kernels;
     le.attention.coreComputeS = c.core.computeS;
     le.attention.coreMemoryS = c.core.memoryS;
     le.ffn.weightBytesPerGPU = c.ffn.weightBytes;
     le.ffn.flopsPerGPU = c.ffn.flops;
     le.ffn.timeS = c.ffn.timeS;
+    le.ffn.kernels = c.ffn.kernels;
     le.ffn.activeExperts = c.activeExperts;
     le.comm.timeS = c.commS();
     le.comm.exposedS = c.exposedS();

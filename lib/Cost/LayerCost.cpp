@@ -6,6 +6,8 @@
 #include "helix/Cost/HopB.h"
 #include "helix/Cost/MoE.h"
 
+#include <algorithm>
+
 namespace helix {
 namespace detail {
 
@@ -121,6 +123,9 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
     c.exchange = {o.commS, o.exposedS};
     c.oprojComm = {ar, ar};
     c.slices = o.slices;
+    // Each slice launches the attention kernels again (their fixed costs
+    // are in the overlap's time).
+    c.core.kernels *= std::max<int64_t>(1, o.slices);
     break;
   }
   case Placement::Exchange::AllGather: {
@@ -141,6 +146,8 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
                               pl.oprojWidth, arBytes, pl.overlap, pl.slices);
     c.oprojComm = {o.commS, o.exposedS};
     c.slices = o.slices;
+    c.core.kernels *= std::max<int64_t>(1, o.slices);
+    c.oproj.kernels *= std::max<int64_t>(1, o.slices);
     break;
   }
   }

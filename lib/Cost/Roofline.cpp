@@ -36,6 +36,7 @@ OpCost &OpCost::operator+=(const OpCost &o) {
   memoryS += o.memoryS;
   overheadS += o.overheadS;
   timeS += o.timeS;
+  kernels += o.kernels;
   where += o.where;
   return *this;
 }
@@ -111,6 +112,7 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
   c.overheadS = mix.gemms * gemm.fixedS + mix.groupedGemms * grouped.fixedS +
                 mix.attention * attn.fixedS + mix.elementwise * elementwiseS;
   c.timeS = std::max(c.computeS, c.memoryS) + c.overheadS;
+  c.kernels = mix.kernels();
   if (c.memoryS >= c.computeS) {
     c.where.kvRead = kvS;
     c.where.weightRead = otherS;

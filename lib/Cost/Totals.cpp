@@ -203,6 +203,7 @@ Totals totalsFrom(const Prepared &p, int64_t batch,
   sum += p2p;
   t.stepComputeS = step.first.timeS + step.last.timeS;
   t.stepWeightBytes = step.first.weightBytes + step.last.weightBytes;
+  t.stepKernels = step.first.kernels + step.last.kernels;
   t.stepCommS = step.firstCommS + step.lastCommS + p2p;
   t.stepExposedS = t.stepCommS;
   if (breakdown) {

@@ -209,7 +209,39 @@ def check_traffic(plan, stdout, steps):
         if abs(ratio - 1) > 0.05:
             print(f"FAIL: {what} differ from the plan by more than 5%")
             bad = 1
+    report_launches(plan, stdout)
     return bad
+
+
+# Backend ops that only move activations between layouts (no counterpart in
+# the plan's kernels: docs/fidelity.md, "Kernels per step").
+LAYOUT_OPS = ("swapAxes01", "sliceColumns", "concatColumns", "sumLeading")
+
+
+def report_launches(plan, stdout):
+    """Rank 0's kernels in the last step (launches + cuBLAS calls, as the
+    CUDA backend counts them where they are issued) against the kernels
+    plan.json prices for its layers and the step. A measurement, printed:
+    the emitted program launches more than the plan prices (layout kernels,
+    unfused projections); docs/fidelity.md records the figures."""
+    m = re.search(r"traffic rank 0 step \d+: [^\n]*launches (\d+), "
+                  r"cublas (\d+)", stdout)
+    if not m:
+        return
+    ops = re.findall(r"traffic rank 0 op ([^:]+): calls \d+,[^\n]*launches "
+                     r"(\d+), cublas (\d+)", stdout)
+    layout = sum(int(l) + int(c) for name, l, c in ops if name in LAYOUT_OPS)
+    program = int(m[1]) + int(m[2])
+    cost = plan["cost"]
+    layers = [l for l in cost["layers"] if l.get("stage", 0) == 0]
+    planned = sum(l["attention"]["kernels"] + l["ffn"]["kernels"]
+                  for l in layers)
+    if len(layers) == len(cost["layers"]):
+        planned += cost["step"]["kernels"]
+    print(f"launches: program {program} kernels (rank 0, last step; "
+          f"{layout} of them layout kernels), plan {planned}, ratio "
+          f"{program / planned:.2f} ({(program - layout) / planned:.2f} "
+          "without layout kernels)")
 
 
 def main():

@@ -70,8 +70,8 @@ else:
     for i, layer in enumerate(d.get("layers", [])):
         need(layer, ["index", "attention", "ffn", "comm"], f"layers[{i}]")
         need(layer.get("attention", {}), ["kv_bytes_per_gpu", "weight_bytes_per_gpu",
-                                          "flops_per_gpu", "time_s"], f"layers[{i}].attention")
-        need(layer.get("ffn", {}), ["weight_bytes_per_gpu", "flops_per_gpu", "time_s"],
+                                          "flops_per_gpu", "kernels", "time_s"], f"layers[{i}].attention")
+        need(layer.get("ffn", {}), ["weight_bytes_per_gpu", "flops_per_gpu", "kernels", "time_s"],
              f"layers[{i}].ffn")
         need(layer.get("comm", {}), ["time_s", "exposed_s"], f"layers[{i}].comm")
     print("layers:", len(d.get("layers", [])))

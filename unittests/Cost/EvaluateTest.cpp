@@ -194,4 +194,47 @@ TEST_F(EvaluateTest, HelixAllToAllIsIndependentOfContext) {
             b.layers[0].attention.kvBytesPerGPU);
 }
 
+TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
+  // docs/cost-model.md §3: GQA attention = norm, QKV GEMM, RoPE + KV append
+  // (3); decode attention + split combine (2); the KVP combine (1); the
+  // output projection (1). Dense FFN: norm, gate-up, activation, down (4).
+  // Step: embedding (1); final norm, LM head, sampling (3).
+  Config c;
+  c.strategy = Strategy::HelixNoHopB;
+  c.layout.kvp = 8;
+  c.layout.tpa = 8;
+  c.layout.tpf = 64;
+  c.batch = 16;
+  Evaluation ev = evaluate(llama, hw, Workload(), c);
+  ASSERT_TRUE(ev.valid()) << ev.error;
+  EXPECT_EQ(ev.layers[0].attention.kernels, 3 + 2 + 1 + 1);
+  EXPECT_EQ(ev.layers[0].ffn.kernels, 4);
+  EXPECT_EQ(ev.step.kernels, 4);
+  // HOP-B launches the attention kernels once per slice (4, as a compiled
+  // program fixes them).
+  c.strategy = Strategy::Helix;
+  c.hopbSlices = 4;
+  Evaluation hop = evaluate(llama, hw, Workload(), c);
+  ASSERT_TRUE(hop.valid()) << hop.error;
+  ASSERT_EQ(hop.hopbSlices, 4);
+  EXPECT_EQ(hop.layers[0].attention.kernels, 3 + 2 * 4 + 1 + 1);
+  // MLA + MoE (DeepSeek-R1): norm, q_a+kv_a GEMM, latent norms, q_b GEMM,
+  // W_UK BMM + RoPE (5); attention, split combine, W_UV BMM (3); combine
+  // (1); output projection (1). MoE: norm, router GEMM, top-k (3); the
+  // routed-expert block (1); shared gate-up, activation, down (3); the
+  // weighted sum (1). The first three layers are dense.
+  Config r;
+  r.strategy = Strategy::HelixNoHopB;
+  r.layout.kvp = 8;
+  r.layout.tpa = 1;
+  r.layout.tpf = 1;
+  r.layout.ep = 8;
+  r.batch = 8;
+  Evaluation m = evaluate(r1, hw, Workload(), r);
+  ASSERT_TRUE(m.valid()) << m.error;
+  EXPECT_EQ(m.layers[0].attention.kernels, 5 + 3 + 1 + 1);
+  EXPECT_EQ(m.layers[0].ffn.kernels, 4);
+  EXPECT_EQ(m.layers[5].ffn.kernels, 3 + 1 + 3 + 1);
+}
+
 } // namespace

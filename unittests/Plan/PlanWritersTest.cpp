@@ -106,6 +106,11 @@ TEST_F(PlanWriters, CostJSONSchema) {
     EXPECT_TRUE(l["ffn"][key].is_number()) << key;
   EXPECT_DOUBLE_EQ(l["ffn"]["active_experts"].get<double>(),
                    ev.layers[5].ffn.activeExperts);
+  EXPECT_EQ(l["attention"]["kernels"].get<int>(),
+            ev.layers[5].attention.kernels);
+  EXPECT_EQ(l["ffn"]["kernels"].get<int>(), ev.layers[5].ffn.kernels);
+  EXPECT_GT(ev.layers[5].ffn.kernels, 0);
+  EXPECT_EQ(j["step"]["kernels"].get<int>(), ev.step.kernels);
   EXPECT_TRUE(l["comm"]["time_s"].is_number());
   EXPECT_TRUE(l["comm"]["exposed_s"].is_number());
   EXPECT_DOUBLE_EQ(l["attention"]["kv_bytes_per_gpu"].get<double>(),

@@ -30,6 +30,7 @@ struct AttentionEvaluation {
   double weightBytesPerGPU = 0; // QKV and output projections
   double flopsPerGPU = 0;
   double timeS = 0;
+  int kernels = 0; // kernels launched per step (the §3 table of cost-model.md)
   /// Roofline terms of the attention kernel alone (KV streaming vs math).
   double coreComputeS = 0;
   double coreMemoryS = 0;
@@ -40,6 +41,7 @@ struct FFNEvaluation {
   double weightBytesPerGPU = 0;
   double flopsPerGPU = 0;
   double timeS = 0;
+  int kernels = 0;
   double activeExperts = 0; // MoE: expected distinct experts read per GPU
 };
 
@@ -64,6 +66,7 @@ struct StepEvaluation {
   /// Weight bytes the step's own ops read per GPU (the embedding rows
   /// looked up, the LM head shard), as the layers' weight_bytes_per_gpu.
   double weightBytesPerGPU = 0;
+  int kernels = 0; // embedding, final norm, LM head, sampling
   double commS = 0;
   double exposedS = 0;
 };

@@ -43,6 +43,7 @@ struct OpCost {
   double memoryS = 0;   // roofline memory term
   double overheadS = 0; // kernels x fixed overhead
   double timeS = 0;     // max(computeS, memoryS) + overheadS
+  int kernels = 0;      // kernels launched (KernelMix::kernels())
   TimeBreakdown where;
 
   /// Adds another op that runs after this one (times add).
