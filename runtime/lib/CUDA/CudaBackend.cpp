@@ -460,13 +460,22 @@ public:
     DeviceInts s(slots, *graph_);
     if (skip())
       return;
-    kernels_ += cuda::kvStore(cache.keys.raw(), scalesOf(cache.keyScales), k.f32(),
-                  c.dtype, c.batch, c.capacity, c.heads, c.keyDim, s.get(),
-                  s_.compute);
-    if (v)
-      kernels_ += cuda::kvStore(cache.values.raw(), scalesOf(cache.valueScales), v->f32(),
-                    c.dtype, c.batch, c.capacity, c.heads, c.valueDim, s.get(),
-                    s_.compute);
+    if (v) {
+      // K and V in one launch: ropeKvStore with nothing to rotate.
+      cuda::KVStoreTarget target{cache.keys.raw(),   scalesOf(cache.keyScales),
+                                 cache.values.raw(), scalesOf(cache.valueScales),
+                                 v->f32(),           c.dtype,
+                                 c.capacity,         c.keyDim,
+                                 c.valueDim,         s.get()};
+      kernels_ += cuda::ropeKvStore(nullptr, 0, const_cast<float *>(k.f32()),
+                                    c.heads, c.batch, c.keyDim, nullptr,
+                                    nullptr, 0, 1.0f, 0, false, &target,
+                                    s_.compute);
+    } else {
+      kernels_ += cuda::kvStore(cache.keys.raw(), scalesOf(cache.keyScales),
+                                k.f32(), c.dtype, c.batch, c.capacity, c.heads,
+                                c.keyDim, s.get(), s_.compute);
+    }
     launched("kvAppend");
   }
 
