@@ -230,8 +230,8 @@ bool readEngines(const json &root, const std::string &path,
     }
     for (auto f = p.begin(); f != p.end(); ++f)
       if (f.key() != "prefill" && f.key() != "source" && f.key() != "locator") {
-        error = where + ": field '" + escapeJSONText(f.key()) +
-                "': unknown field";
+        error =
+            where + ": field '" + escapeJSONText(f.key()) + "': unknown field";
         return false;
       }
     EngineProfile profile;

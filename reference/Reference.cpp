@@ -659,8 +659,7 @@ ReferenceModel::MTPOutput ReferenceModel::mtpStep(int64_t row, int64_t token,
   c.keys[0].resize(pos);
   c.values[0].resize(pos);
   // eh_proj([enorm(embedding of the next token); hnorm(hidden state)]).
-  Vec e(mtpEmbed_.v.begin() + token * H,
-        mtpEmbed_.v.begin() + (token + 1) * H);
+  Vec e(mtpEmbed_.v.begin() + token * H, mtpEmbed_.v.begin() + (token + 1) * H);
   Vec both = rmsnorm(e, enorm_, spec_.rmsNormEps);
   Vec hn = rmsnorm(hidden, hnorm_, spec_.rmsNormEps);
   both.insert(both.end(), hn.begin(), hn.end());

@@ -33,8 +33,7 @@ static int fail(const std::string &msg) {
 }
 
 int main(int argc, char **argv) {
-  std::string config, weights, prompts, dumpLogits, dumpTokens,
-      dumpDraftLogits;
+  std::string config, weights, prompts, dumpLogits, dumpTokens, dumpDraftLogits;
   reference::KvDtype kvDtype = reference::KvDtype::F32;
   long long steps = -1;
   for (int i = 1; i < argc; ++i) {
@@ -152,8 +151,7 @@ int main(int argc, char **argv) {
           // The MTP layer at position t: this step's hidden state and the
           // token at t + 1.
           auto d = model.mtpStep(r, feed[r][t + 1], t, model.lastHidden(r));
-          std::copy(d.logits.begin(), d.logits.end(),
-                    draftAll.begin() + r * V);
+          std::copy(d.logits.begin(), d.logits.end(), draftAll.begin() + r * V);
         }
       }
       if (out.isOpen())

@@ -39,7 +39,8 @@ struct ProgramSummary {
   std::vector<std::pair<std::string, std::vector<int64_t>>> grids;
   /// A per-layer plan's layouts (#helix.plan's `layouts`): kind, then its
   /// widths by name (layers, kvp, tpa or tpf, ep, replicas).
-  std::vector<std::pair<std::string, std::vector<std::pair<std::string, int64_t>>>>
+  std::vector<
+      std::pair<std::string, std::vector<std::pair<std::string, int64_t>>>>
       layouts;
 };
 

@@ -244,7 +244,7 @@ struct Totals {
   double stepExposedS = 0;
   double stepComputeS = 0;
   double stepWeightBytes = 0; // embedding rows read + LM head, per GPU
-  int stepKernels = 0;         // their kernels
+  int stepKernels = 0;        // their kernels
   /// MTP (Prepared::draftTokens > 0): the verify step, the draft passes
   /// and the tokens a step yields per request; ttlS is then their time
   /// per token, (verify + drafts) / expected tokens.

@@ -324,7 +324,8 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
     for (size_t c = 0; c < p0.classes.size(); ++c) {
       detail::Prepared &pa = kinds[int(attnOf[c])], &pf = kinds[int(ffnOf[c])];
       pf.balancedMoE = balanced;
-      detail::LayerCost cost = detail::costLayer(pa, pa.classes[c], config.batch);
+      detail::LayerCost cost =
+          detail::costLayer(pa, pa.classes[c], config.batch);
       detail::LayerCost f = detail::costLayer(pf, pf.classes[c], config.batch);
       pf.balancedMoE = false;
       cost.ffn = f.ffn;
@@ -348,13 +349,14 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
                            &pf = kinds[int(ffnOf[c])];
     const detail::LayerShape &sa = pa.classes[c], &sf = pf.classes[c];
     const double n = double(p0.stageCounts[0][c]);
-    m.weights += n * (detail::attentionWeightBytes(pa, sa) +
-                      detail::ffnMatrixBytes(pf, sf) +
-                      detail::normRouterBytes(pf, sf));
+    m.weights +=
+        n * (detail::attentionWeightBytes(pa, sa) +
+             detail::ffnMatrixBytes(pf, sf) + detail::normRouterBytes(pf, sf));
     m.kvCache += detail::kvCacheBytes(
         pa, sa, n * detail::attentionRequests(pa, config.batch));
-    workspace = std::max(workspace, detail::attentionWorkspaceBytes(pa, sa, mb) +
-                                        detail::ffnWorkspaceBytes(pf, sf, mb));
+    workspace =
+        std::max(workspace, detail::attentionWorkspaceBytes(pa, sa, mb) +
+                                detail::ffnWorkspaceBytes(pf, sf, mb));
   }
   detail::addStageWeights(p0, 0, m.weights);
   m.activations = workspace + mb * p0.hidden * 4.0;

@@ -292,8 +292,8 @@ DraftProjectionCost costDraftProjection(const Prepared &p, int64_t batch) {
   c.kernels = kernelCost(
       *p.hw, p.precision.compute, 2.0 * t * params, params * p.attnWeightBytes,
       0, t * 3.0 * p.hidden * act, gemmMix(p.attnWeightFormat, t, 1, 2));
-  c.commS = collectiveTime(*p.hw, CollectiveKind::AllReduce,
-                           p.place.oprojWidth, t * p.hidden * act);
+  c.commS = collectiveTime(*p.hw, CollectiveKind::AllReduce, p.place.oprojWidth,
+                           t * p.hidden * act);
   return c;
 }
 

@@ -113,10 +113,12 @@ int64_t OpPricer::stageOfLayer(size_t i) const {
 LayerOps OpPricer::layer(size_t i) const {
   const Impl &im = *impl_;
   const int64_t cls = im.prepared.classOfLayer[i];
-  const detail::LayerCost &a =
-      im.attnKind.empty() ? im.perClass[cls] : im.perKind[int(im.attnKind[i])][cls];
-  const detail::LayerCost &f =
-      im.ffnKind.empty() ? im.perClass[cls] : im.perKind[int(im.ffnKind[i])][cls];
+  const detail::LayerCost &a = im.attnKind.empty()
+                                   ? im.perClass[cls]
+                                   : im.perKind[int(im.attnKind[i])][cls];
+  const detail::LayerCost &f = im.ffnKind.empty()
+                                   ? im.perClass[cls]
+                                   : im.perKind[int(im.ffnKind[i])][cls];
   OpCost attention = a.core;
   attention += a.combine;
   LayerOps ops;

@@ -232,8 +232,8 @@ bool parseKindLayouts(const std::string &text, std::vector<KindLayout> &out,
     for (size_t i = 0; i < layoutText.size();) {
       size_t comma = layoutText.find(',', i);
       std::string key = layoutText.substr(i, layoutText.find('=', i) - i);
-      bool allowed = attn ? (key == "kvp" || key == "tpa")
-                          : (key == "tpf" || key == "ep");
+      bool allowed =
+          attn ? (key == "kvp" || key == "tpa") : (key == "tpf" || key == "ep");
       if (!allowed) {
         error = "per-layer layout '" + item + "': " + kindText + " takes " +
                 (attn ? "kvp and tpa" : "tpf and ep") + ", not '" + key + "'";
@@ -470,8 +470,7 @@ struct PerLayerSearch::Impl {
         cand.prepared = *slot;
       } else {
         auto prepared = std::make_shared<Prepared>();
-        detail::prepare(model, hw, workload,
-                        kindConfig(k, gpus, attn, slices),
+        detail::prepare(model, hw, workload, kindConfig(k, gpus, attn, slices),
                         kindPlacement(k, gpus, attn, slices), *prepared);
         cand.prepared = std::move(prepared);
         if (slot)

@@ -112,8 +112,7 @@ ServedPrefill servedPrefill(const ModelSpec &model, const Hardware &hw,
   double with = 0, without = 0;
   if (!forwardSeconds(model, hw, one, config, baseRank + onRank * input,
                       base + r.promptsPerStep * input, with, r.error) ||
-      !forwardSeconds(model, hw, one, config, baseRank, base, without,
-                      r.error))
+      !forwardSeconds(model, hw, one, config, baseRank, base, without, r.error))
     return r;
   // The prompts' causal attention math on their rank's attention GPUs.
   const double attnGPUs =

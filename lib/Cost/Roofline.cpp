@@ -75,13 +75,13 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
                       ? kindCost(hw, k.gemmFor(mix.format, false), mix.m,
                                  hw.memoryEfficiency, mathCurve)
                       : none;
-  const KernelCurve &groupedCurve =
-      mix.mxfp4 && !k.groupedGemmMXFP4.empty() ? k.groupedGemmMXFP4
-                                               : k.gemmFor(mix.format, true);
-  KindCost grouped = mix.groupedGemms > 0
-                         ? kindCost(hw, groupedCurve, mix.m,
-                                    hw.memoryEfficiency, mathCurve)
-                         : none;
+  const KernelCurve &groupedCurve = mix.mxfp4 && !k.groupedGemmMXFP4.empty()
+                                        ? k.groupedGemmMXFP4
+                                        : k.gemmFor(mix.format, true);
+  KindCost grouped =
+      mix.groupedGemms > 0
+          ? kindCost(hw, groupedCurve, mix.m, hw.memoryEfficiency, mathCurve)
+          : none;
   KindCost attn =
       mix.attention > 0 || kvBytes > 0
           ? kindCost(hw, k.attention(mix.mla, mix.localHeads, mix.kvFormat),

@@ -225,9 +225,8 @@ OwningOpRef<ModuleOp> ModelIRBuilder::buildDraft() {
   std::string p = layerPrefix(l.index) + ".";
   int64_t H = spec.hiddenSize;
   auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
-  Type logits =
-      RankedTensorType::get({ShapedType::kDynamic, spec.vocabSize},
-                            b.getF32Type());
+  Type logits = RankedTensorType::get({ShapedType::kDynamic, spec.vocabSize},
+                                      b.getF32Type());
   func::FuncOp func = stepFunction(
       *module, {ids, ids, act(H), cacheType(l.attention)}, {logits, act(H)});
   func.setArgAttr(2, "helix.name", b.getStringAttr("hidden"));

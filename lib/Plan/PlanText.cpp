@@ -120,8 +120,8 @@ void perLayerBlock(std::ostream &os, const PlanResult &r) {
     os << "\n";
   }
   if (const PlanPoint *best = chosenPoint(r, f))
-    os << "  helix compile --per-layer on --gpus " << best->gpus
-       << " --batch " << best->config.batch
+    os << "  helix compile --per-layer on --gpus " << best->gpus << " --batch "
+       << best->config.batch
        << " builds the per-layer plan; without --per-layer, helix compile "
           "and --emit-config (engines run one layout) build the uniform "
           "layout"
@@ -131,8 +131,7 @@ void perLayerBlock(std::ostream &os, const PlanResult &r) {
        << ".\n";
   else if (u.gpus > 0)
     os << "  helix compile and --emit-config build the uniform layout "
-       << u.config.layout.str() << " (TTL " << fmt::duration(u.ttlS)
-       << ").\n";
+       << u.config.layout.str() << " (TTL " << fmt::duration(u.ttlS) << ").\n";
 }
 
 } // namespace

@@ -107,10 +107,9 @@ SmallVector<KindLayoutAttr> kindLayoutAttrs(MLIRContext *ctx,
     if (k.layers == 0)
       continue;
     bool attn = k.isAttention();
-    out.push_back(KindLayoutAttr::get(ctx, k.kind, k.layers,
-                                      attn ? k.kvp : 1, attn ? k.tpa : 1,
-                                      attn ? 1 : k.tpf, attn ? 1 : k.ep,
-                                      attn ? 1 : k.replicas));
+    out.push_back(KindLayoutAttr::get(ctx, k.kind, k.layers, attn ? k.kvp : 1,
+                                      attn ? k.tpa : 1, attn ? 1 : k.tpf,
+                                      attn ? 1 : k.ep, attn ? 1 : k.replicas));
   }
   return out;
 }
@@ -219,7 +218,8 @@ PlanRecord planRecordOf(PlanAttr attr) {
     const KindLayout &attn =
         full.layers > 0 ? full : choice.of(LayerKind::WindowAttention);
     const KindLayout &moe = choice.of(LayerKind::MoEFFN);
-    const KindLayout &ffn = moe.layers > 0 ? moe : choice.of(LayerKind::DenseFFN);
+    const KindLayout &ffn =
+        moe.layers > 0 ? moe : choice.of(LayerKind::DenseFFN);
     c.layout.kvp = attn.kvp;
     c.layout.tpa = attn.tpa;
     c.layout.tpf = ffn.tpf;
@@ -259,8 +259,8 @@ static bool checkOpLayouts(func::FuncOp func,
 
 /// readPlan of a per-layer plan (`r` from its helix.plan): the kinds'
 /// layer counts are the model's, and every op carries its layer's layout.
-static bool readPerLayerPlan(func::FuncOp func, PlanRecord &r,
-                             PlanRecord &plan, std::string &error) {
+static bool readPerLayerPlan(func::FuncOp func, PlanRecord &r, PlanRecord &plan,
+                             std::string &error) {
   std::array<int64_t, kNumLayerKinds> layers{};
   func.walk([&](Operation *op) {
     if (auto a = dyn_cast<AttentionOp>(op))
@@ -342,8 +342,7 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
   OpLayouts expected(func.getContext(), c);
   if (!checkOpLayouts(
           func, [&](Operation *op) { return expected.of(op); },
-          "the plan's " + stringifyStrategy(c.strategy).str() + " " +
-              l.str(),
+          "the plan's " + stringifyStrategy(c.strategy).str() + " " + l.str(),
           error))
     return false;
   plan = r;

@@ -15,10 +15,10 @@ using namespace mlir;
 
 namespace helix {
 
-OwningOpRef<ModuleOp> buildDraftProgram(MLIRContext &context,
-                                        const ModelSpec &model,
-                                        const PlanRecord &plan,
-                                        const ShardingPipelineOptions &options) {
+OwningOpRef<ModuleOp>
+buildDraftProgram(MLIRContext &context, const ModelSpec &model,
+                  const PlanRecord &plan,
+                  const ShardingPipelineOptions &options) {
   if (model.mtpLayers <= 0) {
     mlir::emitError(UnknownLoc::get(&context))
         << "the model has no multi-token-prediction layer to draft with "
@@ -40,9 +40,8 @@ LogicalResult mergeDraftProgram(ModuleOp program, ModuleOp draft) {
   for (auto grid : draft.getOps<shard::GridOp>()) {
     auto mine = program.lookupSymbol<shard::GridOp>(grid.getSymName());
     if (!mine || mine.getShape() != grid.getShape())
-      return program.emitError()
-             << "the drafter's grid @" << grid.getSymName()
-             << " differs from the verify step's";
+      return program.emitError() << "the drafter's grid @" << grid.getSymName()
+                                 << " differs from the verify step's";
   }
   // decode_step_stage* -> draft_step_stage*, then into the program.
   SmallVector<func::FuncOp> funcs(draft.getOps<func::FuncOp>());

@@ -147,7 +147,8 @@ GlobalView::GlobalView(OpBuilder &b, const ShardPlan &plan)
 
 FlatSymbolRefAttr GlobalView::grid(const std::string &name,
                                    const std::array<int64_t, 4> &shape) {
-  if (llvm::none_of(declared, [&](const GridDecl &g) { return g.name == name; }))
+  if (llvm::none_of(declared,
+                    [&](const GridDecl &g) { return g.name == name; }))
     declared.push_back({name, shape});
   return FlatSymbolRefAttr::get(b.getContext(), name);
 }
@@ -173,12 +174,14 @@ void GlobalView::select(Operation *op) {
   // The plan's own grids where the widths are its; otherwise one grid per
   // layout, named by its widths.
   std::array<int64_t, 4> a = attnShapeOf(plan), f = ffnShapeOf(plan);
-  auto named = [](const char *prefix, std::initializer_list<std::pair<const char *, int64_t>> widths) {
-    std::string name = prefix;
-    for (auto [key, value] : widths)
-      name += "_" + std::string(key) + std::to_string(value);
-    return name;
-  };
+  auto named =
+      [](const char *prefix,
+         std::initializer_list<std::pair<const char *, int64_t>> widths) {
+        std::string name = prefix;
+        for (auto [key, value] : widths)
+          name += "_" + std::string(key) + std::to_string(value);
+        return name;
+      };
   attnGrid = a == attnShapeOf(base)
                  ? replicatedGrid
                  : grid(named(kAttnGrid, {{"kvp", a[2]}, {"tpa", a[3]}}), a);

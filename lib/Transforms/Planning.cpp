@@ -254,9 +254,10 @@ bool choosePlan(const ModelSpec &model, const Hardware &hw,
                  error))
     return false;
   bool perLayer = request.perLayer || !request.layerLayouts.empty();
-  if (!(perLayer         ? perLayerPlan(model, hw, workload, request, out, error)
-        : request.layout ? checkLayout(model, hw, workload, request, out, error)
-                         : searchPlan(model, hw, workload, request, out, error)))
+  if (!(perLayer ? perLayerPlan(model, hw, workload, request, out, error)
+        : request.layout
+            ? checkLayout(model, hw, workload, request, out, error)
+            : searchPlan(model, hw, workload, request, out, error)))
     return false;
   // The program slices HOP-B as the cost model finds best unless told
   // otherwise (helix compile --slices), and the plan is priced so.

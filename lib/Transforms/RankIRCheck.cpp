@@ -142,9 +142,9 @@ LogicalResult Checker::collectPrograms() {
              << grids.stages() << " pipeline stages)";
   // The drafter runs with one pipeline stage (helix compile --mtp).
   if (drafts && !(programs.size() == 1 && programs.front()))
-    return module.emitError() << pass << ": the MTP drafter needs one "
-                              << "pipeline stage and its program @"
-                              << kDraftFuncPrefix << "0";
+    return module.emitError()
+           << pass << ": the MTP drafter needs one "
+           << "pipeline stage and its program @" << kDraftFuncPrefix << "0";
   return success();
 }
 

@@ -49,13 +49,12 @@ LogicalResult shardDraftProjection(ShardRewriter &r, LinearOp op) {
   int64_t out = op.getResult().getType().getDimSize(1),
           in = cast<RankedTensorType>(x.getType()).getDimSize(1);
   // The output projection's ranks: the stage (Helix, tp) or its TPA group.
-  Axes ranks = g.plan.place.oprojOnStage() ? g.attn({kKVP, kTPA})
-                                           : g.attn({kTPA});
+  Axes ranks =
+      g.plan.place.oprojOnStage() ? g.attn({kKVP, kTPA}) : g.attn({kTPA});
   if (in % g.size(g.attnGrid, ranks) != 0)
-    return op.emitOpError()
-           << "helix-insert-collectives: eh_proj's " << in
-           << " input columns do not split over its "
-           << g.size(g.attnGrid, ranks) << " ranks";
+    return op.emitOpError() << "helix-insert-collectives: eh_proj's " << in
+                            << " input columns do not split over its "
+                            << g.size(g.attnGrid, ranks) << " ranks";
   Value cols = g.allSlice(x, g.attnGrid, ranks, 1);
   Value w =
       g.weight(op.getWeight(), {out, in}, {}, r.act, g.attnGrid, {{}, ranks});

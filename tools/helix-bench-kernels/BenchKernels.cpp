@@ -30,10 +30,9 @@
 //
 // --check exits 1 when a hot kernel (Launchers.cpp) spills or its spills
 // are unknown on a built architecture, a streaming kernel (attention,
-// linearResident, linearGrouped) has no 128-bit global load, an occupancy is outside
-// [0, 1] or unknown, the
-// replayed ptxas disagrees with the library, or the launcher table and
-// CudaKernels.cu (with --source) or the library differ.
+// linearResident, linearGrouped) has no 128-bit global load, an occupancy is
+// outside [0, 1] or unknown, the replayed ptxas disagrees with the library, or
+// the launcher table and CudaKernels.cu (with --source) or the library differ.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,8 +131,8 @@ const Ptx *ptxFor(const DeviceCode &code, const std::string &arch, int sm) {
       return &p;
   const Ptx *best = nullptr;
   for (const Ptx &p : code.ptx) {
-    bool specific = !p.target.empty() &&
-                    (p.target.back() == 'a' || p.target.back() == 'f');
+    bool specific =
+        !p.target.empty() && (p.target.back() == 'a' || p.target.back() == 'f');
     if (!specific && p.smVersion <= sm &&
         (!best || p.smVersion > best->smVersion))
       best = &p;
@@ -173,7 +172,8 @@ std::string markdownTable(const std::vector<Row> &rows,
        [](const Row &r) {
          return fmtOpt(r.spillStores) + " / " + fmtOpt(r.spillLoads);
        }},
-      {"smem static", [](const Row &r) { return std::to_string(r.staticSmem); }},
+      {"smem static",
+       [](const Row &r) { return std::to_string(r.staticSmem); }},
       {"smem dyn", [](const Row &r) { return std::to_string(r.dynamicSmem); }},
       {"block",
        [](const Row &r) {
@@ -194,8 +194,7 @@ std::string markdownTable(const std::vector<Row> &rows,
        [](const Row &r) {
          return !r.loads ? "?" : r.loads->wideGlobalLoads > 0 ? "yes" : "no";
        }},
-      {"hot",
-       [](const Row &r) {
+      {"hot", [](const Row &r) {
          return r.launcher && r.launcher->hot ? "yes" : "no";
        }}};
   std::ostringstream os;
@@ -220,7 +219,8 @@ std::string markdownTable(const std::vector<Row> &rows,
     for (const Row *r : mine)
       names.push_back(r->arch);
     os << "| " << k << " | "
-       << (mine.size() == archs.size() ? std::string("all") : join(names, " / "));
+       << (mine.size() == archs.size() ? std::string("all")
+                                       : join(names, " / "));
     for (const auto &c : cols) {
       std::vector<std::string> v;
       for (const Row *r : mine)

@@ -75,9 +75,9 @@ public:
 
 private:
   double run(const std::function<void()> &op) {
-    check(cudaMemsetAsync(flush_.as<void>(), ++byte_ & 0xff, flush_.bytes(),
-                          s_),
-          "cudaMemsetAsync (L2 flush)");
+    check(
+        cudaMemsetAsync(flush_.as<void>(), ++byte_ & 0xff, flush_.bytes(), s_),
+        "cudaMemsetAsync (L2 flush)");
     check(cudaEventRecord(a_, s_), "cudaEventRecord");
     op();
     check(cudaGetLastError(), "kernel launch");
@@ -108,8 +108,8 @@ std::string fixed(double v, int digits) {
 /// Decode attention of one batch row over `length` tokens of one rank's
 /// shard, split-K as the backend sizes it.
 Row attention(const char *shape, DType dtype, int64_t qHeads, int64_t kvHeads,
-              int64_t keyDim, int64_t valueDim, bool valueInKey,
-              int64_t length, int sms, cudaStream_t s, EventTimer &t) {
+              int64_t keyDim, int64_t valueDim, bool valueInKey, int64_t length,
+              int sms, cudaStream_t s, EventTimer &t) {
   KVCacheConfig c;
   c.batch = 1;
   c.capacity = length;
@@ -129,24 +129,23 @@ Row attention(const char *shape, DType dtype, int64_t qHeads, int64_t kvHeads,
   DeviceBuffer q(qHeads * keyDim * 4, 0), out(qHeads * valueDim * 4),
       lse(qHeads * 4);
   int splits = cuda::attentionSplits(qHeads, length, sms);
-  DeviceBuffer work(
-      std::max<int64_t>(1, cuda::attentionWorkspace(splits, 1, qHeads,
-                                                    valueDim)) *
-      4);
+  DeviceBuffer work(std::max<int64_t>(1, cuda::attentionWorkspace(
+                                             splits, 1, qHeads, valueDim)) *
+                    4);
   int64_t range[2] = {0, length};
   DeviceBuffer ends(2 * sizeof(int64_t));
-  check(cudaMemcpy(ends.as<void>(), range, sizeof range,
-                   cudaMemcpyHostToDevice),
-        "cudaMemcpy");
+  check(
+      cudaMemcpy(ends.as<void>(), range, sizeof range, cudaMemcpyHostToDevice),
+      "cudaMemcpy");
   const int64_t *begin = ends.as<int64_t>(), *end = begin + 1;
   double secs = t.seconds([&] {
-    cuda::attention(
-        q.as<float>(), keys.as<void>(), f4 ? keyScales.as<uint8_t>() : nullptr,
-        valueInKey ? nullptr : values.as<void>(),
-        f4 && !valueInKey ? valueScales.as<uint8_t>() : nullptr, dtype, 1,
-        qHeads, kvHeads, keyDim, valueDim, length, begin, end,
-        1.0f / std::sqrt(float(keyDim)), out.as<float>(), lse.as<float>(),
-        splits, work.as<float>(), s);
+    cuda::attention(q.as<float>(), keys.as<void>(),
+                    f4 ? keyScales.as<uint8_t>() : nullptr,
+                    valueInKey ? nullptr : values.as<void>(),
+                    f4 && !valueInKey ? valueScales.as<uint8_t>() : nullptr,
+                    dtype, 1, qHeads, kvHeads, keyDim, valueDim, length, begin,
+                    end, 1.0f / std::sqrt(float(keyDim)), out.as<float>(),
+                    lse.as<float>(), splits, work.as<float>(), s);
   });
   return {"attention",
           std::string(shape) + " " + dtypeName(dtype) + " " +
@@ -185,8 +184,7 @@ Row linear(DType dtype, int64_t M, int64_t N, int64_t K, cudaStream_t s,
   }
   double secs = t.seconds([&] {
     cuda::linearResident(x.as<float>(), M, K, w.as<void>(), dtype, 0, 0,
-                         scaled ? &d : nullptr, N, nullptr, out.as<float>(),
-                         s);
+                         scaled ? &d : nullptr, N, nullptr, out.as<float>(), s);
   });
   return {"linearResident",
           std::to_string(N) + " x " + std::to_string(K) + " " +
@@ -280,8 +278,8 @@ int measure(const MeasureOptions &o, std::ostream &os) {
        << "  target\n";
     nlohmann::json j;
     j["device"] = {{"name", p.name},
-                   {"compute_capability", std::to_string(p.major) + "." +
-                                              std::to_string(p.minor)},
+                   {"compute_capability",
+                    std::to_string(p.major) + "." + std::to_string(p.minor)},
                    {"sms", p.multiProcessorCount},
                    {"l2_bytes", p.l2CacheSize},
                    {"memory_bytes", total},
@@ -311,8 +309,8 @@ int measure(const MeasureOptions &o, std::ostream &os) {
           "out in f32); time: CUDA events, L2 flushed, median. Target: "
           "decode attention at "
        << fixed(o.attentionTarget, 2)
-       << " of the copy's bandwidth or more: "
-       << (missed ? "missed" : "met") << ".\n";
+       << " of the copy's bandwidth or more: " << (missed ? "missed" : "met")
+       << ".\n";
     if (!o.json.empty()) {
       std::ofstream f(o.json);
       f << j.dump(2) << "\n";

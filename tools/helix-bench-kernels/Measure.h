@@ -24,7 +24,7 @@ struct MeasureOptions {
   std::vector<int64_t> lengths = {131072, 262144, 524288, 1048576};
   /// The target: decode attention's achieved bandwidth over the copy's.
   double attentionTarget = 0.85;
-  std::string json; // also write the figures here
+  std::string json;   // also write the figures here
   bool check = false; // exit 1 when attention misses the target
 };
 

@@ -10,13 +10,13 @@
 #include "OutputFile.h"
 
 #include "helix/Codegen/ProjectWriter.h"
+#include "helix/Common/Speculative.h"
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/PerLayer.h"
 #include "helix/Dialect/Helix/HelixAttributes.h"
 #include "helix/InitAllHelix.h"
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Plan/PlanJSON.h"
-#include "helix/Common/Speculative.h"
 #include "helix/Transforms/DraftProgram.h"
 #include "helix/Transforms/Passes.h"
 #include "helix/Transforms/Pipeline.h"
@@ -263,8 +263,7 @@ static int runCompile(const CompileArgs &args) {
                                      : diagnostic);
   }
   if (draft && mlir::failed(mergeDraftProgram(*module, *draft)))
-    return fail(diagnostic.empty() ? "cannot add the MTP drafter"
-                                   : diagnostic);
+    return fail(diagnostic.empty() ? "cannot add the MTP drafter" : diagnostic);
   if (args.emit == "project") {
     // What the emitted program costs: its rank IR priced.
     std::string estimate = estimateJSON(*module);
@@ -276,11 +275,10 @@ static int runCompile(const CompileArgs &args) {
     project.backend = args.backend;
     std::ostringstream cost;
     writeCostJSON(cost,
-                  record.perLayer
-                      ? evaluate(in.model, in.hardware, in.workload,
-                                 record.config, *record.perLayer)
-                      : evaluate(in.model, in.hardware, in.workload,
-                                 record.config),
+                  record.perLayer ? evaluate(in.model, in.hardware, in.workload,
+                                             record.config, *record.perLayer)
+                                  : evaluate(in.model, in.hardware, in.workload,
+                                             record.config),
                   record.perLayer ? &*record.perLayer : nullptr);
     project.costJson = cost.str();
     project.estimateJson = estimate;

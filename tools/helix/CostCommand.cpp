@@ -72,13 +72,15 @@ static int runCost(const CostArgs &args) {
   PerLayerChoice choice;
   if (!kinds.empty()) {
     if (config.strategy != Strategy::Helix || !config.hopb) {
-      std::cerr << cmd << ": error: --layer-layout: per-layer layouts are "
-                          "Helix plans with HOP-B\n";
+      std::cerr << cmd
+                << ": error: --layer-layout: per-layer layouts are "
+                   "Helix plans with HOP-B\n";
       return 1;
     }
     if (emit.wanted) {
-      std::cerr << cmd << ": error: --layer-layout with --emit-config: no "
-                          "serving engine runs one layout per kind of layer\n";
+      std::cerr << cmd
+                << ": error: --layer-layout with --emit-config: no "
+                   "serving engine runs one layout per kind of layer\n";
       return 1;
     }
     if (!choiceWithKinds(in.model, config.layout, kinds, choice, error)) {
@@ -87,10 +89,10 @@ static int runCost(const CostArgs &args) {
     }
   }
 
-  Evaluation ev = kinds.empty()
-                      ? evaluate(in.model, in.hardware, in.workload, config)
-                      : evaluate(in.model, in.hardware, in.workload, config,
-                                 choice);
+  Evaluation ev =
+      kinds.empty()
+          ? evaluate(in.model, in.hardware, in.workload, config)
+          : evaluate(in.model, in.hardware, in.workload, config, choice);
   if (!ev.valid()) {
     std::cerr << cmd << ": error: invalid layout for " << in.model.name << ": "
               << ev.error << "\n";
@@ -101,10 +103,9 @@ static int runCost(const CostArgs &args) {
   if (!finishStdout(cmd))
     return 1;
   if (!args.json.empty() &&
-      !writeOutputFile(cmd, args.json,
-                       [&](std::ostream &os) {
-                         writeCostJSON(os, ev, perLayer);
-                       }))
+      !writeOutputFile(cmd, args.json, [&](std::ostream &os) {
+        writeCostJSON(os, ev, perLayer);
+      }))
     return 1;
   if (emit.wanted && !emitEngineConfig(cmd, emit, in, config))
     return 1;

@@ -21,8 +21,8 @@ TEST(Prefill, CausalAttentionFlops) {
   EXPECT_NEAR(prefillAttentionFlops(m, 1000),
               126 * 2.0 * (t * t / 2) * 128 * (128 + 128), 1e3);
   EXPECT_EQ(prefillAttentionFlops(m, 0), 0.0);
-  EXPECT_NEAR(prefillAttentionFlops(m, 2000), 4 * prefillAttentionFlops(m, 1000),
-              1e3);
+  EXPECT_NEAR(prefillAttentionFlops(m, 2000),
+              4 * prefillAttentionFlops(m, 1000), 1e3);
 }
 
 TEST(Prefill, SchedulingNames) {
@@ -142,8 +142,8 @@ TEST(Prefill, WithDPAttentionThePromptWaitsOnOneRank) {
     f.batch = batch;
     return evaluate(m, hw, one, f).ttlS;
   };
-  double spread = ttl(512 + int64_t(std::ceil(p.promptsPerStep * 1000))) -
-                  ttl(512);
+  double spread =
+      ttl(512 + int64_t(std::ceil(p.promptsPerStep * 1000))) - ttl(512);
   EXPECT_GT(p.promptStepS, spread);
 }
 

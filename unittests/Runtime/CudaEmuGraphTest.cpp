@@ -61,9 +61,9 @@ TEST(CudaEmuGraphs, CapturedWorkRunsAtEachLaunch) {
             cudaSuccess);
   float *x = deviceFloats(n), *y = deviceFloats(n), *z = deviceFloats(n);
   std::vector<float> ones(n, 1.0f);
-  ASSERT_EQ(cudaMemcpyAsync(y, ones.data(), n * 4, cudaMemcpyHostToDevice,
-                            st.a),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpyAsync(y, ones.data(), n * 4, cudaMemcpyHostToDevice, st.a),
+      cudaSuccess);
   cublasHandle_t blas;
   cublasCreate(&blas);
   cublasSetStream(blas, st.a);
@@ -79,8 +79,8 @@ TEST(CudaEmuGraphs, CapturedWorkRunsAtEachLaunch) {
   cuda::add(x, y, n, z, st.a); // z = x + 1
   // z[0] = sum_i z_i x_i (a 1 x 1 GEMM over n), beta 0.
   const float one = 1.0f, zero = 0.0f;
-  ASSERT_EQ(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, n, &one, z, n,
-                        x, n, &zero, y, 1),
+  ASSERT_EQ(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, 1, 1, n, &one, z, n, x,
+                        n, &zero, y, 1),
             CUBLAS_STATUS_SUCCESS);
   std::vector<float> zHost(n, -1.0f);
   // Nothing ran: z is still unset, y still ones.
@@ -136,8 +136,7 @@ TEST(CudaEmuGraphs, IllegalCallsInvalidateTheCapture) {
   };
   void *p = nullptr;
   std::vector<Case> cases = {
-      {"cudaStreamSynchronize",
-       [&] { return cudaStreamSynchronize(st.a); },
+      {"cudaStreamSynchronize", [&] { return cudaStreamSynchronize(st.a); },
        cudaErrorStreamCaptureUnsupported},
       {"cudaStreamQuery", [&] { return cudaStreamQuery(st.a); },
        cudaErrorStreamCaptureUnsupported},

@@ -230,7 +230,8 @@ TEST_F(Driver, SpeculativeScheduleGivesTheGreedyTokens) {
     std::vector<float> hidden;
     for (size_t i = 0; i < in.tokens.size(); ++i) {
       best.push_back(toyNext(in.tokens[i], in.positions[i]));
-      hidden.insert(hidden.end(), {float(in.tokens[i]), float(in.positions[i])});
+      hidden.insert(hidden.end(),
+                    {float(in.tokens[i]), float(in.positions[i])});
     }
     int64_t R = static_cast<int64_t>(best.size());
     return PassOutputs{oneHot(ctx, best), ctx.upload(hidden, {R, 2})};
@@ -251,12 +252,12 @@ TEST_F(Driver, SpeculativeScheduleGivesTheGreedyTokens) {
     return PassOutputs{oneHot(ctx, best), ctx.upload(out, {R, 2})};
   };
   std::string p = file("p", "1,2,3\n5\n"), err;
-  ASSERT_EQ(run({"--weights", dir, "--prompts", p, "--steps", "6",
-                 "--dump-tokens", dir + "/t", "--dump-logits", dir + "/l",
-                 "--dump-acceptance", dir + "/a", "--dump-draft-logits",
-                 dir + "/d"},
-                &err),
-            0)
+  ASSERT_EQ(
+      run({"--weights", dir, "--prompts", p, "--steps", "6", "--dump-tokens",
+           dir + "/t", "--dump-logits", dir + "/l", "--dump-acceptance",
+           dir + "/a", "--dump-draft-logits", dir + "/d"},
+          &err),
+      0)
       << err;
   // Greedy: 8 positions (3 + 6 - 1); row 1 also decodes past its 6 tokens.
   std::vector<std::vector<int64_t>> want = {{1, 2, 3}, {5}};
@@ -265,8 +266,7 @@ TEST_F(Driver, SpeculativeScheduleGivesTheGreedyTokens) {
       x.push_back(toyNext(x.back(), static_cast<int64_t>(x.size()) - 1));
   std::string tokens = read(dir + "/t");
   EXPECT_EQ(tokens, joinIds({want[0].begin(), want[0].begin() + 9}) + "\n" +
-                        joinIds({want[1].begin(), want[1].begin() + 7}) +
-                        "\n");
+                        joinIds({want[1].begin(), want[1].begin() + 7}) + "\n");
   std::string logits = read(dir + "/l");
   ASSERT_EQ(logits.size(), 8u * 2 * 8 * sizeof(float));
   const float *l = reinterpret_cast<const float *>(logits.data());

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "helix/Runtime/Error.h"
 #include "helix/Runtime/Speculative.h"
+#include "helix/Runtime/Error.h"
 
 #include <gtest/gtest.h>
 
@@ -132,8 +132,8 @@ TEST(Speculative, RowsStayWithinTheScheduleAndRepeatTheLastLiveRow) {
       g.push_back(next(v.tokens[i], v.positions[i]));
     if (step == 1) {
       EXPECT_EQ(v.positions, (std::vector<int64_t>{4, 5, 6, 6}));
-      EXPECT_EQ(v.tokens, (std::vector<int64_t>{truth[4], truth[5], truth[6],
-                                                truth[6]}));
+      EXPECT_EQ(v.tokens,
+                (std::vector<int64_t>{truth[4], truth[5], truth[6], truth[6]}));
     }
     s.accept(g);
   }
@@ -143,8 +143,8 @@ TEST(Speculative, RowsStayWithinTheScheduleAndRepeatTheLastLiveRow) {
   EXPECT_EQ(s.verifiedRows()[0], (Pairs{{4, 0}, {5, 1}, {6, 2}}));
   PassRows extend = s.draftRows(0);
   EXPECT_EQ(extend.positions, (std::vector<int64_t>{4, 5, 6, 6}));
-  EXPECT_EQ(extend.tokens, (std::vector<int64_t>{truth[5], truth[6], truth[7],
-                                                 truth[7]}));
+  EXPECT_EQ(extend.tokens,
+            (std::vector<int64_t>{truth[5], truth[6], truth[7], truth[7]}));
   EXPECT_EQ(extend.hiddenRows, (std::vector<int64_t>{0, 1, 2, 2}));
   // A chain pass repeats one pair in every row, clamped to T - 1.
   s.recordDraft(0, {0, 0, 0, 0});
@@ -167,14 +167,17 @@ TEST(Speculative, DraftOracleFileIsChecked) {
   };
   EXPECT_EQ(readDraftOracle("1,2,3\n4,5,6\n", "o", 2, 3, 10),
             (Prompts{{1, 2, 3}, {4, 5, 6}}));
-  EXPECT_NE(err([] { readDraftOracle("1,2,3\n", "o", 2, 3, 10); })
-                .find("o: 1 draft rows, expected one per prompt row (2)"),
+  EXPECT_NE(err([] {
+              readDraftOracle("1,2,3\n", "o", 2, 3, 10);
+            }).find("o: 1 draft rows, expected one per prompt row (2)"),
             std::string::npos);
-  EXPECT_NE(err([] { readDraftOracle("1,2\n", "o", 1, 3, 10); })
-                .find("o: row 1: 2 drafts, expected one per position"),
+  EXPECT_NE(err([] {
+              readDraftOracle("1,2\n", "o", 1, 3, 10);
+            }).find("o: row 1: 2 drafts, expected one per position"),
             std::string::npos);
-  EXPECT_NE(err([] { readDraftOracle("1,2,12\n", "o", 1, 3, 10); })
-                .find("draft 3: id 12 is out of range"),
+  EXPECT_NE(err([] {
+              readDraftOracle("1,2,12\n", "o", 1, 3, 10);
+            }).find("draft 3: id 12 is out of range"),
             std::string::npos);
 }
 

@@ -41,11 +41,10 @@ TEST(StepGraph, ReplaysReadTheirOwnIndices) {
   Tensor t = ctx->upload(table, {V, H});
   for (int64_t step = 0; step < 4; ++step) {
     std::vector<int64_t> tokens = {step % V, (step + 3) % V};
-    Tensor out = ctx->backend().runStep(
-        [&] {
-          Tensor e = embedding(*ctx, t, tokens);
-          return add(*ctx, e, e);
-        });
+    Tensor out = ctx->backend().runStep([&] {
+      Tensor e = embedding(*ctx, t, tokens);
+      return add(*ctx, e, e);
+    });
     std::vector<double> want;
     for (int64_t tok : tokens)
       for (int64_t i = 0; i < H; ++i)

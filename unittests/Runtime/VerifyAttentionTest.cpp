@@ -46,7 +46,8 @@ TEST_P(VerifyAttention, RowsMatchDecodingEachPositionAlone) {
   // The earlier positions, one step at a time in both caches.
   for (int64_t t = 0; t < 5; ++t) {
     cg::Ints pos{{B}, {std::min(t, p[0] - 1), std::min(t, p[1] - 1)}};
-    auto [slots, spans] = cg::kvSlots(pos, block, kvp, capacity, 0, c.kvpRank, 1);
+    auto [slots, spans] =
+        cg::kvSlots(pos, block, kvp, capacity, 0, c.kvpRank, 1);
     Tensor qt = tensor(B, Hq, 100 + t), kt = tensor(B, K, 200 + t),
            vt = tensor(B, K, 300 + t);
     for (KVCache *cache : {&once, &alone})
@@ -79,9 +80,8 @@ TEST_P(VerifyAttention, RowsMatchDecodingEachPositionAlone) {
     cg::Ints pj{{B}, {p[0] + j, p[1] + j}};
     auto [s1, sp1] = cg::kvSlots(pj, block, kvp, capacity, 0, c.kvpRank, 1);
     std::vector<float> want = ctx->download(
-        cg::attentionPartial(*ctx, rowsOf(hq, Hq), rowsOf(hk, K),
-                             rowsOf(hv, K), alone, Tensor(), s1, sp1, 0, 0, 1,
-                             scale));
+        cg::attentionPartial(*ctx, rowsOf(hq, Hq), rowsOf(hk, K), rowsOf(hv, K),
+                             alone, Tensor(), s1, sp1, 0, 0, 1, scale));
     for (int64_t r = 0; r < B; ++r)
       for (int64_t i = 0; i < width; ++i) {
         float g = got[(r * q + j) * width + i], w = want[r * width + i];
@@ -99,8 +99,7 @@ INSTANTIATE_TEST_SUITE_P(Heads, VerifyAttention,
                                            Case{2, 1}),
                          [](const ::testing::TestParamInfo<Case> &i) {
                            return "kv_heads" + std::to_string(i.param.heads) +
-                                  "_kvp_rank" +
-                                  std::to_string(i.param.kvpRank);
+                                  "_kvp_rank" + std::to_string(i.param.kvpRank);
                          });
 
 } // namespace

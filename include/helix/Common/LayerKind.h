@@ -25,8 +25,7 @@ namespace helix {
 constexpr int kNumLayerKinds = 4;
 /// True for the two attention kinds.
 inline bool isAttentionKind(LayerKind kind) {
-  return kind == LayerKind::FullAttention ||
-         kind == LayerKind::WindowAttention;
+  return kind == LayerKind::FullAttention || kind == LayerKind::WindowAttention;
 }
 } // namespace helix
 

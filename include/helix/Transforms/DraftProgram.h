@@ -1,4 +1,5 @@
-//===- DraftProgram.h - The MTP drafter of a speculative program -*- C++ -*-===//
+//===- DraftProgram.h - The MTP drafter of a speculative program -*- C++
+//-*-===//
 //
 // helix compile --mtp K: the verify step is the decode step with K + 1
 // query rows per request (helix.mtp on the plan); the drafter is the

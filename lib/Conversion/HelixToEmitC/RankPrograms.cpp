@@ -549,13 +549,13 @@ LogicalResult ProgramBuilder::lowerLayerCall(func::CallOp call,
 /// Whether `arg` of step function `f` is an input the driver provides.
 LogicalResult checkStepInput(func::FuncOp f, BlockArgument arg) {
   auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
-  bool known = isa<KVShardType>(arg.getType()) ||
-               (name && (name.getValue() == "tokens" ||
-                         name.getValue() == "positions")) ||
-               (name && name.getValue() == "hidden" &&
-                isa<RankedTensorType>(arg.getType())) ||
-               (name && name.getValue() == "micro_batch_row" &&
-                arg.getType().isIndex());
+  bool known =
+      isa<KVShardType>(arg.getType()) ||
+      (name &&
+       (name.getValue() == "tokens" || name.getValue() == "positions")) ||
+      (name && name.getValue() == "hidden" &&
+       isa<RankedTensorType>(arg.getType())) ||
+      (name && name.getValue() == "micro_batch_row" && arg.getType().isIndex());
   if (known)
     return success();
   return f.emitError("convert-helix-to-emitc: argument ")

@@ -399,8 +399,9 @@ KindLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << " layout: an FFN kind has tpf, ep and replicas "
                             "only";
     if (kind == ::helix::LayerKind::DenseFFN && ep != 1)
-      return emitError() << name << " layout: a dense FFN has no experts (ep "
-                                    "must be 1)";
+      return emitError() << name
+                         << " layout: a dense FFN has no experts (ep "
+                            "must be 1)";
   }
   return success();
 }

@@ -24,8 +24,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -285,9 +285,9 @@ public:
     DeviceInts t(tokens, *graph_);
     if (skip())
       return;
-    kernels_ += cuda::embedding(table.raw(), table.dtype(), table.dim(0), table.dim(1),
-                    t.get(), static_cast<int64_t>(tokens.size()), vocabBegin,
-                    out.f32(), s_.compute);
+    kernels_ += cuda::embedding(
+        table.raw(), table.dtype(), table.dim(0), table.dim(1), t.get(),
+        static_cast<int64_t>(tokens.size()), vocabBegin, out.f32(), s_.compute);
     launched("embedding");
   }
 
@@ -297,8 +297,8 @@ public:
     count("rmsNorm", f32Bytes(w), 0, 2 * f32Bytes(x));
     if (skip())
       return;
-    kernels_ += cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps, out.f32(),
-                  s_.compute);
+    kernels_ += cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps,
+                              out.f32(), s_.compute);
     launched("rmsNorm");
   }
 
@@ -308,8 +308,8 @@ public:
     count("addRmsNorm", f32Bytes(w), 0, 4 * f32Bytes(a));
     if (skip())
       return;
-    kernels_ += cuda::addRmsNorm(a.f32(), b.f32(), w.f32(), a.numel() / D, D, eps,
-                     sum.f32(), out.f32(), s_.compute);
+    kernels_ += cuda::addRmsNorm(a.f32(), b.f32(), w.f32(), a.numel() / D, D,
+                                 eps, sum.f32(), out.f32(), s_.compute);
     launched("addRmsNorm");
   }
 
@@ -352,16 +352,16 @@ public:
     if (skip())
       return;
     if (streamed) {
-      kernels_ += cuda::linearResident(x, M, K, w.raw(), w.dtype(), first,
-                           w.elementOffset(), bs ? &bs->desc : nullptr, N, bias,
-                           out, s_.compute);
+      kernels_ += cuda::linearResident(
+          x, M, K, w.raw(), w.dtype(), first, w.elementOffset(),
+          bs ? &bs->desc : nullptr, N, bias, out, s_.compute);
       return;
     }
     if (!wf) {
-      kernels_ += cuda::dequantize(static_cast<const uint8_t *>(w.raw()) +
-                           dtypeBytes(w.dtype(), first),
-                       w.dtype(), N * K, w.elementOffset() + first,
-                       bs ? &bs->desc : nullptr, decoded.f32(), s_.compute);
+      kernels_ += cuda::dequantize(
+          static_cast<const uint8_t *>(w.raw()) + dtypeBytes(w.dtype(), first),
+          w.dtype(), N * K, w.elementOffset() + first, bs ? &bs->desc : nullptr,
+          decoded.f32(), s_.compute);
       wf = decoded.f32();
     }
     gemm(x, wf, out, M, K, N);
@@ -405,9 +405,9 @@ public:
     DeviceFloats freq(invFreq, *graph_);
     if (skip())
       return;
-    kernels_ += cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(), freq.get(),
-               static_cast<int64_t>(invFreq.size()), attentionFactor, offset,
-               interleaved, s_.compute);
+    kernels_ += cuda::rope(x.f32(), x.dim(0), x.dim(1), x.dim(2), pos.get(),
+                           freq.get(), static_cast<int64_t>(invFreq.size()),
+                           attentionFactor, offset, interleaved, s_.compute);
     launched("rope");
   }
 
@@ -426,19 +426,23 @@ public:
     cuda::KVStoreTarget target{};
     if (cache) {
       const KVCacheConfig &c = cache->config;
-      target = {cache->keys.raw(),   scalesOf(cache->keyScales),
+      target = {cache->keys.raw(),
+                scalesOf(cache->keyScales),
                 v ? cache->values.raw() : nullptr,
                 scalesOf(cache->valueScales),
-                v ? v->f32() : nullptr, c.dtype, c.capacity, c.keyDim,
-                c.valueDim,          at.get()};
+                v ? v->f32() : nullptr,
+                c.dtype,
+                c.capacity,
+                c.keyDim,
+                c.valueDim,
+                at.get()};
     }
     if (skip())
       return;
-    kernels_ += cuda::ropeKvStore(q.f32(), q.dim(1), k.f32(), k.dim(1), q.dim(0),
-                      q.dim(2), pos.get(), freq.get(),
-                      static_cast<int64_t>(invFreq.size()), attentionFactor,
-                      offset, interleaved, cache ? &target : nullptr,
-                      s_.compute);
+    kernels_ += cuda::ropeKvStore(
+        q.f32(), q.dim(1), k.f32(), k.dim(1), q.dim(0), q.dim(2), pos.get(),
+        freq.get(), static_cast<int64_t>(invFreq.size()), attentionFactor,
+        offset, interleaved, cache ? &target : nullptr, s_.compute);
     launched("ropeKvAppend");
   }
 
@@ -447,8 +451,9 @@ public:
     count("dequantize", storedBytes(q, q.numel()), 0, f32Bytes(out));
     if (skip())
       return;
-    kernels_ += cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
-                     bs ? &bs->desc : nullptr, out.f32(), s_.compute);
+    kernels_ +=
+        cuda::dequantize(q.raw(), q.dtype(), q.numel(), q.elementOffset(),
+                         bs ? &bs->desc : nullptr, out.f32(), s_.compute);
     launched("dequantize");
   }
 
@@ -462,15 +467,15 @@ public:
       return;
     if (v) {
       // K and V in one launch: ropeKvStore with nothing to rotate.
-      cuda::KVStoreTarget target{cache.keys.raw(),   scalesOf(cache.keyScales),
-                                 cache.values.raw(), scalesOf(cache.valueScales),
-                                 v->f32(),           c.dtype,
-                                 c.capacity,         c.keyDim,
-                                 c.valueDim,         s.get()};
-      kernels_ += cuda::ropeKvStore(nullptr, 0, const_cast<float *>(k.f32()),
-                                    c.heads, c.batch, c.keyDim, nullptr,
-                                    nullptr, 0, 1.0f, 0, false, &target,
-                                    s_.compute);
+      cuda::KVStoreTarget target{
+          cache.keys.raw(),   scalesOf(cache.keyScales),
+          cache.values.raw(), scalesOf(cache.valueScales),
+          v->f32(),           c.dtype,
+          c.capacity,         c.keyDim,
+          c.valueDim,         s.get()};
+      kernels_ += cuda::ropeKvStore(
+          nullptr, 0, const_cast<float *>(k.f32()), c.heads, c.batch, c.keyDim,
+          nullptr, nullptr, 0, 1.0f, 0, false, &target, s_.compute);
     } else {
       kernels_ += cuda::kvStore(cache.keys.raw(), scalesOf(cache.keyScales),
                                 k.f32(), c.dtype, c.batch, c.capacity, c.heads,
@@ -508,12 +513,12 @@ public:
     DeviceInts b(slotBegin, *graph_), e(slotEnd, *graph_);
     if (skip())
       return;
-    kernels_ += cuda::attention(q.f32(), cache.keys.raw(), scalesOf(cache.keyScales),
-                    c.valueInKey ? nullptr : cache.values.raw(),
-                    scalesOf(cache.valueScales), c.dtype, c.batch, q.dim(1),
-                    c.heads, c.keyDim, c.valueDim, c.capacity, b.get(), e.get(),
-                    scale, out.f32(), lse.f32(), splits,
-                    splits > 1 ? work.f32() : nullptr, s_.compute);
+    kernels_ += cuda::attention(
+        q.f32(), cache.keys.raw(), scalesOf(cache.keyScales),
+        c.valueInKey ? nullptr : cache.values.raw(),
+        scalesOf(cache.valueScales), c.dtype, c.batch, q.dim(1), c.heads,
+        c.keyDim, c.valueDim, c.capacity, b.get(), e.get(), scale, out.f32(),
+        lse.f32(), splits, splits > 1 ? work.f32() : nullptr, s_.compute);
     launched("attention");
   }
 
@@ -523,9 +528,10 @@ public:
           f32Bytes(partials) + f32Bytes(lse) + f32Bytes(out));
     if (skip())
       return;
-    kernels_ += cuda::lseCombine(partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
-                     partials.dim(0), partials.dim(1), partials.dim(2),
-                     partials.dim(3), out.f32(), s_.compute);
+    kernels_ += cuda::lseCombine(
+        partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
+        partials.dim(0), partials.dim(1), partials.dim(2), partials.dim(3),
+        out.f32(), s_.compute);
     launched("lseCombine");
   }
 
@@ -534,22 +540,24 @@ public:
     count("gatedActivation", 0, 0, 3 * f32Bytes(gate));
     if (skip())
       return;
-    kernels_ += cuda::gated(gate.f32(), up.f32(), gate.numel(), static_cast<int>(act.kind),
-                act.alpha, act.limit, out.f32(), s_.compute);
+    kernels_ += cuda::gated(gate.f32(), up.f32(), gate.numel(),
+                            static_cast<int>(act.kind), act.alpha, act.limit,
+                            out.f32(), s_.compute);
     launched("gatedActivation");
   }
 
-  void moeRoute(const Tensor &logits, const RouterConfig &c,
-                const Tensor *bias, Routing &out) override {
+  void moeRoute(const Tensor &logits, const RouterConfig &c, const Tensor *bias,
+                Routing &out) override {
     cuda::RouterParams p = cuda::routerParams(c, logits.dim(1));
     count("moeRoute", 0, 0,
           f32Bytes(logits) + (bias ? f32Bytes(*bias) : 0) +
               f32Bytes(out.weights) + 4.0 * double(out.indices.numel()));
     if (skip())
       return;
-    kernels_ += cuda::moeRoute(logits.f32(), bias ? bias->f32() : nullptr, logits.dim(0),
-                   p, static_cast<int32_t *>(out.indices.raw()),
-                   out.weights.f32(), s_.compute);
+    kernels_ += cuda::moeRoute(logits.f32(), bias ? bias->f32() : nullptr,
+                               logits.dim(0), p,
+                               static_cast<int32_t *>(out.indices.raw()),
+                               out.weights.f32(), s_.compute);
     launched("moeRoute");
   }
 
@@ -594,23 +602,24 @@ public:
               4.0 * double(2 * R * H + 3 * R * I + R * H + B * H + R));
     if (skip())
       return;
-    kernels_ += cuda::moeDispatch(static_cast<const int32_t *>(routing.indices.raw()), B, k,
-                      firstExpert, E, offsets, rows, slotOf, stats,
-                      s_.compute);
+    kernels_ += cuda::moeDispatch(
+        static_cast<const int32_t *>(routing.indices.raw()), B, k, firstExpert,
+        E, offsets, rows, slotOf, stats, s_.compute);
     const int64_t *live = offsets + E;
-    kernels_ += cuda::gatherRows(x.f32(), H, rows, R, xe.f32(), s_.compute, live);
+    kernels_ +=
+        cuda::gatherRows(x.f32(), H, rows, R, xe.f32(), s_.compute, live);
     bool gu = w.gateBias.defined();
     grouped(xe.f32(), H, w.gate, I, gu ? w.gateBias.f32() : nullptr, offsets,
             g.f32());
     grouped(xe.f32(), H, w.up, I, gu ? w.upBias.f32() : nullptr, offsets,
             u.f32());
-    kernels_ += cuda::gated(g.f32(), u.f32(), R * I, static_cast<int>(act.kind), act.alpha,
-                act.limit, h.f32(), s_.compute, live, I);
+    kernels_ += cuda::gated(g.f32(), u.f32(), R * I, static_cast<int>(act.kind),
+                            act.alpha, act.limit, h.f32(), s_.compute, live, I);
     bool db = addDownBias && w.downBias.defined();
     grouped(h.f32(), I, w.down, H, db ? w.downBias.f32() : nullptr, offsets,
             y.f32());
-    kernels_ += cuda::moeCombine(y.f32(), slotOf, routing.weights.f32(), B, k, H,
-                     out.f32(), s_.compute);
+    kernels_ += cuda::moeCombine(y.f32(), slotOf, routing.weights.f32(), B, k,
+                                 H, out.f32(), s_.compute);
     launched("moeExperts");
   }
 
@@ -620,8 +629,8 @@ public:
                const float *bias, const int64_t *offsets, float *out) {
     const BlockScales *bs = w.scales().get();
     kernels_ += cuda::linearGrouped(x, K, w.raw(), w.dtype(), w.elementOffset(),
-                        bs ? &bs->desc : nullptr, w.dim(0), N, bias, offsets,
-                        out, s_.compute);
+                                    bs ? &bs->desc : nullptr, w.dim(0), N, bias,
+                                    offsets, out, s_.compute);
   }
 
   void add(const Tensor &a, const Tensor &b, Tensor &out) override {
@@ -635,7 +644,8 @@ public:
     count("logAddExp", 0, 0, 3 * f32Bytes(a));
     if (skip())
       return;
-    kernels_ += cuda::logAddExp(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
+    kernels_ +=
+        cuda::logAddExp(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
     launched("logAddExp");
   }
   void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
@@ -652,7 +662,7 @@ public:
     if (skip())
       return;
     kernels_ += cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
-                       s_.compute);
+                                   s_.compute);
     launched("sliceLast");
   }
   void concatColumns(const Tensor &a, const Tensor &b, int64_t rows, int64_t ca,
@@ -660,7 +670,8 @@ public:
     count("concatColumns", 0, 0, 8.0 * double(rows * (ca + cb)));
     if (skip())
       return;
-    kernels_ += cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(), s_.compute);
+    kernels_ += cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(),
+                                    s_.compute);
     launched("concatLast");
   }
   void sumLeading(const Tensor &x, int64_t s, int64_t n, Tensor &out) override {
@@ -674,8 +685,8 @@ public:
 private:
   CudaState s_;
   std::map<std::string, OpTraffic> traffic_;
-  OpTraffic *op_ = nullptr; // the op count() named last
-  long opEntry_ = -1;       // its entry in the step graph's script
+  OpTraffic *op_ = nullptr;    // the op count() named last
+  long opEntry_ = -1;          // its entry in the step graph's script
   int kernels_ = 0, blas_ = 0; // issued by it so far
 
   /// The routed experts' traffic is known on the device only: each
@@ -688,11 +699,11 @@ private:
   /// bound, under its own name).
   static constexpr int64_t kMoeStatSlots = 4096;
   struct MoeCall {
-    int64_t slot;          // -1: no statistics
-    int64_t localExperts;  // E
-    int64_t maxRows;       // B k
-    double expertBytes;    // gate + up + down of one expert, as stored
-    double flopsPerRow;    // 6 I H
+    int64_t slot;         // -1: no statistics
+    int64_t localExperts; // E
+    int64_t maxRows;      // B k
+    double expertBytes;   // gate + up + down of one expert, as stored
+    double flopsPerRow;   // 6 I H
   };
   std::vector<MoeCall> moeCalls_;
   int64_t moeSlot_ = 0;
@@ -719,8 +730,8 @@ private:
       used = std::max(used, c.slot + 1);
     std::vector<int64_t> stats(2 * std::max<int64_t>(used, 1));
     if (used > 0)
-      const_cast<CudaBackend *>(this)->download(
-          stats.data(), moeStats_, stats.size() * sizeof(int64_t));
+      const_cast<CudaBackend *>(this)->download(stats.data(), moeStats_,
+                                                stats.size() * sizeof(int64_t));
     for (const MoeCall &c : moeCalls_) {
       bool known = c.slot >= 0;
       int64_t experts = known ? stats[2 * c.slot] : c.localExperts;

@@ -46,8 +46,9 @@ __device__ T blockCombine(T v, T none, T *scratch, const Op &op) {
 
 /// Sum (or max) of `v` over the block; every thread gets the result.
 template <bool Max> __device__ float blockReduce(float v, float *scratch) {
-  return blockCombine(v, Max ? -CUDART_INF_F : 0.0f, scratch,
-                      [](float a, float b) { return Max ? fmaxf(a, b) : a + b; });
+  return blockCombine(
+      v, Max ? -CUDART_INF_F : 0.0f, scratch,
+      [](float a, float b) { return Max ? fmaxf(a, b) : a + b; });
 }
 
 /// The rows of the tokens in this vocabulary shard, decoded from the
@@ -66,8 +67,8 @@ __global__ void embeddingKernel(const void *table, DType dtype, int64_t vocab,
 /// out = x * rsqrt(mean(x^2) + eps) * w for the block's row of `dim`
 /// values (x already in global memory; each thread reads back what it
 /// wrote, or the input).
-__device__ void normRow(const float *xr, const float *w, int64_t dim,
-                        float eps, float *out, float *scratch) {
+__device__ void normRow(const float *xr, const float *w, int64_t dim, float eps,
+                        float *out, float *scratch) {
   float ss = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
     ss += xr[i] * xr[i];
@@ -86,9 +87,9 @@ __global__ void rmsNormKernel(const float *x, const float *w, int64_t dim,
 /// The residual add and the next norm in one pass over the row: sum = a + b
 /// (written), out = rmsNorm(sum); the same arithmetic as addKernel then
 /// rmsNormKernel.
-__global__ void addRmsNormKernel(const float *a, const float *b,
-                                 const float *w, int64_t dim, float eps,
-                                 float *sum, float *out) {
+__global__ void addRmsNormKernel(const float *a, const float *b, const float *w,
+                                 int64_t dim, float eps, float *sum,
+                                 float *out) {
   __shared__ float scratch[32];
   int64_t row = blockIdx.x * dim;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
@@ -199,8 +200,8 @@ __global__ void ropeKvStoreKernel(float *q, int64_t qHeads, float *k,
       storeHead(kv.keys, kv.keyScales, k, kv.dtype, kv.capacity, kHeads,
                 kv.keyDim, b, slot, h);
     else
-      storeHead(kv.values, kv.valueScales, kv.v, kv.dtype, kv.capacity,
-                kHeads, kv.valueDim, b, slot, h - kHeads);
+      storeHead(kv.values, kv.valueScales, kv.v, kv.dtype, kv.capacity, kHeads,
+                kv.valueDim, b, slot, h - kHeads);
   }
 }
 
@@ -230,8 +231,10 @@ struct AttentionArgs {
 
 /// Values of format D in one 16-byte chunk of a KV row.
 template <DType D> constexpr int chunkValues() {
-  return D == DType::F32 ? 4 : D == DType::BF16 ? 8 : D == DType::F8E4M3 ? 16
-                                                                         : 32;
+  return D == DType::F32      ? 4
+         : D == DType::BF16   ? 8
+         : D == DType::F8E4M3 ? 16
+                              : 32;
 }
 
 /// Calls f(i, value) for the chunkValues<D>() values of chunk `c`, a
@@ -260,9 +263,8 @@ __device__ inline void forEachValue(const uint4 &c, const uint8_t *scales,
     else if constexpr (D == DType::F8E4M3)
       f(i, fmt::e4m3ToFloat(static_cast<uint8_t>(word >> (8 * k))));
     else
-      f(i,
-        fmt::e2m1ToFloat(static_cast<uint8_t>((word >> (4 * k)) & 15u)) *
-            (i < 16 ? s0 : s1));
+      f(i, fmt::e2m1ToFloat(static_cast<uint8_t>((word >> (4 * k)) & 15u)) *
+               (i < 16 ? s0 : s1));
   }
 }
 
@@ -290,10 +292,10 @@ __device__ inline KVRow kvRow(const uint8_t *base, const uint8_t *scales,
 /// at once, each thread accumulating its chunk of the output over its rows
 /// in registers; the row groups are summed through `p` at the end.
 template <DType D>
-__device__ void attendVectorized(const AttentionArgs &a, int64_t b,
-                                 int64_t kvh, int64_t lo, int64_t hi,
-                                 const float *qs, float *p, float *scratch,
-                                 float *o, float *lse) {
+__device__ void attendVectorized(const AttentionArgs &a, int64_t b, int64_t kvh,
+                                 int64_t lo, int64_t hi, const float *qs,
+                                 float *p, float *scratch, float *o,
+                                 float *lse) {
   constexpr int V = chunkValues<D>();
   const int tid = threadIdx.x, nt = blockDim.x;
   int64_t keyChunks = a.keyDim / V;
@@ -314,8 +316,8 @@ __device__ void attendVectorized(const AttentionArgs &a, int64_t b,
       int j = j0 + slot;
       float d = 0.0f;
       if (j < n) {
-        KVRow k = kvRow(a.keys, a.keyScales, D, a.keyDim, a.capacity,
-                        a.kvHeads, b, t0 + j, kvh);
+        KVRow k = kvRow(a.keys, a.keyScales, D, a.keyDim, a.capacity, a.kvHeads,
+                        b, t0 + j, kvh);
         for (int64_t c = sub; c < keyChunks; c += group) {
           const float *qc = qs + c * V;
           forEachValue<D>(k.chunks[c], k.scales ? k.scales + 2 * c : nullptr,
@@ -371,8 +373,9 @@ __device__ void attendVectorized(const AttentionArgs &a, int64_t b,
 /// Any layout: one thread per key for the scores, one per value dimension
 /// for the accumulation (in shared memory), K/V decoded element by element.
 __device__ void attendScalar(const AttentionArgs &a, int64_t b, int64_t kvh,
-                             int64_t lo, int64_t hi, const float *qs, float *acc,
-                             float *p, float *scratch, float *o, float *lse) {
+                             int64_t lo, int64_t hi, const float *qs,
+                             float *acc, float *p, float *scratch, float *o,
+                             float *lse) {
   for (int64_t i = threadIdx.x; i < a.valueDim; i += blockDim.x)
     acc[i] = 0.0f;
   float m = -CUDART_INF_F, l = 0.0f;
@@ -438,8 +441,8 @@ __global__ void attentionKernel(AttentionArgs a) {
       return attendVectorized<DType::F32>(a, b, kvh, lo, hi, qs, p, scratch, o,
                                           lse);
     case DType::BF16:
-      return attendVectorized<DType::BF16>(a, b, kvh, lo, hi, qs, p, scratch,
-                                           o, lse);
+      return attendVectorized<DType::BF16>(a, b, kvh, lo, hi, qs, p, scratch, o,
+                                           lse);
     case DType::F8E4M3:
       return attendVectorized<DType::F8E4M3>(a, b, kvh, lo, hi, qs, p, scratch,
                                              o, lse);
@@ -560,14 +563,14 @@ __global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
                                      int64_t scaleBase, BlockScaleDesc desc,
                                      bool scaled, int64_t N, const float *bias,
                                      float *out) {
-  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) +
-              (threadIdx.x >> 5);
+  int64_t n =
+      blockIdx.x * static_cast<int64_t>(kLinearWarps) + (threadIdx.x >> 5);
   if (n >= N)
     return; // the whole warp: n is the same for its lanes
   int64_t m0 = blockIdx.y * static_cast<int64_t>(kLinearRows);
   int rows = static_cast<int>(min(static_cast<int64_t>(kLinearRows), M - m0));
-  linearColumn(x, m0, rows, K, w, dtype, first + n * K, scaleBase, desc,
-               scaled, N, n, bias ? bias[n] : 0.0f, out);
+  linearColumn(x, m0, rows, K, w, dtype, first + n * K, scaleBase, desc, scaled,
+               N, n, bias ? bias[n] : 0.0f, out);
 }
 
 /// The grouped expert GEMM: expert e = blockIdx.y multiplies rows
@@ -577,22 +580,21 @@ __global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
 /// whatever the routing. A block of an expert without rows does nothing.
 __global__ void linearGroupedKernel(const float *x, int64_t K, const void *w,
                                     DType dtype, int64_t scaleBase,
-                                    BlockScaleDesc desc, bool scaled,
-                                    int64_t N, const float *bias,
-                                    const int64_t *offsets, float *out) {
-  int64_t n = blockIdx.x * static_cast<int64_t>(kLinearWarps) +
-              (threadIdx.x >> 5);
+                                    BlockScaleDesc desc, bool scaled, int64_t N,
+                                    const float *bias, const int64_t *offsets,
+                                    float *out) {
+  int64_t n =
+      blockIdx.x * static_cast<int64_t>(kLinearWarps) + (threadIdx.x >> 5);
   int64_t e = blockIdx.y;
   if (n >= N)
     return;
   int64_t lo = offsets[e], hi = offsets[e + 1];
   float b = bias ? bias[e * N + n] : 0.0f;
   for (int64_t m0 = lo; m0 < hi; m0 += kLinearRows)
-    linearColumn(x, m0,
-                 static_cast<int>(min(static_cast<int64_t>(kLinearRows),
-                                      hi - m0)),
-                 K, w, dtype, (e * N + n) * K, scaleBase, desc, scaled, N, n,
-                 b, out);
+    linearColumn(
+        x, m0,
+        static_cast<int>(min(static_cast<int64_t>(kLinearRows), hi - m0)), K, w,
+        dtype, (e * N + n) * K, scaleBase, desc, scaled, N, n, b, out);
 }
 
 /// The largest (v, at) of the warp, ties to the lower `at`: shuffles of
@@ -633,8 +635,8 @@ __global__ void moeRouteKernel(const float *logits, const float *bias,
   m = blockCombine(m, double(-CUDART_INF_F), dscratch, most);
   double z = 0;
   for (int64_t e = tid; e < E; e += nt) {
-    double x = p.sigmoid ? 1.0 / (1.0 + exp(-double(l[e])))
-                         : exp(double(l[e]) - m);
+    double x =
+        p.sigmoid ? 1.0 / (1.0 + exp(-double(l[e]))) : exp(double(l[e]) - m);
     score[e] = x;
     z += x;
   }
@@ -906,37 +908,37 @@ __global__ void gatherRowsKernel(const float *x, int64_t cols,
 } // namespace
 
 int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
-               const int64_t *tokens, int64_t batch, int64_t vocabBegin,
-               float *out, cudaStream_t stream) {
+              const int64_t *tokens, int64_t batch, int64_t vocabBegin,
+              float *out, cudaStream_t stream) {
   embeddingKernel<<<batch, kThreads, 0, stream>>>(table, dtype, vocab, hidden,
                                                   tokens, vocabBegin, out);
   return 1;
 }
 
 int rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
-             float eps, float *out, cudaStream_t stream) {
+            float eps, float *out, cudaStream_t stream) {
   rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, dim, eps, out);
   return 1;
 }
 
 int addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
-                int64_t dim, float eps, float *sum, float *out,
-                cudaStream_t stream) {
+               int64_t dim, float eps, float *sum, float *out,
+               cudaStream_t stream) {
   addRmsNormKernel<<<rows, kThreads, 0, stream>>>(a, b, w, dim, eps, sum, out);
   return 1;
 }
 
 int addBias(float *out, const float *bias, int64_t rows, int64_t cols,
-             cudaStream_t stream) {
+            cudaStream_t stream) {
   addBiasKernel<<<blocksFor(rows * cols), kThreads, 0, stream>>>(out, bias,
                                                                  rows, cols);
   return 1;
 }
 
 int rope(float *x, int64_t batch, int64_t heads, int64_t dim,
-          const int64_t *positions, const float *invFreq, int64_t half,
-          float attentionFactor, int64_t offset, bool interleaved,
-          cudaStream_t stream) {
+         const int64_t *positions, const float *invFreq, int64_t half,
+         float attentionFactor, int64_t offset, bool interleaved,
+         cudaStream_t stream) {
   int64_t n = batch * heads * half;
   RopeArgs r{positions, invFreq, half, attentionFactor, offset, interleaved};
   ropeKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, batch, heads, dim, r);
@@ -944,8 +946,8 @@ int rope(float *x, int64_t batch, int64_t heads, int64_t dim,
 }
 
 int kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
-             int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
-             const int64_t *slots, cudaStream_t stream) {
+            int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
+            const int64_t *slots, cudaStream_t stream) {
   kvStoreKernel<<<batch, 32, 0, stream>>>(static_cast<uint8_t *>(dst), scales,
                                           src, dtype, capacity, heads, dim,
                                           slots);
@@ -953,17 +955,23 @@ int kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
 }
 
 int ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
-                 int64_t batch, int64_t dim, const int64_t *positions,
-                 const float *invFreq, int64_t half, float attentionFactor,
-                 int64_t offset, bool interleaved, const KVStoreTarget *cache,
-                 cudaStream_t stream) {
+                int64_t batch, int64_t dim, const int64_t *positions,
+                const float *invFreq, int64_t half, float attentionFactor,
+                int64_t offset, bool interleaved, const KVStoreTarget *cache,
+                cudaStream_t stream) {
   RopeArgs r{positions, invFreq, half, attentionFactor, offset, interleaved};
   KVAppendArgs kv{};
   if (cache)
-    kv = {static_cast<uint8_t *>(cache->keys), cache->keyScales,
-          static_cast<uint8_t *>(cache->values), cache->valueScales,
-          cache->v, cache->dtype, cache->capacity, cache->keyDim,
-          cache->valueDim, cache->slots};
+    kv = {static_cast<uint8_t *>(cache->keys),
+          cache->keyScales,
+          static_cast<uint8_t *>(cache->values),
+          cache->valueScales,
+          cache->v,
+          cache->dtype,
+          cache->capacity,
+          cache->keyDim,
+          cache->valueDim,
+          cache->slots};
   ropeKvStoreKernel<<<batch, kThreads, 0, stream>>>(q, qHeads, k, kHeads, dim,
                                                     r, kv);
   return 1;
@@ -978,18 +986,17 @@ bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
   };
   bool format = dtype == DType::F32 || dtype == DType::BF16 ||
                 dtype == DType::F8E4M3 || dtype == DType::F4E2M1;
-  return format && (keyDim * bits) % 128 == 0 &&
-         (valueDim * bits) % 128 == 0 &&
+  return format && (keyDim * bits) % 128 == 0 && (valueDim * bits) % 128 == 0 &&
          valueDim * bits / 128 <= kAttentionThreads && aligned(keys) &&
          (valueInKey || aligned(values));
 }
 
 int attention(const float *q, const void *keys, const uint8_t *keyScales,
-               const void *values, const uint8_t *valueScales, DType dtype,
-               int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
-               int64_t valueDim, int64_t capacity, const int64_t *begin,
-               const int64_t *end, float scale, float *out, float *lse,
-               int splits, float *workspace, cudaStream_t stream) {
+              const void *values, const uint8_t *valueScales, DType dtype,
+              int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
+              int64_t valueDim, int64_t capacity, const int64_t *begin,
+              const int64_t *end, float scale, float *out, float *lse,
+              int splits, float *workspace, cudaStream_t stream) {
   int threads = kAttentionThreads;
   size_t smem = (keyDim + valueDim + threads) * sizeof(float);
   splits = std::max(1, splits);
@@ -1012,8 +1019,8 @@ int attention(const float *q, const void *keys, const uint8_t *keyScales,
   a.scale = scale;
   a.out = splits > 1 ? workspace : out;
   a.lse = splits > 1 ? workspace + splits * rows * valueDim : lse;
-  a.vectorized = attentionVectorized(dtype, keyDim, valueDim, !values, keys,
-                                     values);
+  a.vectorized =
+      attentionVectorized(dtype, keyDim, valueDim, !values, keys, values);
   dim3 grid(static_cast<unsigned>(qHeads), static_cast<unsigned>(batch),
             static_cast<unsigned>(splits));
   attentionKernel<<<grid, threads, smem, stream>>>(a);
@@ -1025,7 +1032,7 @@ int attention(const float *q, const void *keys, const uint8_t *keyScales,
 }
 
 int dequantize(const void *q, DType dtype, int64_t n, int64_t base,
-                const BlockScaleDesc *desc, float *out, cudaStream_t stream) {
+               const BlockScaleDesc *desc, float *out, cudaStream_t stream) {
   if (n == 0)
     return 0;
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
@@ -1036,9 +1043,9 @@ int dequantize(const void *q, DType dtype, int64_t n, int64_t base,
 }
 
 int linearResident(const float *x, int64_t M, int64_t K, const void *w,
-                    DType dtype, int64_t first, int64_t scaleBase,
-                    const BlockScaleDesc *desc, int64_t N, const float *bias,
-                    float *out, cudaStream_t stream) {
+                   DType dtype, int64_t first, int64_t scaleBase,
+                   const BlockScaleDesc *desc, int64_t N, const float *bias,
+                   float *out, cudaStream_t stream) {
   if (M == 0 || N == 0)
     return 0;
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
@@ -1050,29 +1057,29 @@ int linearResident(const float *x, int64_t M, int64_t K, const void *w,
 }
 
 int lseCombine(const float *partials, const float *lse, const float *sinks,
-                int64_t batch, int64_t shards, int64_t heads, int64_t dim,
-                float *out, cudaStream_t stream) {
+               int64_t batch, int64_t shards, int64_t heads, int64_t dim,
+               float *out, cudaStream_t stream) {
   lseCombineKernel<<<batch * heads, 128, 0, stream>>>(partials, lse, sinks,
                                                       shards, heads, dim, out);
   return 1;
 }
 
 int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
-           float limit, float *out, cudaStream_t stream,
-           const int64_t *liveRows, int64_t rowLen) {
+          float limit, float *out, cudaStream_t stream, const int64_t *liveRows,
+          int64_t rowLen) {
   gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(
       gate, up, n, kind, alpha, limit, liveRows, rowLen, out);
   return 1;
 }
 
 int add(const float *a, const float *b, int64_t n, float *out,
-         cudaStream_t stream) {
+        cudaStream_t stream) {
   addKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
   return 1;
 }
 
 int logAddExp(const float *a, const float *b, int64_t n, float *out,
-               cudaStream_t stream) {
+              cudaStream_t stream) {
   if (n == 0)
     return 0;
   logAddExpKernel<<<blocksFor(n), kThreads, 0, stream>>>(a, b, n, out);
@@ -1080,33 +1087,33 @@ int logAddExp(const float *a, const float *b, int64_t n, float *out,
 }
 
 int swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
-                cudaStream_t stream) {
+               cudaStream_t stream) {
   swapKernel<<<blocksFor(a * b * c), kThreads, 0, stream>>>(x, a, b, c, out);
   return 1;
 }
 
 int sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
-                  int64_t count, float *out, cudaStream_t stream) {
+                 int64_t count, float *out, cudaStream_t stream) {
   sliceKernel<<<blocksFor(rows * count), kThreads, 0, stream>>>(
       x, rows, cols, begin, count, out);
   return 1;
 }
 
 int concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
-                   int64_t cb, float *out, cudaStream_t stream) {
+                  int64_t cb, float *out, cudaStream_t stream) {
   concatKernel<<<blocksFor(rows * (ca + cb)), kThreads, 0, stream>>>(
       a, b, rows, ca, cb, out);
   return 1;
 }
 
 int sumLeading(const float *x, int64_t s, int64_t n, float *out,
-                cudaStream_t stream) {
+               cudaStream_t stream) {
   sumLeadingKernel<<<blocksFor(n), kThreads, 0, stream>>>(x, s, n, out);
   return 1;
 }
 
 int gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
-                float *out, cudaStream_t stream, const int64_t *live) {
+               float *out, cudaStream_t stream, const int64_t *live) {
   if (n == 0)
     return 0;
   gatherRowsKernel<<<n, kThreads, 0, stream>>>(x, cols, rows, live, out);
@@ -1114,9 +1121,9 @@ int gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
 }
 
 int linearGrouped(const float *x, int64_t K, const void *w, DType dtype,
-                   int64_t scaleBase, const BlockScaleDesc *desc,
-                   int64_t experts, int64_t N, const float *bias,
-                   const int64_t *offsets, float *out, cudaStream_t stream) {
+                  int64_t scaleBase, const BlockScaleDesc *desc,
+                  int64_t experts, int64_t N, const float *bias,
+                  const int64_t *offsets, float *out, cudaStream_t stream) {
   if (experts == 0 || N == 0)
     return 0;
   BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
@@ -1133,8 +1140,8 @@ size_t moeRouteSharedBytes(const RouterParams &p) {
 }
 
 int moeRoute(const float *logits, const float *correctionBias, int64_t batch,
-              const RouterParams &p, int32_t *indices, float *weights,
-              cudaStream_t stream) {
+             const RouterParams &p, int32_t *indices, float *weights,
+             cudaStream_t stream) {
   if (batch == 0)
     return 0;
   size_t smem = moeRouteSharedBytes(p);
@@ -1143,18 +1150,17 @@ int moeRoute(const float *logits, const float *correctionBias, int64_t batch,
   return 1;
 }
 
-int moeDispatch(const int32_t *indices, int64_t batch, int64_t k,
-                 int64_t first, int64_t experts, int64_t *offsets,
-                 int64_t *rows, int64_t *slotOf, int64_t *stats,
-                 cudaStream_t stream) {
+int moeDispatch(const int32_t *indices, int64_t batch, int64_t k, int64_t first,
+                int64_t experts, int64_t *offsets, int64_t *rows,
+                int64_t *slotOf, int64_t *stats, cudaStream_t stream) {
   moeDispatchKernel<<<1, kThreads, 0, stream>>>(
       indices, batch * k, k, first, experts, offsets, rows, slotOf, stats);
   return 1;
 }
 
 int moeCombine(const float *y, const int64_t *slotOf, const float *weights,
-                int64_t batch, int64_t k, int64_t cols, float *out,
-                cudaStream_t stream) {
+               int64_t batch, int64_t k, int64_t cols, float *out,
+               cudaStream_t stream) {
   if (batch == 0)
     return 0;
   moeCombineKernel<<<batch, kThreads, 0, stream>>>(y, slotOf, weights, k, cols,

@@ -24,27 +24,27 @@ namespace cuda {
 /// out[b, :] = row tokens[b] - vocabBegin of table [vocab, hidden] (f32 or
 /// BF16), zeros for tokens outside this shard.
 int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
-               const int64_t *tokens, int64_t batch, int64_t vocabBegin,
-               float *out, cudaStream_t stream);
+              const int64_t *tokens, int64_t batch, int64_t vocabBegin,
+              float *out, cudaStream_t stream);
 int rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
-             float eps, float *out, cudaStream_t stream);
+            float eps, float *out, cudaStream_t stream);
 /// sum = a + b, out = rmsNorm(sum) (rows of `dim`), one kernel: the same
 /// arithmetic as add() then rmsNorm().
 int addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
-                int64_t dim, float eps, float *sum, float *out,
-                cudaStream_t stream);
+               int64_t dim, float eps, float *sum, float *out,
+               cudaStream_t stream);
 /// out[m, n] += bias[n].
 int addBias(float *out, const float *bias, int64_t rows, int64_t cols,
-             cudaStream_t stream);
+            cudaStream_t stream);
 int rope(float *x, int64_t batch, int64_t heads, int64_t dim,
-          const int64_t *positions, const float *invFreq, int64_t half,
-          float attentionFactor, int64_t offset, bool interleaved,
-          cudaStream_t stream);
+         const int64_t *positions, const float *invFreq, int64_t half,
+         float attentionFactor, int64_t offset, bool interleaved,
+         cudaStream_t stream);
 /// dst[b, slots[b], h, :] = encodeKV(src[b, h, :]) for slots[b] >= 0
 /// (scales: the F4E2M1 cache's block scales, else null).
 int kvStore(void *dst, uint8_t *scales, const float *src, DType dtype,
-             int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
-             const int64_t *slots, cudaStream_t stream);
+            int64_t batch, int64_t capacity, int64_t heads, int64_t dim,
+            const int64_t *slots, cudaStream_t stream);
 /// Where ropeKvStore appends: the cache (keys [batch, capacity, kHeads,
 /// keyDim], values likewise or null for a value-in-key cache, the F4E2M1
 /// scales or null) and the new values v [batch, kHeads, valueDim] (null
@@ -63,10 +63,10 @@ struct KVStoreTarget {
 /// a cache, kvStore() of the roped k and of v at `slots`: one kernel, the
 /// same results as those launches.
 int ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
-                 int64_t batch, int64_t dim, const int64_t *positions,
-                 const float *invFreq, int64_t half, float attentionFactor,
-                 int64_t offset, bool interleaved, const KVStoreTarget *cache,
-                 cudaStream_t stream);
+                int64_t batch, int64_t dim, const int64_t *positions,
+                const float *invFreq, int64_t half, float attentionFactor,
+                int64_t offset, bool interleaved, const KVStoreTarget *cache,
+                cudaStream_t stream);
 
 /// Split-K decode attention: how many parts to cut each row's key range
 /// into, so that batch x query heads x splits blocks fill the device
@@ -96,22 +96,21 @@ inline int64_t attentionWorkspace(int splits, int64_t batch, int64_t qHeads,
 /// format), at most 128 chunks per value head (the block's threads), and
 /// 16-byte aligned K and V. Otherwise it reads K/V element by element.
 bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
-                         bool valueInKey, const void *keys,
-                         const void *values);
+                         bool valueInKey, const void *keys, const void *values);
 
 /// K/V stored in `dtype` (NumberFormats.h); values == nullptr: the value
 /// is the first valueDim entries of the key. `splits` > 1: split-K, the
 /// parts' outputs in `workspace` (attentionWorkspace floats), then merged.
 int attention(const float *q, const void *keys, const uint8_t *keyScales,
-               const void *values, const uint8_t *valueScales, DType dtype,
-               int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
-               int64_t valueDim, int64_t capacity, const int64_t *begin,
-               const int64_t *end, float scale, float *out, float *lse,
-               int splits, float *workspace, cudaStream_t stream);
+              const void *values, const uint8_t *valueScales, DType dtype,
+              int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
+              int64_t valueDim, int64_t capacity, const int64_t *begin,
+              const int64_t *end, float scale, float *out, float *lse,
+              int splits, float *workspace, cudaStream_t stream);
 /// out[i] = decoded element i of q times its block scale (desc null: no
 /// scales); `base` is q's first element in its storage.
 int dequantize(const void *q, DType dtype, int64_t n, int64_t base,
-                const BlockScaleDesc *desc, float *out, cudaStream_t stream);
+               const BlockScaleDesc *desc, float *out, cudaStream_t stream);
 /// The most rows of x the GEMM path streams resident weights for
 /// (linearResident re-reads the weights once per 8 rows, so up to 8
 /// times); more rows, a prefill-sized M, decode the weights to f32 once and
@@ -125,35 +124,34 @@ constexpr int64_t kStreamingGemmMaxRows = 64;
 /// first + n K + k (scaleBase: w's first element in its storage). The
 /// weights move once, in their format: no f32 copy.
 int linearResident(const float *x, int64_t M, int64_t K, const void *w,
-                    DType dtype, int64_t first, int64_t scaleBase,
-                    const BlockScaleDesc *desc, int64_t N, const float *bias,
-                    float *out, cudaStream_t stream);
+                   DType dtype, int64_t first, int64_t scaleBase,
+                   const BlockScaleDesc *desc, int64_t N, const float *bias,
+                   float *out, cudaStream_t stream);
 int lseCombine(const float *partials, const float *lse, const float *sinks,
-                int64_t batch, int64_t shards, int64_t heads, int64_t dim,
-                float *out, cudaStream_t stream);
+               int64_t batch, int64_t shards, int64_t heads, int64_t dim,
+               float *out, cudaStream_t stream);
 /// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
 /// liveRows (device, optional): only the first *liveRows rows of rowLen.
 int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
-           float limit, float *out, cudaStream_t stream,
-           const int64_t *liveRows = nullptr, int64_t rowLen = 0);
+          float limit, float *out, cudaStream_t stream,
+          const int64_t *liveRows = nullptr, int64_t rowLen = 0);
 int add(const float *a, const float *b, int64_t n, float *out,
-         cudaStream_t stream);
+        cudaStream_t stream);
 /// out = log(exp(a) + exp(b)) (in double; -inf where both are).
 int logAddExp(const float *a, const float *b, int64_t n, float *out,
-               cudaStream_t stream);
+              cudaStream_t stream);
 int swapAxes01(const float *x, int64_t a, int64_t b, int64_t c, float *out,
-                cudaStream_t stream);
+               cudaStream_t stream);
 int sliceColumns(const float *x, int64_t rows, int64_t cols, int64_t begin,
-                  int64_t count, float *out, cudaStream_t stream);
+                 int64_t count, float *out, cudaStream_t stream);
 int concatColumns(const float *a, const float *b, int64_t rows, int64_t ca,
-                   int64_t cb, float *out, cudaStream_t stream);
+                  int64_t cb, float *out, cudaStream_t stream);
 int sumLeading(const float *x, int64_t s, int64_t n, float *out,
-                cudaStream_t stream);
+               cudaStream_t stream);
 /// out[i, :] = x[rows[i], :] for i < n (live, device, optional: only for
 /// i < *live).
 int gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
-                float *out, cudaStream_t stream,
-                const int64_t *live = nullptr);
+               float *out, cudaStream_t stream, const int64_t *live = nullptr);
 
 //===-- MoE on the device: route, dispatch, grouped GEMM, combine ---------===//
 
@@ -167,8 +165,8 @@ struct RouterParams {
 /// correction bias [E]: routeHost's algorithm (Ops.cpp) in double, one
 /// block per token. Dynamic shared memory: moeRouteSharedBytes.
 int moeRoute(const float *logits, const float *correctionBias, int64_t batch,
-              const RouterParams &p, int32_t *indices, float *weights,
-              cudaStream_t stream);
+             const RouterParams &p, int32_t *indices, float *weights,
+             cudaStream_t stream);
 size_t moeRouteSharedBytes(const RouterParams &p);
 /// Groups the routed pairs of indices [batch, k] by local expert [first,
 /// first + experts): offsets [experts + 1] (offsets[experts]: rows routed
@@ -176,23 +174,22 @@ size_t moeRouteSharedBytes(const RouterParams &p);
 /// offsets[experts] valid), slotOf [batch k] (each pair's dispatched row or
 /// -1), stats [2] (optional: experts with rows, rows). One block, no
 /// atomics, no host round trip.
-int moeDispatch(const int32_t *indices, int64_t batch, int64_t k,
-                 int64_t first, int64_t experts, int64_t *offsets,
-                 int64_t *rows, int64_t *slotOf, int64_t *stats,
-                 cudaStream_t stream);
+int moeDispatch(const int32_t *indices, int64_t batch, int64_t k, int64_t first,
+                int64_t experts, int64_t *offsets, int64_t *rows,
+                int64_t *slotOf, int64_t *stats, cudaStream_t stream);
 /// The grouped expert GEMM, one launch: rows [offsets[e], offsets[e+1]) of
 /// x [*, K] times expert e's W [N, K] (element e N K on of `w`, read as
 /// stored like linearResident, scales at scaleBase + element), plus bias
 /// row e of bias [experts, N] (optional), into the same rows of out [*, N].
 int linearGrouped(const float *x, int64_t K, const void *w, DType dtype,
-                   int64_t scaleBase, const BlockScaleDesc *desc,
-                   int64_t experts, int64_t N, const float *bias,
-                   const int64_t *offsets, float *out, cudaStream_t stream);
+                  int64_t scaleBase, const BlockScaleDesc *desc,
+                  int64_t experts, int64_t N, const float *bias,
+                  const int64_t *offsets, float *out, cudaStream_t stream);
 /// out[b, :] = sum_j weights[b, j] y[slotOf[b k + j], :] over the pairs
 /// with a row here (j in order), 0 when none has.
 int moeCombine(const float *y, const int64_t *slotOf, const float *weights,
-                int64_t batch, int64_t k, int64_t cols, float *out,
-                cudaStream_t stream);
+               int64_t batch, int64_t k, int64_t cols, float *out,
+               cudaStream_t stream);
 
 } // namespace cuda
 } // namespace rt

@@ -231,9 +231,8 @@ private:
     cursor_ = 0;
     // Thread-local mode: the same rules for this thread, and the trace
     // tells the check from the step's capture (global mode).
-    cudaCheck(
-        cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
-        "cudaStreamBeginCapture (replay check)");
+    cudaCheck(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
+              "cudaStreamBeginCapture (replay check)");
     mode_ = Mode::Replay;
     Tensor result;
     try {

@@ -19,8 +19,7 @@ namespace rt {
 
 /// Bytes of `n` elements stored in `dtype`, with the block scales they use
 /// (desc null: none).
-inline double storedBytes(DType dtype, const BlockScaleDesc *desc,
-                          int64_t n) {
+inline double storedBytes(DType dtype, const BlockScaleDesc *desc, int64_t n) {
   double b = double(dtypeBytes(dtype, n));
   if (desc)
     b += std::ceil(double(n) / double(desc->blockRows * desc->blockCols)) *

@@ -122,8 +122,8 @@ static Tensor swapBlocks(Context &ctx, const Tensor &x, int64_t outer,
 }
 
 /// The spans of query j of every request (rows r * q + j).
-static std::vector<int64_t> blockSpans(const Ints &spans, int64_t q,
-                                       int64_t j, int64_t B) {
+static std::vector<int64_t> blockSpans(const Ints &spans, int64_t q, int64_t j,
+                                       int64_t B) {
   std::vector<int64_t> out;
   for (int64_t r = 0; r < B; ++r) {
     out.push_back(spans.data[2 * (r * q + j)]);
@@ -157,9 +157,9 @@ static AttentionPartial attendOnce(Context &ctx, const Tensor &q,
                                    const KVCache &c, const Ints &spans,
                                    int64_t queries, float scale) {
   int64_t R = q.dim(0), Hq = q.dim(1), D = q.dim(2), B = R / queries;
-  AttentionPartial common = attendSpans(
-      ctx, q.view({B, queries * Hq, D}), c, blockSpans(spans, queries, 0, B),
-      scale);
+  AttentionPartial common =
+      attendSpans(ctx, q.view({B, queries * Hq, D}), c,
+                  blockSpans(spans, queries, 0, B), scale);
   Tensor qT = swapBlocks(ctx, q, B, queries);
   std::vector<Tensor> outs, lses;
   for (int64_t j = 0; j < queries; ++j) {

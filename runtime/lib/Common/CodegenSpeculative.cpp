@@ -84,8 +84,7 @@ int runSpeculativePrograms(int argc, char **argv, const std::string &name,
   };
   prog.prepare = [&](Context &ctx) { mine->prepare(ctx); };
   prog.verify = [&](Context &ctx, const StepInputs &in) {
-    return runPass(ctx, mine->step, state, in, promptRows * q, requests * q,
-                   q);
+    return runPass(ctx, mine->step, state, in, promptRows * q, requests * q, q);
   };
   prog.draft = [&](Context &ctx, const StepInputs &in) {
     return runPass(ctx, mine->draftStep, draftState, in, promptRows * q,

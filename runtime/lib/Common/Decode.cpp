@@ -122,8 +122,7 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
       (flag == "--draft-oracle"        ? a.draftOracle
        : flag == "--dump-draft-logits" ? a.dumpDraftLogits
                                        : a.dumpAcceptance) = value;
-    }
-    else if (flag == "--backend")
+    } else if (flag == "--backend")
       a.context.backend = value;
     else if (flag == "--collectives")
       a.context.collectives = value;
@@ -198,9 +197,9 @@ void reportTraffic(Context &ctx, int64_t step) {
   OpTraffic sum;
   for (const auto &[name, t] : ops)
     sum += t;
-  std::vector<double> mine = {sum.weightBytes,     sum.kvBytes,
-                              sum.actBytes,        sum.flops,
-                              double(sum.calls),   double(sum.launches),
+  std::vector<double> mine = {sum.weightBytes,       sum.kvBytes,
+                              sum.actBytes,          sum.flops,
+                              double(sum.calls),     double(sum.launches),
                               double(sum.blasCalls), double(sum.collectives)};
   const int n = static_cast<int>(mine.size());
   std::vector<double> all(mine.size() * ctx.worldSize());
@@ -226,16 +225,15 @@ void reportTraffic(Context &ctx, int64_t step) {
                 v[5], v[6], v[7]);
   }
   for (const auto &[name, t] : ops)
-    std::printf("traffic rank 0 op %s: calls %lld, weights %.0f B, kv %.0f "
-                "B, activations %.0f B, flops %.0f, launches %lld, cublas "
-                "%lld, collectives %lld%s\n",
-                name.c_str(), static_cast<long long>(t.calls), t.weightBytes,
-                t.kvBytes, t.actBytes, t.flops,
-                static_cast<long long>(t.launches),
-                static_cast<long long>(t.blasCalls),
-                static_cast<long long>(t.collectives),
-                t.experts ? (", experts " + std::to_string(t.experts)).c_str()
-                          : "");
+    std::printf(
+        "traffic rank 0 op %s: calls %lld, weights %.0f B, kv %.0f "
+        "B, activations %.0f B, flops %.0f, launches %lld, cublas "
+        "%lld, collectives %lld%s\n",
+        name.c_str(), static_cast<long long>(t.calls), t.weightBytes, t.kvBytes,
+        t.actBytes, t.flops, static_cast<long long>(t.launches),
+        static_cast<long long>(t.blasCalls),
+        static_cast<long long>(t.collectives),
+        t.experts ? (", experts " + std::to_string(t.experts)).c_str() : "");
   std::fflush(stdout);
 }
 
@@ -361,9 +359,9 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
     if (!(err = shareTextFile(args.draftOracle, oracleText)).empty())
       return fail(err);
     try {
-      spec.oracle = readDraftOracle(oracleText, args.draftOracle, batch,
-                                    scheduleSteps(prompts, args.steps),
-                                    prog.vocabSize);
+      spec.oracle =
+          readDraftOracle(oracleText, args.draftOracle, batch,
+                          scheduleSteps(prompts, args.steps), prog.vocabSize);
     } catch (const std::exception &e) {
       err = e.what();
     }
@@ -442,8 +440,7 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
       in.contextLengths.assign(batch, t + 1);
       if (args.reportTraffic && t + 1 == schedule.steps())
         ctx->backend().resetTraffic(); // count the last step alone
-      Tensor out =
-          ctx->backend().runStep([&] { return prog.step(*ctx, in); });
+      Tensor out = ctx->backend().runStep([&] { return prog.step(*ctx, in); });
       if (rank == 0) {
         check(out.defined() && out.rank() == 2 && out.dim(0) == batch &&
                   out.dim(1) == V,

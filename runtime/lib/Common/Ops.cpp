@@ -122,9 +122,8 @@ AddNorm addRmsNorm(Context &ctx, const Tensor &a, const Tensor &b,
   return r;
 }
 
-void Backend::addRmsNorm(const Tensor &a, const Tensor &b,
-                         const Tensor &weight, float eps, Tensor &sum,
-                         Tensor &out) {
+void Backend::addRmsNorm(const Tensor &a, const Tensor &b, const Tensor &weight,
+                         float eps, Tensor &sum, Tensor &out) {
   add(a, b, sum);
   rmsNorm(sum, weight, eps, out);
 }
@@ -452,8 +451,8 @@ void Backend::moeRoute(const Tensor &logits, const RouterConfig &config,
     download(bias.data(), correctionBias->f32(), bias.size() * sizeof(float));
   std::vector<int32_t> idx;
   std::vector<float> w;
-  routeHost(l.data(), B, E, config, correctionBias ? bias.data() : nullptr,
-            idx, w);
+  routeHost(l.data(), B, E, config, correctionBias ? bias.data() : nullptr, idx,
+            w);
   upload(out.indices.raw(), idx.data(), idx.size() * sizeof(int32_t));
   upload(out.weights.raw(), w.data(), w.size() * sizeof(float));
 }
@@ -539,8 +538,8 @@ void Backend::logAddExp(const Tensor &a, const Tensor &b, Tensor &out) {
       continue;
     }
     double m = std::max(x[i], y[i]);
-    x[i] = static_cast<float>(m + std::log(std::exp(x[i] - m) +
-                                           std::exp(y[i] - m)));
+    x[i] = static_cast<float>(
+        m + std::log(std::exp(x[i] - m) + std::exp(y[i] - m)));
   }
   upload(out.raw(), x.data(), x.size() * sizeof(float));
 }

@@ -43,8 +43,8 @@ std::vector<int64_t> argmaxOnRoot(Context &ctx, const Tensor &logits,
   MPI_Request req;
   MPI_Ibcast(best.data(), static_cast<int>(rows), MPI_INT64_T, 0,
              MPI_COMM_WORLD, &req);
-  waitWithDeadline(req, timeoutS, what + ": broadcast of the argmax from rank 0",
-                   everyone);
+  waitWithDeadline(req, timeoutS,
+                   what + ": broadcast of the argmax from rank 0", everyone);
   return best;
 }
 
@@ -71,8 +71,7 @@ StepInputs inputsOf(const PassRows &rows, int64_t step) {
 
 } // namespace
 
-int64_t runSpeculative(Context &ctx, DecodeProgram &prog,
-                       SpeculativeRun &run) {
+int64_t runSpeculative(Context &ctx, DecodeProgram &prog, SpeculativeRun &run) {
   check(prog.verify && prog.draft,
         "a speculative program needs its verify and draft functions");
   SpeculativeSchedule s(run.prompts, run.steps, prog.draftTokens, run.oracle);
@@ -109,9 +108,8 @@ int64_t runSpeculative(Context &ctx, DecodeProgram &prog,
       in.hidden = embedding(ctx, hidden, rows.hiddenRows);
       PassOutputs d = prog.draft(ctx, in);
       std::string what = at + ", draft pass " + std::to_string(pass);
-      s.recordDraft(pass,
-                    argmaxOnRoot(ctx, d.logits, R, V, run.stepTimeoutS, what,
-                                 &host));
+      s.recordDraft(pass, argmaxOnRoot(ctx, d.logits, R, V, run.stepTimeoutS,
+                                       what, &host));
       if (pass == 0 && dumpDraft)
         keepRows(s, host, V, draftDump);
       hidden = d.hidden;
@@ -132,9 +130,9 @@ int64_t runSpeculative(Context &ctx, DecodeProgram &prog,
     std::printf("row %lld: %s\n", static_cast<long long>(r),
                 joinIds(gen[r]).c_str());
   double rate = s.drafted() ? double(s.acceptedDrafts()) / s.drafted() : 0;
-  double perStep =
-      s.draftingSteps() ? 1.0 + double(s.acceptedDrafts()) / s.draftingSteps()
-                        : 0;
+  double perStep = s.draftingSteps()
+                       ? 1.0 + double(s.acceptedDrafts()) / s.draftingSteps()
+                       : 0;
   std::printf("speculative: %lld verify steps, %lld drafts per step; "
               "acceptance %lld/%lld = %.4f; %.4f tokens per step while "
               "drafting\n",

@@ -20,7 +20,7 @@ struct SpeculativeRun {
   Prompts prompts, oracle; // oracle: drafts from a file (empty: the MTP's)
   int64_t steps = 0;       // tokens to generate per row
   double stepTimeoutS = 0;
-  bool countTraffic = false; // count each round (verify + drafts) afresh
+  bool countTraffic = false;      // count each round (verify + drafts) afresh
   LogitsWriter *logits = nullptr; // rank 0, open when dumping
   LogitsWriter draftLogits;       // rank 0, open when dumping
   std::string dumpLogits, dumpDraftLogits, dumpTokens, dumpAcceptance;

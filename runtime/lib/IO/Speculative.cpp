@@ -155,7 +155,8 @@ std::vector<std::vector<int64_t>> SpeculativeSchedule::generated() const {
   std::vector<std::vector<int64_t>> out(x_.size());
   for (size_t r = 0; r < x_.size(); ++r) {
     auto from = x_[r].begin() + prompts_[r].size();
-    out[r].assign(from, from + std::min<int64_t>(generate_, x_[r].end() - from));
+    out[r].assign(from,
+                  from + std::min<int64_t>(generate_, x_[r].end() - from));
   }
   return out;
 }
@@ -183,11 +184,10 @@ Prompts readDraftOracle(const std::string &text, const std::string &source,
                   std::to_string(positions) + ")");
     for (size_t i = 0; i < rows[r].size(); ++i)
       if (rows[r][i] < 0 || rows[r][i] >= vocab)
-        throw Error(source + ": row " + std::to_string(r + 1) + ", draft " +
-                    std::to_string(i + 1) + ": id " +
-                    std::to_string(rows[r][i]) +
-                    " is out of range (vocabulary size " +
-                    std::to_string(vocab) + ")");
+        throw Error(
+            source + ": row " + std::to_string(r + 1) + ", draft " +
+            std::to_string(i + 1) + ": id " + std::to_string(rows[r][i]) +
+            " is out of range (vocabulary size " + std::to_string(vocab) + ")");
   }
   return rows;
 }

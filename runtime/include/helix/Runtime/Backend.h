@@ -101,9 +101,7 @@ public:
   /// Runs one decode step (the driver calls every step through it): the
   /// CUDA backend's per-step state (MoE statistics slots; CUDA graphs) is
   /// kept here. Default: step().
-  virtual Tensor runStep(const std::function<Tensor()> &step) {
-    return step();
-  }
+  virtual Tensor runStep(const std::function<Tensor()> &step) { return step(); }
   /// The traffic counted since the last reset, by op (empty: this backend
   /// does not count; the CUDA backend does).
   virtual std::map<std::string, OpTraffic> traffic() const { return {}; }

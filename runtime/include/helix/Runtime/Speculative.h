@@ -108,10 +108,10 @@ public:
 private:
   Prompts prompts_, oracle_;
   int64_t generate_, k_, t_;
-  std::vector<std::vector<int64_t>> x_; // known tokens per request
-  std::vector<int64_t> p_;              // positions processed
-  std::vector<int64_t> pBefore_;        // p at the last verify step
-  std::vector<int64_t> accepted_;       // a at the last verify step
+  std::vector<std::vector<int64_t>> x_;    // known tokens per request
+  std::vector<int64_t> p_;                 // positions processed
+  std::vector<int64_t> pBefore_;           // p at the last verify step
+  std::vector<int64_t> accepted_;          // a at the last verify step
   std::vector<std::vector<int64_t>> cand_; // c_1 .. c_K per request
   std::vector<std::vector<std::pair<int64_t, int64_t>>> verified_;
   std::vector<std::vector<int64_t>> acceptedPerStep_;

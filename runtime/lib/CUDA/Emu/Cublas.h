@@ -151,9 +151,8 @@ inline cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
   if (s != CUBLAS_STATUS_SUCCESS)
     return s;
   float a = *alpha, b = *beta; // host pointer mode: read at the call
-  return run("cublasSgemm", h, [=] {
-    sgemm(ta, tb, m, n, k, a, A, lda, B, ldb, b, C, ldc);
-  });
+  return run("cublasSgemm", h,
+             [=] { sgemm(ta, tb, m, n, k, a, A, lda, B, ldb, b, C, ldc); });
 }
 
 inline cublasStatus_t cublasSgemmStridedBatched(

@@ -296,7 +296,7 @@ inline cudaError_t cudaStreamBeginCapture(cudaStream_t s,
   s->capture = c;
   graphs().active = c;
   trace("capture begin stream %u mode %s", streamId(s),
-        mode == cudaStreamCaptureModeGlobal       ? "global"
+        mode == cudaStreamCaptureModeGlobal        ? "global"
         : mode == cudaStreamCaptureModeThreadLocal ? "thread-local"
                                                    : "relaxed");
   return cudaSuccess;
@@ -337,7 +337,7 @@ inline cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph) {
   graphs().active = nullptr;
   std::unique_ptr<Capture> done(c);
   auto orphan = [&] { // a failed capture's memory: what it freed now, the
-                       // rest with the program's frees
+                      // rest with the program's frees
     std::vector<void *> release;
     {
       std::lock_guard<std::mutex> lk(graphs().mu);

@@ -291,7 +291,6 @@ inline cudaError_t cudaFreeHost(void *p) {
   return cudaSuccess;
 }
 
-
 /// On a capturing stream the copy becomes a graph node that copies when
 /// the graph runs; its host side must then be page-locked (a pageable copy
 /// cannot be captured: cudaErrorStreamCaptureUnsupported, the capture is
@@ -374,8 +373,7 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t s) {
 /// capture is active) is illegal: cudaErrorStreamCaptureUnsupported, and
 /// the capture is invalidated.
 inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
-  if (cudaError_t e =
-          helix::cudaemu::hostWaitOn(s, "cudaStreamSynchronize"))
+  if (cudaError_t e = helix::cudaemu::hostWaitOn(s, "cudaStreamSynchronize"))
     return e;
   helix::cudaemu::trace("sync stream %u", helix::cudaemu::streamId(s));
   return cudaSuccess;

@@ -167,8 +167,8 @@ ncclResult_t mpiResult(const char *call, int rc) {
 template <class F>
 ncclResult_t runOrCapture(const char *call, cudaStream_t s, const F &mpi) {
   if (helix::cudaemu::checkStreamUse(s, call) != cudaSuccess)
-    return fail(ncclInvalidUsage, std::string(call) +
-                                      ": the legacy stream during a capture");
+    return fail(ncclInvalidUsage,
+                std::string(call) + ": the legacy stream during a capture");
   std::string name = call;
   if (helix::cudaemu::recordNode(s, "nccl " + name, [name, mpi] {
         if (mpiResult(name.c_str(), mpi()) == ncclSuccess)
@@ -475,8 +475,7 @@ ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count,
   return runOrCapture("ncclReduceScatter", s, [=] {
     std::vector<char> input(static_cast<const char *>(send),
                             static_cast<const char *>(send) + total);
-    return MPI_Reduce_scatter_block(input.data(), recv, c.n, c.type, c.op,
-                                    mpi);
+    return MPI_Reduce_scatter_block(input.data(), recv, c.n, c.type, c.op, mpi);
   });
 }
 
