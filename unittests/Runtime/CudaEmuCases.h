@@ -148,8 +148,8 @@ inline std::vector<Result> addRmsNorm(int64_t dim) {
   std::vector<float> both = sum, both2 = sum2;
   both.insert(both.end(), out.begin(), out.end());
   both2.insert(both2.end(), out2.begin(), out2.end());
-  rs.push_back(finish("addRmsNorm = add + rmsNorm" + at, both, widen(both2),
-                      0));
+  rs.push_back(
+      finish("addRmsNorm = add + rmsNorm" + at, both, widen(both2), 0));
   return rs;
 }
 
@@ -281,6 +281,49 @@ inline Result kvStore(DType dtype) {
                 0);
 }
 
+/// K and V appended in one launch, as CudaBackend::kvAppend does it:
+/// ropeKvStore with no query heads and nothing to rotate, against kvStore
+/// of k, then of v (every cache byte; slot -1 skipped).
+inline Result kvStorePair(DType dtype) {
+  int64_t batch = 3, heads = 2, dim = 40, capacity = 5;
+  std::vector<int64_t> slots = {2, -1, 4};
+  bool f4 = dtype == DType::F4E2M1;
+  int64_t perHead = fmt::kvScalesPerHead(dim);
+  std::vector<uint8_t> keys1(dtypeBytes(dtype, batch * capacity * heads * dim),
+                             0xab),
+      vals1 = keys1, ks1(f4 ? batch * capacity * heads * perHead : 0, 0xcd),
+      vs1 = ks1;
+  std::vector<uint8_t> keys2 = keys1, vals2 = vals1, ks2 = ks1, vs2 = vs1;
+  std::vector<float> k = randn(batch * heads * dim, 76),
+                     v = randn(batch * heads * dim, 77), k2 = k;
+  cuda::kvStore(keys1.data(), f4 ? ks1.data() : nullptr, k.data(), dtype, batch,
+                capacity, heads, dim, slots.data(), nullptr);
+  cuda::kvStore(vals1.data(), f4 ? vs1.data() : nullptr, v.data(), dtype, batch,
+                capacity, heads, dim, slots.data(), nullptr);
+  cuda::KVStoreTarget target{keys2.data(), f4 ? ks2.data() : nullptr,
+                             vals2.data(), f4 ? vs2.data() : nullptr,
+                             v.data(),     dtype,
+                             capacity,     dim,
+                             dim,          slots.data()};
+  int launches =
+      cuda::ropeKvStore(nullptr, 0, k2.data(), heads, batch, dim, nullptr,
+                        nullptr, 0, 1.0f, 0, false, &target, nullptr);
+  cudaError_t error = cudaGetLastError();
+  // The launch count first (1), k unchanged, then every cache byte.
+  std::vector<float> got = {static_cast<float>(launches)}, want = {1.0f};
+  got.insert(got.end(), k2.begin(), k2.end());
+  want.insert(want.end(), k.begin(), k.end());
+  for (const auto &p : {bytesOf(keys2, ks2), bytesOf(vals2, vs2)})
+    got.insert(got.end(), p.begin(), p.end());
+  for (const auto &p : {bytesOf(keys1, ks1), bytesOf(vals1, vs1)})
+    want.insert(want.end(), p.begin(), p.end());
+  Result r = finish("K and V in one launch = kvStore + kvStore " +
+                        std::string(dtypeName(dtype)),
+                    got, widen(want), 0);
+  r.error = error;
+  return r;
+}
+
 /// RoPE on q and k and the KV append in one kernel (ropeKvStore): q and k
 /// against naive RoPE, and q, k and the cache bytes exactly what rope,
 /// rope and kvStore (k, then v) give one launch at a time. GQA: 4 query
@@ -363,8 +406,7 @@ inline std::vector<Result> ropeKvStore(DType dtype, bool valueInKey,
     want.insert(want.end(), p.begin(), p.end());
   std::vector<Result> rs = {
       finish("ropeKvStore q " + at, q2, wantQ, 1e-5),
-      finish("ropeKvStore = rope + rope + kvStore " + at, got, widen(want),
-             0)};
+      finish("ropeKvStore = rope + rope + kvStore " + at, got, widen(want), 0)};
   for (Result &r : rs)
     r.error = fusedError;
   return rs;
@@ -487,8 +529,8 @@ inline Result attention(DType dtype, bool valueInKey, int splits = 1,
   bool vectorized = cuda::attentionVectorized(
       dtype, keyDim, valueDim, valueInKey, keys.data(),
       valueInKey ? nullptr : values.data());
-  return finish(std::string("attention ") + dtypeName(dtype) + " " +
-                    dims.name + (valueInKey ? " value-in-key" : "") +
+  return finish(std::string("attention ") + dtypeName(dtype) + " " + dims.name +
+                    (valueInKey ? " value-in-key" : "") +
                     (splits > 1 ? " split " + std::to_string(splits) : "") +
                     (vectorized ? " (128-bit loads)" : " (element loads)"),
                 out, want, 1e-4);
@@ -879,8 +921,8 @@ inline std::vector<Result> moeExpertPath() {
       for (int64_t n = 0; n < N; ++n) {
         double acc = bias[e * N + n];
         for (int64_t h = 0; h < H; ++h)
-          acc += double(xe[r * H + h]) * naiveValue(wq, (e * N + n) * H + h,
-                                                    true);
+          acc +=
+              double(xe[r * H + h]) * naiveValue(wq, (e * N + n) * H + h, true);
         wantY[r * N + n] = acc;
       }
   rs.push_back(finish("linearGrouped fp8 128x128 blocks",
@@ -920,6 +962,7 @@ inline std::vector<Result> allCases() {
   add(ropeKvStore(DType::F32, false, false));
   for (DType t : {DType::F32, DType::BF16, DType::F8E4M3, DType::F4E2M1}) {
     rs.push_back(kvStore(t));
+    rs.push_back(kvStorePair(t));
     add(ropeKvStore(t, false));
     add(ropeKvStore(t, true));
     // Both paths, split-K's merge (the gtest suite has every shape).

@@ -57,6 +57,7 @@ TEST(CudaEmuKernels, Rope) {
 class CudaEmuKV : public ::testing::TestWithParam<DType> {};
 
 TEST_P(CudaEmuKV, KvStore) { check(kvStore(GetParam())); }
+TEST_P(CudaEmuKV, KvStorePairInOneLaunch) { check(kvStorePair(GetParam())); }
 // RoPE on q and k and the KV append in one launch: what the three launches
 // give, with and without a value cache; RoPE only without a cache.
 TEST_P(CudaEmuKV, RopeKvStore) {
