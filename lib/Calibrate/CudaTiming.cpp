@@ -558,9 +558,10 @@ void timeElementwise(Device &dev, MeasurementSet &set,
     add("lseCombine " + std::to_string(shards) + "x" + std::to_string(heads) +
             "x" + std::to_string(dim),
         [&] {
-          cuda::lseCombine(partials.as<float>(), lse.as<float>(), nullptr, b,
-                           shards, heads, dim, combined.as<float>(),
-                           dev.stream);
+          cuda::lseCombine(
+              partials.as<float>(), lse.as<float>(),
+              rt::PartialsLayout::separate(b, shards, heads, dim), nullptr,
+              combined.as<float>(), dev.stream);
         });
 
     Buffer gate = filled(size_t(b * inter) * 4, 0, dev.stream);

@@ -537,8 +537,10 @@ inline Result attention(DType dtype, bool valueInKey, int splits = 1,
 }
 
 /// Partial attention results of 3 shards merged by their LSEs; a shard
-/// with no keys (-inf) and a (row, head) with none at all.
-inline Result lseCombine(bool withSinks) {
+/// with no keys (-inf) and a (row, head) with none at all. Read in place
+/// from separate values and LSEs, or from the all-to-all's packing (each
+/// head's values, then its LSE: PartialsLayout::packed).
+inline Result lseCombine(bool withSinks, bool packed = false) {
   int64_t batch = 2, shards = 3, heads = 2, dim = 50;
   std::vector<float> partials = randn(batch * shards * heads * dim, 20);
   std::vector<float> lse = randn(batch * shards * heads, 21, 3.0f);
@@ -549,10 +551,25 @@ inline Result lseCombine(bool withSinks) {
   lse[at(0, 1, 0)] = -INFINITY;
   for (int64_t s = 0; s < shards; ++s)
     lse[at(1, s, 1)] = -INFINITY;
+  PartialsLayout l =
+      packed ? PartialsLayout::packed(shards, batch, heads, dim)
+             : PartialsLayout::separate(batch, shards, heads, dim);
+  std::vector<float> values(packed ? l.valuesSpan() + 1 : partials.size(),
+                            NAN),
+      lses(packed ? 0 : lse.size(), NAN);
+  float *lseAt = packed ? values.data() + dim : lses.data();
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t s = 0; s < shards; ++s)
+      for (int64_t h = 0; h < heads; ++h) {
+        int64_t v = b * l.batchStride + s * l.shardStride + h * l.headStride;
+        for (int64_t i = 0; i < dim; ++i)
+          values[v + i] = partials[at(b, s, h) * dim + i];
+        lseAt[b * l.lseBatchStride + s * l.lseShardStride +
+              h * l.lseHeadStride] = lse[at(b, s, h)];
+      }
   std::vector<float> out(batch * heads * dim, NAN);
-  cuda::lseCombine(partials.data(), lse.data(),
-                   withSinks ? sinks.data() : nullptr, batch, shards, heads,
-                   dim, out.data(), nullptr);
+  cuda::lseCombine(values.data(), lseAt, l, withSinks ? sinks.data() : nullptr,
+                   out.data(), nullptr);
   std::vector<double> want(out.size(), 0.0);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h) {
@@ -571,7 +588,9 @@ inline Result lseCombine(bool withSinks) {
         want[(b * heads + h) * dim + i] = a / denom;
       }
     }
-  return finish(withSinks ? "lseCombine sinks" : "lseCombine", out, want, 1e-5);
+  return finish(std::string(withSinks ? "lseCombine sinks" : "lseCombine") +
+                    (packed ? " (packed)" : ""),
+                out, want, 1e-5);
 }
 
 /// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
@@ -973,6 +992,8 @@ inline std::vector<Result> allCases() {
   rs.push_back(attention(DType::BF16, true, 1, kMlaDims));
   rs.push_back(lseCombine(false));
   rs.push_back(lseCombine(true));
+  rs.push_back(lseCombine(false, /*packed=*/true));
+  rs.push_back(lseCombine(true, /*packed=*/true));
   for (int kind = 0; kind < 4; ++kind)
     rs.push_back(gated(kind));
   add(dequantizeAll());

@@ -122,6 +122,8 @@ INSTANTIATE_TEST_SUITE_P(Formats, CudaEmuKV,
 TEST(CudaEmuKernels, LseCombine) {
   check(lseCombine(false));
   check(lseCombine(true));
+  check(lseCombine(false, /*packed=*/true));
+  check(lseCombine(true, /*packed=*/true));
 }
 
 TEST(CudaEmuKernels, Gated) {

@@ -270,34 +270,36 @@ public:
       }
   }
 
-  void lseCombine(const Tensor &partials, const Tensor &lse,
-                  const Tensor *sinks, Tensor &out) override {
-    int64_t B = partials.dim(0), S = partials.dim(1), H = partials.dim(2),
-            D = partials.dim(3);
+  void lseCombine(const Tensor &values, const Tensor &lse,
+                  const PartialsLayout &l, const Tensor *sinks,
+                  Tensor &out) override {
     const double ninf = -std::numeric_limits<double>::infinity();
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t h = 0; h < H; ++h) {
+    for (int64_t b = 0; b < l.batch; ++b)
+      for (int64_t h = 0; h < l.heads; ++h) {
+        const float *v = values.f32() + b * l.batchStride + h * l.headStride;
+        const float *ls =
+            lse.f32() + b * l.lseBatchStride + h * l.lseHeadStride;
         double m = sinks ? sinks->f32()[h] : ninf;
-        for (int64_t s = 0; s < S; ++s)
-          m = std::max(m, static_cast<double>(lse.f32()[(b * S + s) * H + h]));
-        float *o = out.f32() + (b * H + h) * D;
+        for (int64_t s = 0; s < l.shards; ++s)
+          m = std::max(m, static_cast<double>(ls[s * l.lseShardStride]));
+        float *o = out.f32() + (b * l.heads + h) * l.dim;
         if (m == ninf) {
-          std::memset(o, 0, D * sizeof(float));
+          std::memset(o, 0, l.dim * sizeof(float));
           continue;
         }
         double denom = sinks ? std::exp(sinks->f32()[h] - m) : 0.0;
-        std::vector<double> acc(D, 0.0);
-        for (int64_t s = 0; s < S; ++s) {
-          double l = lse.f32()[(b * S + s) * H + h];
-          if (l == ninf)
+        std::vector<double> acc(l.dim, 0.0);
+        for (int64_t s = 0; s < l.shards; ++s) {
+          double e = ls[s * l.lseShardStride];
+          if (e == ninf)
             continue;
-          double w = std::exp(l - m);
+          double w = std::exp(e - m);
           denom += w;
-          const float *p = partials.f32() + ((b * S + s) * H + h) * D;
-          for (int64_t i = 0; i < D; ++i)
+          const float *p = v + s * l.shardStride;
+          for (int64_t i = 0; i < l.dim; ++i)
             acc[i] += w * p[i];
         }
-        for (int64_t i = 0; i < D; ++i)
+        for (int64_t i = 0; i < l.dim; ++i)
           o[i] = static_cast<float>(acc[i] / denom);
       }
   }

@@ -522,16 +522,17 @@ public:
     launched("attention");
   }
 
-  void lseCombine(const Tensor &partials, const Tensor &lse,
-                  const Tensor *sinks, Tensor &out) override {
+  void lseCombine(const Tensor &values, const Tensor &lse,
+                  const PartialsLayout &l, const Tensor *sinks,
+                  Tensor &out) override {
+    double partials = double(l.batch * l.shards * l.heads);
     count("lseCombine", 0, 0,
-          f32Bytes(partials) + f32Bytes(lse) + f32Bytes(out));
+          4.0 * (partials * double(l.dim + 1)) + f32Bytes(out));
     if (skip())
       return;
-    kernels_ += cuda::lseCombine(
-        partials.f32(), lse.f32(), sinks ? sinks->f32() : nullptr,
-        partials.dim(0), partials.dim(1), partials.dim(2), partials.dim(3),
-        out.f32(), s_.compute);
+    kernels_ += cuda::lseCombine(values.f32(), lse.f32(), l,
+                                 sinks ? sinks->f32() : nullptr, out.f32(),
+                                 s_.compute);
     launched("lseCombine");
   }
 

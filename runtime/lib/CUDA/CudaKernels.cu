@@ -778,30 +778,32 @@ __global__ void moeCombineKernel(const float *y, const int64_t *slotOf,
   }
 }
 
-__global__ void lseCombineKernel(const float *partials, const float *lse,
-                                 const float *sinks, int64_t shards,
-                                 int64_t heads, int64_t dim, float *out) {
-  int64_t bh = blockIdx.x, b = bh / heads, h = bh % heads;
+__global__ void lseCombineKernel(const float *values, const float *lse,
+                                 PartialsLayout l, const float *sinks,
+                                 float *out) {
+  int64_t bh = blockIdx.x, b = bh / l.heads, h = bh % l.heads;
+  const float *v = values + b * l.batchStride + h * l.headStride;
+  const float *ls = lse + b * l.lseBatchStride + h * l.lseHeadStride;
   float m = sinks ? sinks[h] : -CUDART_INF_F;
-  for (int64_t s = 0; s < shards; ++s)
-    m = fmaxf(m, lse[(b * shards + s) * heads + h]);
-  float *o = out + bh * dim;
+  for (int64_t s = 0; s < l.shards; ++s)
+    m = fmaxf(m, ls[s * l.lseShardStride]);
+  float *o = out + bh * l.dim;
   if (m == -CUDART_INF_F) {
-    for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+    for (int64_t i = threadIdx.x; i < l.dim; i += blockDim.x)
       o[i] = 0.0f;
     return;
   }
   float denom = sinks ? expf(sinks[h] - m) : 0.0f;
-  for (int64_t s = 0; s < shards; ++s) {
-    float l = lse[(b * shards + s) * heads + h];
-    denom += l == -CUDART_INF_F ? 0.0f : expf(l - m);
+  for (int64_t s = 0; s < l.shards; ++s) {
+    float e = ls[s * l.lseShardStride];
+    denom += e == -CUDART_INF_F ? 0.0f : expf(e - m);
   }
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+  for (int64_t i = threadIdx.x; i < l.dim; i += blockDim.x) {
     float a = 0.0f;
-    for (int64_t s = 0; s < shards; ++s) {
-      float l = lse[(b * shards + s) * heads + h];
-      if (l != -CUDART_INF_F)
-        a += expf(l - m) * partials[((b * shards + s) * heads + h) * dim + i];
+    for (int64_t s = 0; s < l.shards; ++s) {
+      float e = ls[s * l.lseShardStride];
+      if (e != -CUDART_INF_F)
+        a += expf(e - m) * v[s * l.shardStride + i];
     }
     o[i] = a / denom;
   }
@@ -1056,11 +1058,10 @@ int linearResident(const float *x, int64_t M, int64_t K, const void *w,
   return 1;
 }
 
-int lseCombine(const float *partials, const float *lse, const float *sinks,
-               int64_t batch, int64_t shards, int64_t heads, int64_t dim,
-               float *out, cudaStream_t stream) {
-  lseCombineKernel<<<batch * heads, 128, 0, stream>>>(partials, lse, sinks,
-                                                      shards, heads, dim, out);
+int lseCombine(const float *values, const float *lse, const PartialsLayout &l,
+               const float *sinks, float *out, cudaStream_t stream) {
+  lseCombineKernel<<<l.batch * l.heads, 128, 0, stream>>>(values, lse, l,
+                                                          sinks, out);
   return 1;
 }
 

@@ -11,6 +11,7 @@
 #define HELIX_RUNTIME_LIB_CUDAKERNELS_H
 
 #include "helix/Runtime/NumberFormats.h"
+#include "helix/Runtime/PartialsLayout.h"
 
 #include <cuda_runtime_api.h>
 
@@ -127,9 +128,11 @@ int linearResident(const float *x, int64_t M, int64_t K, const void *w,
                    DType dtype, int64_t first, int64_t scaleBase,
                    const BlockScaleDesc *desc, int64_t N, const float *bias,
                    float *out, cudaStream_t stream);
-int lseCombine(const float *partials, const float *lse, const float *sinks,
-               int64_t batch, int64_t shards, int64_t heads, int64_t dim,
-               float *out, cudaStream_t stream);
+/// The exact LSE combine of l.shards partial attentions per (request,
+/// head), read in place in either layout (PartialsLayout.h), into out
+/// [batch, heads, dim]; sinks (optional) join each head's denominator.
+int lseCombine(const float *values, const float *lse, const PartialsLayout &l,
+               const float *sinks, float *out, cudaStream_t stream);
 /// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
 /// liveRows (device, optional): only the first *liveRows rows of rowLen.
 int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,

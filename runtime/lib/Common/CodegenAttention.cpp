@@ -236,16 +236,10 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
 }
 
 Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks) {
-  int64_t P = packed.dim(0), B = packed.dim(1), Hs = packed.dim(2),
-          d = packed.dim(3) - 1;
-  Tensor t = packed.view({P, B, Hs * (d + 1)});
-  if (P > 1 && B > 1)
-    t = swapAxes01(ctx, t);
-  t = t.view({B, P, Hs, d + 1});
-  Tensor partials = sliceLast(ctx, t, 0, d);
-  Tensor lse = sliceLast(ctx, t, d, 1).view({B, P, Hs});
+  int64_t B = packed.dim(1), Hs = packed.dim(2), d = packed.dim(3) - 1;
+  // Read in place: no transpose, no slicing (PartialsLayout.h).
   Tensor out =
-      rt::lseCombine(ctx, partials, lse, sinks.defined() ? &sinks : nullptr);
+      rt::lseCombinePacked(ctx, packed, sinks.defined() ? &sinks : nullptr);
   return out.view({B, Hs * d});
 }
 

@@ -308,10 +308,25 @@ AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
   return res;
 }
 
-Tensor lseCombine(Context &ctx, const Tensor &partials, const Tensor &lse,
-                  const Tensor *sinksIn) {
+static Tensor combineIn(Context &ctx, const Tensor &values, const Tensor &lse,
+                        const PartialsLayout &layout, const Tensor *sinksIn) {
   Tensor sinksF32 = sinksIn ? f32Of(ctx, *sinksIn) : Tensor();
   const Tensor *sinks = sinksIn ? &sinksF32 : nullptr;
+  if (sinks && sinks->defined()) {
+    needRank(*sinks, 1, "lseCombine", "sinks");
+    need(sinks->dim(0) == layout.heads, "lseCombine",
+         "sinks " + sinks->str() + " must have one entry per head (" +
+             std::to_string(layout.heads) + ")");
+  } else {
+    sinks = nullptr;
+  }
+  Tensor out = ctx.empty({layout.batch, layout.heads, layout.dim});
+  ctx.backend().lseCombine(values, lse, layout, sinks, out);
+  return out;
+}
+
+Tensor lseCombine(Context &ctx, const Tensor &partials, const Tensor &lse,
+                  const Tensor *sinks) {
   needRank(partials, 4, "lseCombine", "partials");
   needRank(lse, 3, "lseCombine", "lse");
   need(lse.dim(0) == partials.dim(0) && lse.dim(1) == partials.dim(1) &&
@@ -319,17 +334,26 @@ Tensor lseCombine(Context &ctx, const Tensor &partials, const Tensor &lse,
        "lseCombine",
        "lse " + lse.str() + " does not match partials " + partials.str() +
            " ([B, S, h] vs [B, S, h, d])");
-  if (sinks && sinks->defined()) {
-    needRank(*sinks, 1, "lseCombine", "sinks");
-    need(sinks->dim(0) == partials.dim(2), "lseCombine",
-         "sinks " + sinks->str() + " must have one entry per head (" +
-             std::to_string(partials.dim(2)) + ")");
-  } else {
-    sinks = nullptr;
-  }
-  Tensor out = ctx.empty({partials.dim(0), partials.dim(2), partials.dim(3)});
-  ctx.backend().lseCombine(partials, lse, sinks, out);
-  return out;
+  needF32(partials, "lseCombine", "partials");
+  needF32(lse, "lseCombine", "lse");
+  return combineIn(ctx, partials, lse,
+                   PartialsLayout::separate(partials.dim(0), partials.dim(1),
+                                            partials.dim(2), partials.dim(3)),
+                   sinks);
+}
+
+Tensor lseCombinePacked(Context &ctx, const Tensor &packed,
+                        const Tensor *sinks) {
+  needRank(packed, 4, "lseCombinePacked", "packed");
+  needF32(packed, "lseCombinePacked", "packed");
+  int64_t S = packed.dim(0), B = packed.dim(1), H = packed.dim(2),
+          d = packed.dim(3) - 1;
+  need(d >= 1, "lseCombinePacked",
+       "packed " + packed.str() + " holds no values before its LSE column");
+  int64_t n = packed.numel();
+  Tensor flat = packed.view({n});
+  return combineIn(ctx, flat, flat.rows(d, n),
+                   PartialsLayout::packed(S, B, H, d), sinks);
 }
 
 Tensor gatedActivation(Context &ctx, const Tensor &gate, const Tensor &up,

@@ -13,6 +13,7 @@
 #include "helix/Runtime/Context.h"
 #include "helix/Runtime/KVCache.h"
 #include "helix/Runtime/Ops.h"
+#include "helix/Runtime/PartialsLayout.h"
 #include "helix/Runtime/Tensor.h"
 
 #include <functional>
@@ -124,8 +125,12 @@ public:
                          const std::vector<int64_t> &slotBegin,
                          const std::vector<int64_t> &slotEnd, Tensor &out,
                          Tensor &lse) = 0;
-  virtual void lseCombine(const Tensor &partials, const Tensor &lse,
-                          const Tensor *sinks, Tensor &out) = 0;
+  /// out [B, h, d]: the exact combine of the partials that `layout` finds
+  /// from values' and lse's first elements (either may be a view into the
+  /// other's storage: the packed layout).
+  virtual void lseCombine(const Tensor &values, const Tensor &lse,
+                          const PartialsLayout &layout, const Tensor *sinks,
+                          Tensor &out) = 0;
   virtual void gatedActivation(const Tensor &gate, const Tensor &up,
                                const Activation &act, Tensor &out) = 0;
   /// indices/weights are host arrays [B, k].

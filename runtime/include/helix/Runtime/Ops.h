@@ -148,6 +148,11 @@ AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
 /// sinks [h] (gpt-oss), exp(sink) joins the softmax denominator once.
 Tensor lseCombine(Context &ctx, const Tensor &partials, const Tensor &lse,
                   const Tensor *sinks = nullptr);
+/// The same combine over packed [S, B, h, d + 1] (each head's d values,
+/// then its LSE: helix.attention_partial's all-to-all layout), read in
+/// place: one kernel, no layout kernels.
+Tensor lseCombinePacked(Context &ctx, const Tensor &packed,
+                        const Tensor *sinks = nullptr);
 
 /// act(gate) * up elementwise (GptOssSwiGLU: clamped, (up + 1) * glu).
 Tensor gatedActivation(Context &ctx, const Tensor &gate, const Tensor &up,
