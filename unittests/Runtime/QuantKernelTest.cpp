@@ -177,6 +177,24 @@ TEST(QuantKernels, AttentionOverEveryKVFormat) {
               EXPECT_NEAR(out[(b * Hq + h) * vd + i], want[i], 1e-5);
             EXPECT_NEAR(lse[b * Hq + h], l, 1e-5);
           }
+        // The same kernel writing helix.attention_partial's packing (each
+        // of a head's s pieces, then its LSE) gives the same numbers there.
+        for (int64_t split : {int64_t(1), int64_t(2)}) {
+          int64_t piece = vd / split;
+          Tensor packed =
+              attentionPacked(*ctx, ctx->upload(q, {B, Hq, kd}), cache, 0.25f,
+                              {0, 2}, {cap, 5}, split);
+          ASSERT_EQ(packed.shape(),
+                    (std::vector<int64_t>{B, Hq * split, piece + 1}));
+          auto got = ctx->download(packed);
+          for (int64_t bh = 0; bh < B * Hq; ++bh)
+            for (int64_t j = 0; j < split; ++j) {
+              const float *row = got.data() + (bh * split + j) * (piece + 1);
+              for (int64_t i = 0; i < piece; ++i)
+                EXPECT_EQ(row[i], out[bh * vd + j * piece + i]);
+              EXPECT_EQ(row[piece], lse[bh]) << "split " << split;
+            }
+        }
       }
     }
 }

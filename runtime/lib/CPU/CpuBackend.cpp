@@ -208,19 +208,33 @@ public:
   void attention(const Tensor &q, const KVCache &cache, float scale,
                  const std::vector<int64_t> &slotBegin,
                  const std::vector<int64_t> &slotEnd, Tensor &out,
-                 Tensor &lse) override {
+                 Tensor &lse, int64_t piece) override {
     const KVCacheConfig &c = cache.config;
     int64_t Hq = q.dim(1), group = Hq / c.heads, kd = c.keyDim, vd = c.valueDim;
+    // Row (b, h)'s values and LSE: separate, or packed (Backend.h).
+    int64_t rowStride = piece ? vd + vd / piece : vd;
+    std::vector<float> row(vd);
+    auto put = [&](int64_t b, int64_t h, double l) {
+      float *o = out.f32() + (b * Hq + h) * rowStride;
+      if (!piece) {
+        std::copy(row.begin(), row.end(), o);
+        lse.f32()[b * Hq + h] = static_cast<float>(l);
+        return;
+      }
+      for (int64_t i = 0; i < vd; ++i)
+        o[i + i / piece] = row[i];
+      for (int64_t j = 0; j < vd / piece; ++j)
+        o[j * (piece + 1) + piece] = static_cast<float>(l);
+    };
     std::vector<double> scores, acc(vd);
     for (int64_t b = 0; b < c.batch; ++b)
       for (int64_t h = 0; h < Hq; ++h) {
         int64_t kvh = h / group;
         const float *qv = q.f32() + (b * Hq + h) * kd;
-        float *o = out.f32() + (b * Hq + h) * vd;
         int64_t n = slotEnd[b] - slotBegin[b];
         if (n == 0) {
-          std::memset(o, 0, vd * sizeof(float));
-          lse.f32()[b * Hq + h] = -std::numeric_limits<float>::infinity();
+          std::fill(row.begin(), row.end(), 0.0f);
+          put(b, h, -std::numeric_limits<double>::infinity());
           continue;
         }
         // Stored K/V decoded per token (docs/quantization.md).
@@ -265,8 +279,8 @@ public:
             acc[i] += p * vv[i];
         }
         for (int64_t i = 0; i < vd; ++i)
-          o[i] = static_cast<float>(acc[i] / sum);
-        lse.f32()[b * Hq + h] = static_cast<float>(m + std::log(sum));
+          row[i] = static_cast<float>(acc[i] / sum);
+        put(b, h, m + std::log(sum));
       }
   }
 

@@ -487,7 +487,7 @@ public:
   void attention(const Tensor &q, const KVCache &cache, float scale,
                  const std::vector<int64_t> &slotBegin,
                  const std::vector<int64_t> &slotEnd, Tensor &out,
-                 Tensor &lse) override {
+                 Tensor &lse, int64_t piece) override {
     const KVCacheConfig &c = cache.config;
     double tokens = 0;
     int64_t longest = 0;
@@ -507,7 +507,7 @@ public:
     int64_t perToken = c.heads * (c.keyDim + c.valueDim);
     count(splits > 1 ? "attention (split-K)" : "attention", 0,
           kvEntryBytes(cache, tokens),
-          f32Bytes(q) + f32Bytes(out) + f32Bytes(lse) +
+          f32Bytes(q) + f32Bytes(out) + (piece ? 0 : f32Bytes(lse)) +
               8.0 * double(work.defined() ? work.numel() : 0),
           2.0 * tokens * double(qHeads) / double(c.heads) * perToken);
     DeviceInts b(slotBegin, *graph_), e(slotEnd, *graph_);
@@ -518,7 +518,8 @@ public:
         c.valueInKey ? nullptr : cache.values.raw(),
         scalesOf(cache.valueScales), c.dtype, c.batch, q.dim(1), c.heads,
         c.keyDim, c.valueDim, c.capacity, b.get(), e.get(), scale, out.f32(),
-        lse.f32(), splits, splits > 1 ? work.f32() : nullptr, s_.compute);
+        piece ? nullptr : lse.f32(), splits,
+        splits > 1 ? work.f32() : nullptr, s_.compute, piece);
     launched("attention");
   }
 

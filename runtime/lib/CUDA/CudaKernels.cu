@@ -226,8 +226,27 @@ struct AttentionArgs {
   const int64_t *begin, *end;
   float scale;
   float *out, *lse;
+  /// Where a row's results go: out + row * outStride. piece = 0: valueDim
+  /// values, the LSE at lse + row * lseStride. piece > 0: the packing of
+  /// helix.attention_partial, each `piece` values followed by a copy of
+  /// the row's LSE (value i at i + i / piece).
+  int64_t outStride, lseStride, piece;
   bool vectorized;
 };
+
+/// Value i of a row's result, and its LSE, where AttentionArgs says.
+__device__ inline void putValue(int64_t piece, float *o, int64_t i, float v) {
+  o[piece ? i + i / piece : i] = v;
+}
+__device__ inline void putLse(int64_t piece, int64_t valueDim, float *o,
+                              float *lse, float v) {
+  if (!piece) {
+    *lse = v;
+    return;
+  }
+  for (int64_t j = 0; j < valueDim / piece; ++j)
+    o[j * (piece + 1) + piece] = v;
+}
 
 /// Values of format D in one 16-byte chunk of a KV row.
 template <DType D> constexpr int chunkValues() {
@@ -362,12 +381,12 @@ __device__ void attendVectorized(const AttentionArgs &a, int64_t b, int64_t kvh,
       float sum = 0.0f;
       for (int r = 0; r < rowsAtOnce; ++r)
         sum += p[r * vc + vchunk];
-      o[vchunk * V + i] = l > 0.0f ? sum / l : 0.0f;
+      putValue(a.piece, o, vchunk * V + i, l > 0.0f ? sum / l : 0.0f);
     }
     __syncthreads();
   }
   if (tid == 0)
-    *lse = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+    putLse(a.piece, a.valueDim, o, lse, l > 0.0f ? m + logf(l) : -CUDART_INF_F);
 }
 
 /// Any layout: one thread per key for the scores, one per value dimension
@@ -411,9 +430,9 @@ __device__ void attendScalar(const AttentionArgs &a, int64_t b, int64_t kvh,
     __syncthreads();
   }
   for (int64_t i = threadIdx.x; i < a.valueDim; i += blockDim.x)
-    o[i] = l > 0.0f ? acc[i] / l : 0.0f;
+    putValue(a.piece, o, i, l > 0.0f ? acc[i] / l : 0.0f);
   if (threadIdx.x == 0)
-    *lse = l > 0.0f ? m + logf(l) : -CUDART_INF_F;
+    putLse(a.piece, a.valueDim, o, lse, l > 0.0f ? m + logf(l) : -CUDART_INF_F);
 }
 
 /// One block per (head, row, split): online softmax over the split's part
@@ -434,7 +453,8 @@ __global__ void attentionKernel(AttentionArgs a) {
     qs[i] = qv[i];
   __syncthreads();
   int64_t row = (split * gridDim.y + b) * a.qHeads + h;
-  float *o = a.out + row * a.valueDim, *lse = a.lse + row;
+  float *o = a.out + row * a.outStride,
+        *lse = a.piece ? nullptr : a.lse + row * a.lseStride;
   if (a.vectorized) {
     switch (a.dtype) {
     case DType::F32:
@@ -461,7 +481,8 @@ __global__ void attentionKernel(AttentionArgs a) {
 /// (a split without keys has lse -inf and weight 0).
 __global__ void splitCombineKernel(const float *partials, const float *plse,
                                    int64_t splits, int64_t rows, int64_t dim,
-                                   float *out, float *lse) {
+                                   float *out, float *lse, int64_t outStride,
+                                   int64_t lseStride, int64_t piece) {
   int64_t r = blockIdx.x;
   float m = -CUDART_INF_F;
   for (int64_t s = 0; s < splits; ++s)
@@ -478,10 +499,11 @@ __global__ void splitCombineKernel(const float *partials, const float *plse,
         if (w > 0.0f)
           a += w * partials[(s * rows + r) * dim + i];
       }
-    out[r * dim + i] = denom > 0.0f ? a / denom : 0.0f;
+    putValue(piece, out + r * outStride, i, denom > 0.0f ? a / denom : 0.0f);
   }
   if (threadIdx.x == 0)
-    lse[r] = denom > 0.0f ? m + logf(denom) : -CUDART_INF_F;
+    putLse(piece, dim, out + r * outStride, piece ? nullptr : lse + r * lseStride,
+           denom > 0.0f ? m + logf(denom) : -CUDART_INF_F);
 }
 
 /// out[i] = decode(q[i]) * scale(i): resident weights for f32 kernels.
@@ -998,7 +1020,8 @@ int attention(const float *q, const void *keys, const uint8_t *keyScales,
               int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
               int64_t valueDim, int64_t capacity, const int64_t *begin,
               const int64_t *end, float scale, float *out, float *lse,
-              int splits, float *workspace, cudaStream_t stream) {
+              int splits, float *workspace, cudaStream_t stream,
+              int64_t piece) {
   int threads = kAttentionThreads;
   size_t smem = (keyDim + valueDim + threads) * sizeof(float);
   splits = std::max(1, splits);
@@ -1021,6 +1044,11 @@ int attention(const float *q, const void *keys, const uint8_t *keyScales,
   a.scale = scale;
   a.out = splits > 1 ? workspace : out;
   a.lse = splits > 1 ? workspace + splits * rows * valueDim : lse;
+  // The packing: each row's valueDim values with an LSE after every piece.
+  int64_t outStride = piece ? valueDim + valueDim / piece : valueDim;
+  a.outStride = splits > 1 ? valueDim : outStride;
+  a.lseStride = 1;
+  a.piece = splits > 1 ? 0 : piece;
   a.vectorized =
       attentionVectorized(dtype, keyDim, valueDim, !values, keys, values);
   dim3 grid(static_cast<unsigned>(qHeads), static_cast<unsigned>(batch),
@@ -1029,7 +1057,7 @@ int attention(const float *q, const void *keys, const uint8_t *keyScales,
   unsigned combineBlocks = static_cast<unsigned>(rows);
   if (splits > 1)
     splitCombineKernel<<<combineBlocks, 128, 0, stream>>>(
-        a.out, a.lse, splits, rows, valueDim, out, lse);
+        a.out, a.lse, splits, rows, valueDim, out, lse, outStride, 1, piece);
   return splits > 1 ? 2 : 1;
 }
 

@@ -102,12 +102,17 @@ bool attentionVectorized(DType dtype, int64_t keyDim, int64_t valueDim,
 /// K/V stored in `dtype` (NumberFormats.h); values == nullptr: the value
 /// is the first valueDim entries of the key. `splits` > 1: split-K, the
 /// parts' outputs in `workspace` (attentionWorkspace floats), then merged.
+/// piece = 0: out [batch, qHeads, valueDim] and lse [batch, qHeads].
+/// piece > 0: out is helix.attention_partial's packing [batch, qHeads *
+/// valueDim / piece, piece + 1] (each piece of a head's values, then its
+/// LSE), lse unused: the result needs no layout kernel.
 int attention(const float *q, const void *keys, const uint8_t *keyScales,
               const void *values, const uint8_t *valueScales, DType dtype,
               int64_t batch, int64_t qHeads, int64_t kvHeads, int64_t keyDim,
               int64_t valueDim, int64_t capacity, const int64_t *begin,
               const int64_t *end, float scale, float *out, float *lse,
-              int splits, float *workspace, cudaStream_t stream);
+              int splits, float *workspace, cudaStream_t stream,
+              int64_t piece = 0);
 /// out[i] = decoded element i of q times its block scale (desc null: no
 /// scales); `base` is q's first element in its storage.
 int dequantize(const void *q, DType dtype, int64_t n, int64_t base,

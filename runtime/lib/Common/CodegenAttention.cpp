@@ -65,6 +65,35 @@ std::tuple<Ints, Ints> kvSlots(const Ints &positions, int64_t block,
   return {slots, spans};
 }
 
+/// The slot ranges of local entries [begin, end) of each row (spans:
+/// begin, end per row) in a ring of the shard's capacity slots: [b1, e1),
+/// and [b2, e2) where the range wraps around the ring.
+struct SlotRanges {
+  std::vector<int64_t> b1, e1, b2, e2;
+  bool wraps = false;
+};
+static SlotRanges slotRanges(int64_t B, const KVCache &c,
+                             const std::vector<int64_t> &spans) {
+  int64_t cap = c.config.capacity;
+  SlotRanges s;
+  s.b1.resize(B);
+  s.e1.resize(B);
+  s.b2.assign(B, 0);
+  s.e2.assign(B, 0);
+  for (int64_t r = 0; r < B; ++r) {
+    int64_t begin = spans[2 * r], n = spans[2 * r + 1] - begin;
+    check(n >= 0 && n <= cap, "attention_partial: row " + std::to_string(r) +
+                                  " holds " + std::to_string(n) +
+                                  " entries, more than the " +
+                                  std::to_string(cap) + " slots of its shard");
+    s.b1[r] = n ? begin % cap : 0;
+    s.e1[r] = std::min(cap, s.b1[r] + n);
+    s.e2[r] = s.b1[r] + n - s.e1[r];
+    s.wraps = s.wraps || s.e2[r] > 0;
+  }
+  return s;
+}
+
 /// Attention of q [B, Hq, D] over local entries [begin, end) of each row
 /// (spans: begin, end per row) of `c`, stored in a ring of the shard's
 /// capacity slots: one or two slot ranges, merged exactly.
@@ -72,24 +101,11 @@ static AttentionPartial attendSpans(Context &ctx, const Tensor &q,
                                     const KVCache &c,
                                     const std::vector<int64_t> &spans,
                                     float scale) {
-  int64_t B = q.dim(0), cap = c.config.capacity;
-  std::vector<int64_t> b1(B), e1(B), b2(B, 0), e2(B, 0);
-  bool wraps = false;
-  for (int64_t r = 0; r < B; ++r) {
-    int64_t begin = spans[2 * r], n = spans[2 * r + 1] - begin;
-    check(n >= 0 && n <= cap, "attention_partial: row " + std::to_string(r) +
-                                  " holds " + std::to_string(n) +
-                                  " entries, more than the " +
-                                  std::to_string(cap) + " slots of its shard");
-    b1[r] = n ? begin % cap : 0;
-    e1[r] = std::min(cap, b1[r] + n);
-    e2[r] = b1[r] + n - e1[r];
-    wraps = wraps || e2[r] > 0;
-  }
-  AttentionPartial part = rt::attentionPartial(ctx, q, c, scale, b1, e1);
-  if (!wraps)
+  SlotRanges s = slotRanges(q.dim(0), c, spans);
+  AttentionPartial part = rt::attentionPartial(ctx, q, c, scale, s.b1, s.e1);
+  if (!s.wraps)
     return part;
-  AttentionPartial rest = rt::attentionPartial(ctx, q, c, scale, b2, e2);
+  AttentionPartial rest = rt::attentionPartial(ctx, q, c, scale, s.b2, s.e2);
   return mergePartials(ctx, part, rest);
 }
 
@@ -205,6 +221,14 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
   };
   if (queries == 1) {
     kvAppend(ctx, c, k, v.defined() ? &v : nullptr, slots.data);
+    // The attention kernel writes the packing itself where nothing comes
+    // between it and the all-to-all (no W_UV, one slot range per row).
+    SlotRanges r = slotRanges(B, c, spans.data);
+    if (!wUV.defined() && !r.wraps) {
+      Tensor packed =
+          rt::attentionPacked(ctx, q, c, scale, r.b1, r.e1, headSplit);
+      return packed.view({1, R, packed.dim(1), packed.dim(2)});
+    }
     return pack(attendSpans(ctx, q, c, spans.data, scale));
   }
   // A verify step: block j holds every request's j-th query (1:1 with the

@@ -275,10 +275,9 @@ static void checkKvAppend(const KVCache &cache, const Tensor &k,
              " outside the local capacity " + std::to_string(c.capacity));
 }
 
-AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
-                                  const KVCache &cache, float scale,
-                                  const std::vector<int64_t> &slotBegin,
-                                  const std::vector<int64_t> &slotEnd) {
+static void checkAttention(const Tensor &q, const KVCache &cache,
+                           const std::vector<int64_t> &slotBegin,
+                           const std::vector<int64_t> &slotEnd) {
   const KVCacheConfig &c = cache.config;
   needRank(q, 3, "attentionPartial", "q");
   need(q.dim(0) == c.batch, "attentionPartial",
@@ -300,12 +299,38 @@ AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
          "row " + std::to_string(r) + ": slots [" +
              std::to_string(slotBegin[r]) + ", " + std::to_string(slotEnd[r]) +
              ") outside the local capacity " + std::to_string(c.capacity));
+}
+
+AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
+                                  const KVCache &cache, float scale,
+                                  const std::vector<int64_t> &slotBegin,
+                                  const std::vector<int64_t> &slotEnd) {
+  checkAttention(q, cache, slotBegin, slotEnd);
+  const KVCacheConfig &c = cache.config;
   AttentionPartial res;
   res.out = ctx.empty({c.batch, q.dim(1), c.valueDim});
   res.lse = ctx.empty({c.batch, q.dim(1)});
   ctx.backend().attention(q, cache, scale, slotBegin, slotEnd, res.out,
-                          res.lse);
+                          res.lse, 0);
   return res;
+}
+
+Tensor attentionPacked(Context &ctx, const Tensor &q, const KVCache &cache,
+                       float scale, const std::vector<int64_t> &slotBegin,
+                       const std::vector<int64_t> &slotEnd,
+                       int64_t headSplit) {
+  checkAttention(q, cache, slotBegin, slotEnd);
+  const KVCacheConfig &c = cache.config;
+  need(headSplit >= 1 && c.valueDim % headSplit == 0, "attentionPacked",
+       "head_split " + std::to_string(headSplit) +
+           " does not divide the value dimension " +
+           std::to_string(c.valueDim));
+  int64_t piece = c.valueDim / headSplit;
+  Tensor packed = ctx.empty({c.batch, q.dim(1) * headSplit, piece + 1});
+  Tensor none;
+  ctx.backend().attention(q, cache, scale, slotBegin, slotEnd, packed, none,
+                          piece);
+  return packed;
 }
 
 static Tensor combineIn(Context &ctx, const Tensor &values, const Tensor &lse,

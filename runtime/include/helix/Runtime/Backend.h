@@ -121,10 +121,14 @@ public:
                     int64_t offset, bool interleaved) = 0;
   virtual void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
                         const std::vector<int64_t> &slots) = 0;
+  /// Decode attention over slots [slotBegin[b], slotEnd[b]) of each row.
+  /// piece = 0: out [B, h, d] and lse [B, h]. piece > 0: out is the
+  /// packing [B, h * d / piece, piece + 1] (each piece of a head's values,
+  /// then the head's LSE), lse undefined.
   virtual void attention(const Tensor &q, const KVCache &cache, float scale,
                          const std::vector<int64_t> &slotBegin,
                          const std::vector<int64_t> &slotEnd, Tensor &out,
-                         Tensor &lse) = 0;
+                         Tensor &lse, int64_t piece) = 0;
   /// out [B, h, d]: the exact combine of the partials that `layout` finds
   /// from values' and lse's first elements (either may be a view into the
   /// other's storage: the packed layout).

@@ -142,6 +142,13 @@ AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
                                   const KVCache &cache, float scale,
                                   const std::vector<int64_t> &slotBegin,
                                   const std::vector<int64_t> &slotEnd);
+/// The same attention written straight into helix.attention_partial's
+/// packing [B, h * s, d / s + 1] for head split s: each of a head's s
+/// pieces of d / s values followed by the head's LSE. One kernel (two with
+/// split-K), no layout kernel.
+Tensor attentionPacked(Context &ctx, const Tensor &q, const KVCache &cache,
+                       float scale, const std::vector<int64_t> &slotBegin,
+                       const std::vector<int64_t> &slotEnd, int64_t headSplit);
 
 /// Exact recombination of S partial attentions: partials [B, S, h, d],
 /// lse [B, S, h] -> [B, h, d], weighting shard s by exp(lse_s - max). With
