@@ -240,6 +240,10 @@ static Evaluation describe(const ModelSpec &model, const Hardware &hw,
     le.attention.flopsPerGPU = attn.flops;
     le.attention.timeS = attn.timeS;
     le.attention.kernels = attn.kernels;
+    le.attention.qkvKernels = c.qkv.kernels;
+    le.attention.coreKernels = c.core.kernels;
+    le.attention.combineKernels = c.combine.kernels;
+    le.attention.oprojKernels = c.oproj.kernels;
     le.attention.coreComputeS = c.core.computeS;
     le.attention.coreMemoryS = c.core.memoryS;
     le.ffn.weightBytesPerGPU = c.ffn.weightBytes;

@@ -172,11 +172,14 @@ public:
     return true;
   }
 
-  /// Reads an integer figure in [1, max].
-  bool integer(const std::string &path, int64_t max, int64_t &out) {
+  /// Reads an integer figure in [1, max] (optional: absent leaves `out`).
+  bool integer(const std::string &path, int64_t max, int64_t &out,
+               bool optional = false) {
     double d = double(out);
-    if (!figure(path, 1.0, d))
+    if (!figure(path, 1.0, d, false, false, optional))
       return false;
+    if (!find(path))
+      return true;
     if (!doubleToInteger(d, 1, max, out)) {
       std::ostringstream typed;
       typed << d;
@@ -430,6 +433,7 @@ bool readAll(const json &root, const std::string &origin, bool partial,
       r.figure("compute.gemm_efficiency", 1.0, eff) &&
       r.figure("compute.kernel_overhead_us", 1e-6, hw.kernelOverheadS,
                /*nullMeansZero=*/false, /*allowZero=*/true) &&
+      r.integer("compute.sm_count", 1024, hw.smCount, /*optional=*/true) &&
       r.figure("memory.hbm_capacity_gb", 1e9, hw.hbmCapacityBytes) &&
       r.figure("memory.hbm_bandwidth_tb_per_s", 1e12, hw.hbmBandwidth) &&
       r.figure("memory.memory_bound_efficiency", 1.0, hw.memoryEfficiency) &&

@@ -2,6 +2,7 @@
 
 #include "Engine.h"
 
+#include "helix/Common/AttentionSplits.h"
 #include "helix/Cost/Collectives.h"
 #include "helix/Cost/HopB.h"
 #include "helix/Cost/MoE.h"
@@ -74,6 +75,12 @@ OpCost costAttentionCore(const Prepared &p, const LayerShape &s,
   const double t = b * p.queryTokens;
   KernelMix k = gemmMix(p.attnWeightFormat, t, s.coreGemms, s.coreElementwise);
   k.attention = 1;
+  // The merge of split-K parts, where the runtime's kernel splits (the
+  // rule it launches by; without the GPU's SM count, always).
+  int sms = static_cast<int>(p.hw->smCount);
+  if (sms == 0 || attentionSplits(int64_t(t * s.qHeads),
+                                  int64_t(s.tokensStored), sms) > 1)
+    ++k.elementwise;
   k.mla = s.mla;
   // Each query token is a row of the decode kernel (its curve's key).
   k.rows = t * s.attnRowsPerRequest;
@@ -124,8 +131,16 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
     c.oprojComm = {ar, ar};
     c.slices = o.slices;
     // Each slice launches the attention kernels again (their fixed costs
-    // are in the overlap's time).
+    // are in the overlap's time) and combines its partials as they arrive:
+    // one combine kernel per slice, as the program runs it.
     c.core.kernels *= std::max<int64_t>(1, o.slices);
+    if (o.slices > 1 && c.combine.kernels > 0) {
+      double extra = double(o.slices - 1) * c.combine.overheadS;
+      c.combine.overheadS += extra;
+      c.combine.timeS += extra;
+      c.combine.where.overhead += extra;
+      c.combine.kernels *= o.slices;
+    }
     break;
   }
   case Placement::Exchange::AllGather: {

@@ -64,7 +64,8 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
     // norm, q_a+kv_a GEMM, latent norms, q_b GEMM, W_UK BMM + RoPE.
     s.qkvGemms = 3;
     s.qkvElementwise = 2;
-    // The attention kernel (split), the split combine, the W_UV BMM.
+    // The KV append, the attention kernel (and the merge of its split-K
+    // parts: costAttentionCore), the W_UV BMM.
     s.coreGemms = 1;
     s.coreElementwise = 1;
     s.attnRowsPerRequest = 1; // one latent "KV head"
@@ -72,10 +73,11 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
     s.qkDim = double(a.headDim);
     s.vDim = double(a.vHeadDim);
     s.qkvOutWidth = s.qHeads * a.headDim + localKV * (a.headDim + a.vHeadDim);
-    // norm, QKV GEMM, RoPE + KV append.
+    // norm, QKV GEMM, RoPE.
     s.qkvGemms = 1;
     s.qkvElementwise = 2;
-    // Flash-decoding split kernel, then the split combine.
+    // The KV append, then the attention kernel (and the merge of its
+    // split-K parts: costAttentionCore). Both are launched per HOP-B slice.
     s.coreGemms = 0;
     s.coreElementwise = 1;
     s.attnRowsPerRequest = double(localKV);

@@ -1,5 +1,6 @@
 //===- EvaluateTest.cpp - Validation and the shape of an evaluation -------===//
 
+#include "helix/Common/AttentionSplits.h"
 #include "helix/Cost/Evaluate.h"
 
 #include "PaperModels.h"
@@ -195,10 +196,16 @@ TEST_F(EvaluateTest, HelixAllToAllIsIndependentOfContext) {
 }
 
 TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
-  // docs/cost-model.md §3: GQA attention = norm, QKV GEMM, RoPE + KV append
-  // (3); decode attention + split combine (2); the KVP combine (1); the
-  // output projection (1). Dense FFN: norm, gate-up, activation, down (4).
-  // Step: embedding (1); final norm, LM head, sampling (3).
+  // docs/cost-model.md §3, the kernels the generated program launches: GQA
+  // attention = norm, QKV GEMM, RoPE (3); KV append, decode attention (2),
+  // plus the merge of its split-K parts where the runtime's rule splits
+  // (helix/Common/AttentionSplits.h); the KVP combine (1); the output
+  // projection (1). Dense FFN: norm, gate-up, activation, down (4). Step:
+  // embedding (1); final norm, LM head, sampling (3).
+  // Llama-3.1-405B at tpa = 8: 16 query heads a GPU; 16 requests are 256
+  // blocks, under two per SM of GB200's 148, over 1M / 8 keys: 2 splits.
+  ASSERT_EQ(hw.smCount, 148);
+  ASSERT_EQ(helix::attentionSplits(16 * 16, 1000000 / 8, 148), 2);
   Config c;
   c.strategy = Strategy::HelixNoHopB;
   c.layout.kvp = 8;
@@ -207,22 +214,37 @@ TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
   c.batch = 16;
   Evaluation ev = evaluate(llama, hw, Workload(), c);
   ASSERT_TRUE(ev.valid()) << ev.error;
-  EXPECT_EQ(ev.layers[0].attention.kernels, 3 + 2 + 1 + 1);
+  EXPECT_EQ(ev.layers[0].attention.kernels, 3 + (2 + 1) + 1 + 1);
   EXPECT_EQ(ev.layers[0].ffn.kernels, 4);
   EXPECT_EQ(ev.step.kernels, 4);
-  // HOP-B launches the attention kernels once per slice (4, as a compiled
-  // program fixes them).
+  // 32 requests fill the device (512 blocks): no split, no merge kernel.
+  c.batch = 32;
+  Evaluation wide = evaluate(llama, hw, Workload(), c);
+  ASSERT_TRUE(wide.valid()) << wide.error;
+  EXPECT_EQ(wide.layers[0].attention.kernels, 3 + 2 + 1 + 1);
+  // Without the GPU's SM count the merge is always counted.
+  Hardware unknown = hw;
+  unknown.smCount = 0;
+  Evaluation guess = evaluate(llama, unknown, Workload(), c);
+  ASSERT_TRUE(guess.valid()) << guess.error;
+  EXPECT_EQ(guess.layers[0].attention.kernels, 3 + (2 + 1) + 1 + 1);
+  // HOP-B launches the KV append and the attention kernels once per slice
+  // (4, as a compiled program fixes them), and combines each slice's
+  // partials as they arrive: a combine kernel per slice, each paying its
+  // fixed cost.
+  c.batch = 16;
   c.strategy = Strategy::Helix;
   c.hopbSlices = 4;
   Evaluation hop = evaluate(llama, hw, Workload(), c);
   ASSERT_TRUE(hop.valid()) << hop.error;
   ASSERT_EQ(hop.hopbSlices, 4);
-  EXPECT_EQ(hop.layers[0].attention.kernels, 3 + 2 * 4 + 1 + 1);
+  EXPECT_EQ(hop.layers[0].attention.kernels, 3 + (2 + 1) * 4 + 1 * 4 + 1);
   // MLA + MoE (DeepSeek-R1): norm, q_a+kv_a GEMM, latent norms, q_b GEMM,
-  // W_UK BMM + RoPE (5); attention, split combine, W_UV BMM (3); combine
-  // (1); output projection (1). MoE: norm, router GEMM, top-k (3); the
-  // routed-expert block (1); shared gate-up, activation, down (3); the
-  // weighted sum (1). The first three layers are dense.
+  // W_UK BMM + RoPE (5); KV append, attention, W_UV BMM (3: 8 requests x
+  // 128 heads fill the device, no split); combine (1); output projection
+  // (1). MoE: norm, router GEMM, top-k (3); the routed-expert block (1);
+  // shared gate-up, activation, down (3); the weighted sum (1). The first
+  // three layers are dense.
   Config r;
   r.strategy = Strategy::HelixNoHopB;
   r.layout.kvp = 8;

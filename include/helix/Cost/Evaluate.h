@@ -31,6 +31,10 @@ struct AttentionEvaluation {
   double flopsPerGPU = 0;
   double timeS = 0;
   int kernels = 0; // kernels launched per step (the §3 table of cost-model.md)
+  /// The same kernels by op: the QKV (or MLA) projections, the attention
+  /// core (KV append, attention, split-K merge, MLA's W_UV; per HOP-B
+  /// slice), the KVP combine and the output projection.
+  int qkvKernels = 0, coreKernels = 0, combineKernels = 0, oprojKernels = 0;
   /// Roofline terms of the attention kernel alone (KV streaming vs math).
   double coreComputeS = 0;
   double coreMemoryS = 0;

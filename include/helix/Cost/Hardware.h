@@ -129,6 +129,10 @@ struct Hardware {
   double attentionMemoryEfficiency = 1.0; // decode attention KV streaming
   double nvlinkBandwidth = 0.0;           // bytes/s per GPU per direction
   int64_t nvlinkDomain = 1;               // GPUs in one NVLink domain
+  /// Streaming multiprocessors per GPU (0: not given): the decode attention
+  /// kernel's split-K, and so its kernel count, follows it
+  /// (helix/Common/AttentionSplits.h).
+  int64_t smCount = 0;
   double scaleOutBandwidth = 0.0;         // bytes/s per GPU per direction
   CollectiveParams collectives[kNumCollectiveKinds];
   KernelCurves kernels;

@@ -10,6 +10,7 @@
 #ifndef HELIX_RUNTIME_LIB_CUDAKERNELS_H
 #define HELIX_RUNTIME_LIB_CUDAKERNELS_H
 
+#include "helix/Common/AttentionSplits.h"
 #include "helix/Runtime/NumberFormats.h"
 #include "helix/Runtime/PartialsLayout.h"
 
@@ -69,21 +70,11 @@ int ropeKvStore(float *q, int64_t qHeads, float *k, int64_t kHeads,
                 int64_t offset, bool interleaved, const KVStoreTarget *cache,
                 cudaStream_t stream);
 
-/// Split-K decode attention: how many parts to cut each row's key range
-/// into, so that batch x query heads x splits blocks fill the device
-/// (two blocks per SM) while each split keeps at least kMinKeysPerSplit
-/// keys (a split's fixed work: loading q, the final write, the merge);
-/// at most kMaxAttentionSplits. 1: no split, no merge kernel.
-constexpr int64_t kMinKeysPerSplit = 256;
-constexpr int kMaxAttentionSplits = 64;
-inline int attentionSplits(int64_t blocks, int64_t maxKeys, int sms) {
-  if (blocks <= 0 || maxKeys < 2 * kMinKeysPerSplit)
-    return 1;
-  int64_t wanted = (2 * int64_t(sms) + blocks - 1) / blocks;
-  int64_t most = maxKeys / kMinKeysPerSplit;
-  return static_cast<int>(std::max<int64_t>(
-      1, std::min<int64_t>({wanted, most, int64_t(kMaxAttentionSplits)})));
-}
+/// Split-K decode attention: helix/Common/AttentionSplits.h (the rule the
+/// cost model counts kernels by).
+using ::helix::attentionSplits;
+using ::helix::kMaxAttentionSplits;
+using ::helix::kMinKeysPerSplit;
 /// Floats of workspace attention() needs for `splits` > 1.
 inline int64_t attentionWorkspace(int splits, int64_t batch, int64_t qHeads,
                                   int64_t valueDim) {
