@@ -98,12 +98,23 @@ inline Result embedding(bool bf16 = false) {
   return finish(bf16 ? "embedding bf16" : "embedding", out, want, 0);
 }
 
-inline Result rmsNorm(int64_t dim) {
+/// bf16: the weight stored as BF16 and read as stored (the checkpoint's
+/// norm weights on the CUDA backend), against the rounded values.
+inline Result rmsNorm(int64_t dim, bool bf16 = false) {
   int64_t rows = 3;
   float eps = 1e-5f;
   std::vector<float> x = randn(rows * dim, 2), w = randn(dim, 3);
+  std::vector<uint16_t> packed(dim);
+  for (int64_t i = 0; i < dim; ++i) {
+    packed[i] = fmt::floatToBf16(w[i]);
+    if (bf16)
+      w[i] = fmt::bf16ToFloat(packed[i]);
+  }
   std::vector<float> out(rows * dim, NAN);
-  cuda::rmsNorm(x.data(), w.data(), rows, dim, eps, out.data(), nullptr);
+  cuda::rmsNorm(x.data(),
+                bf16 ? static_cast<const void *>(packed.data()) : w.data(),
+                rows, dim, eps, out.data(), nullptr,
+                bf16 ? DType::BF16 : DType::F32);
   std::vector<double> want(rows * dim);
   for (int64_t r = 0; r < rows; ++r) {
     double ss = 0;
@@ -113,7 +124,9 @@ inline Result rmsNorm(int64_t dim) {
     for (int64_t i = 0; i < dim; ++i)
       want[r * dim + i] = x[r * dim + i] * inv * w[i];
   }
-  return finish("rmsNorm dim " + std::to_string(dim), out, want, 1e-5);
+  return finish(std::string(bf16 ? "rmsNorm bf16 weight" : "rmsNorm") +
+                    " dim " + std::to_string(dim),
+                out, want, 1e-5);
 }
 
 /// The residual add and the next norm in one kernel: sum and normed rows
@@ -973,6 +986,7 @@ inline std::vector<Result> allCases() {
   rs.push_back(embedding(true));
   rs.push_back(rmsNorm(1000));
   rs.push_back(rmsNorm(40));
+  rs.push_back(rmsNorm(1000, /*bf16=*/true));
   add(addRmsNorm(1000));
   add(addRmsNorm(40));
   add(elementwise());

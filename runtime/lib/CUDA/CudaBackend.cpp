@@ -294,22 +294,23 @@ public:
   void rmsNorm(const Tensor &x, const Tensor &w, float eps,
                Tensor &out) override {
     int64_t D = w.dim(0);
-    count("rmsNorm", f32Bytes(w), 0, 2 * f32Bytes(x));
+    count("rmsNorm", storedBytes(w, D), 0, 2 * f32Bytes(x));
     if (skip())
       return;
-    kernels_ += cuda::rmsNorm(x.f32(), w.f32(), x.numel() / D, D, eps,
-                              out.f32(), s_.compute);
+    kernels_ += cuda::rmsNorm(x.f32(), w.raw(), x.numel() / D, D, eps,
+                              out.f32(), s_.compute, w.dtype());
     launched("rmsNorm");
   }
 
   void addRmsNorm(const Tensor &a, const Tensor &b, const Tensor &w, float eps,
                   Tensor &sum, Tensor &out) override {
     int64_t D = w.dim(0);
-    count("addRmsNorm", f32Bytes(w), 0, 4 * f32Bytes(a));
+    count("addRmsNorm", storedBytes(w, D), 0, 4 * f32Bytes(a));
     if (skip())
       return;
-    kernels_ += cuda::addRmsNorm(a.f32(), b.f32(), w.f32(), a.numel() / D, D,
-                                 eps, sum.f32(), out.f32(), s_.compute);
+    kernels_ += cuda::addRmsNorm(a.f32(), b.f32(), w.raw(), a.numel() / D, D,
+                                 eps, sum.f32(), out.f32(), s_.compute,
+                                 w.dtype());
     launched("addRmsNorm");
   }
 

@@ -67,34 +67,35 @@ __global__ void embeddingKernel(const void *table, DType dtype, int64_t vocab,
 /// out = x * rsqrt(mean(x^2) + eps) * w for the block's row of `dim`
 /// values (x already in global memory; each thread reads back what it
 /// wrote, or the input).
-__device__ void normRow(const float *xr, const float *w, int64_t dim, float eps,
-                        float *out, float *scratch) {
+__device__ void normRow(const float *xr, const void *w, DType wtype,
+                        int64_t dim, float eps, float *out, float *scratch) {
   float ss = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
     ss += xr[i] * xr[i];
   ss = blockReduce<false>(ss, scratch);
   float inv = rsqrtf(ss / dim + eps);
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
-    out[i] = xr[i] * inv * w[i];
+    out[i] = xr[i] * inv * fmt::decodeElement(wtype, w, i);
 }
 
-__global__ void rmsNormKernel(const float *x, const float *w, int64_t dim,
-                              float eps, float *out) {
+__global__ void rmsNormKernel(const float *x, const void *w, DType wtype,
+                              int64_t dim, float eps, float *out) {
   __shared__ float scratch[32];
-  normRow(x + blockIdx.x * dim, w, dim, eps, out + blockIdx.x * dim, scratch);
+  normRow(x + blockIdx.x * dim, w, wtype, dim, eps, out + blockIdx.x * dim,
+          scratch);
 }
 
 /// The residual add and the next norm in one pass over the row: sum = a + b
 /// (written), out = rmsNorm(sum); the same arithmetic as addKernel then
 /// rmsNormKernel.
-__global__ void addRmsNormKernel(const float *a, const float *b, const float *w,
-                                 int64_t dim, float eps, float *sum,
-                                 float *out) {
+__global__ void addRmsNormKernel(const float *a, const float *b, const void *w,
+                                 DType wtype, int64_t dim, float eps,
+                                 float *sum, float *out) {
   __shared__ float scratch[32];
   int64_t row = blockIdx.x * dim;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
     sum[row + i] = a[row + i] + b[row + i];
-  normRow(sum + row, w, dim, eps, out + row, scratch);
+  normRow(sum + row, w, wtype, dim, eps, out + row, scratch);
 }
 
 __global__ void addBiasKernel(float *out, const float *bias, int64_t rows,
@@ -939,16 +940,17 @@ int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
   return 1;
 }
 
-int rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
-            float eps, float *out, cudaStream_t stream) {
-  rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, dim, eps, out);
+int rmsNorm(const float *x, const void *w, int64_t rows, int64_t dim,
+            float eps, float *out, cudaStream_t stream, DType wtype) {
+  rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, wtype, dim, eps, out);
   return 1;
 }
 
-int addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
+int addRmsNorm(const float *a, const float *b, const void *w, int64_t rows,
                int64_t dim, float eps, float *sum, float *out,
-               cudaStream_t stream) {
-  addRmsNormKernel<<<rows, kThreads, 0, stream>>>(a, b, w, dim, eps, sum, out);
+               cudaStream_t stream, DType wtype) {
+  addRmsNormKernel<<<rows, kThreads, 0, stream>>>(a, b, w, wtype, dim, eps, sum,
+                                                  out);
   return 1;
 }
 

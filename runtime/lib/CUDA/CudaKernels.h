@@ -28,13 +28,16 @@ namespace cuda {
 int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
               const int64_t *tokens, int64_t batch, int64_t vocabBegin,
               float *out, cudaStream_t stream);
-int rmsNorm(const float *x, const float *w, int64_t rows, int64_t dim,
-            float eps, float *out, cudaStream_t stream);
+/// w [dim] in `wtype` (F32 or BF16: a checkpoint's norm weight read as
+/// stored, no decode kernel).
+int rmsNorm(const float *x, const void *w, int64_t rows, int64_t dim,
+            float eps, float *out, cudaStream_t stream,
+            DType wtype = DType::F32);
 /// sum = a + b, out = rmsNorm(sum) (rows of `dim`), one kernel: the same
 /// arithmetic as add() then rmsNorm().
-int addRmsNorm(const float *a, const float *b, const float *w, int64_t rows,
+int addRmsNorm(const float *a, const float *b, const void *w, int64_t rows,
                int64_t dim, float eps, float *sum, float *out,
-               cudaStream_t stream);
+               cudaStream_t stream, DType wtype = DType::F32);
 /// out[m, n] += bias[n].
 int addBias(float *out, const float *bias, int64_t rows, int64_t cols,
             cudaStream_t stream);

@@ -95,9 +95,16 @@ Tensor embedding(Context &ctx, const Tensor &tableIn,
 /// The norm weight in f32, checked against x.
 static Tensor normWeight(Context &ctx, const Tensor &x, const Tensor &weightIn,
                          const char *op) {
-  Tensor weight = f32Of(ctx, weightIn);
+  // A backend that reads resident weights reads a BF16 norm weight as
+  // stored (no decode kernel per call); anything else is decoded.
+  bool asStored = weightIn.defined() && weightIn.dtype() == DType::BF16 &&
+                  ctx.backend().readsResidentWeights();
+  Tensor weight = asStored ? weightIn : f32Of(ctx, weightIn);
   needF32(x, op, "x");
-  needRank(weight, 1, op, "weight");
+  if (!asStored)
+    needF32(weight, op, "weight");
+  need(weight.rank() == 1, op,
+       "weight " + weight.str() + " must have rank 1");
   need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), op,
        "last dimension of x " + x.str() + " must match weight " + weight.str());
   return weight;
