@@ -15,7 +15,9 @@ def ConvertHelixToEmitC : Pass<"convert-helix-to-emitc", "mlir::ModuleOp"> {
     `emitc::translateToCpp` prints as C++ against the helix runtime
     (`helix/Runtime/Codegen.h`, namespace `helix::rt::cg`). No kernel is
     generated: every rank-IR op becomes one `emitc.call_opaque` of the
-    runtime adapter for that op, its attributes constant arguments;
+    runtime adapter for that op, its attributes constant arguments (one
+    fusion: a `helix.add` whose sum a `helix.norm` reads becomes one
+    `addNorm` call, the residual add + RMSNorm kernel, and the norm goes);
     `shard.process_multi_index` becomes `coord` calls and the index
     arithmetic on them `emitc` arithmetic.
 

@@ -187,14 +187,14 @@ def HelixEstimateCost : Pass<"helix-estimate-cost", "mlir::ModuleOp"> {
     ```mlir
     // helix-opt --helix-apply-layout="layout=kvp=2,tpa=2,tpf=4 batch=4 context=8192"
     //           --helix-estimate-cost model.mlir
-    func.func @decode_step(...) attributes {helix.cost = #helix.cost<time_us = 185.725,
-        kv_read_us = 0.182044, weight_read_us = 0.0719259, overhead_us = 124.29,
+    func.func @decode_step(...) attributes {helix.cost = #helix.cost<time_us = 189.725,
+        kv_read_us = 0.182044, weight_read_us = 0.0719259, overhead_us = 128.29,
         comm_us = 61.1809, comm_total_us = 61.1809, bytes = 1.35603e+06,
         flops = 1.9926e+07>, ...} {
       ...
       %o = helix.attention %q, %k, %v cache(%c) {..., helix.cost = #helix.cost<
-          time_us = 26.2912, kv_read_us = 0.0910222, weight_read_us = 0.00018,
-          overhead_us = 16.3, comm_us = 9.9, comm_total_us = 9.9,
+          time_us = 28.2912, kv_read_us = 0.0910222, weight_read_us = 0.00018,
+          overhead_us = 18.3, comm_us = 9.9, comm_total_us = 9.9,
           bytes = 525440.0, flops = 8.39014e+06>, layout = ...}
     ```
   }];

@@ -70,8 +70,12 @@
 // GQA: %[[O:.*]] = call_opaque "helix::rt::cg::concat"(%arg0, %[[O0]], %[[O1]]) {args = [0 : index, 0, 1 : index, 2 : index]}
 // GQA: %[[Y:.*]] = call_opaque "helix::rt::cg::matmul"(%arg0, %[[O]], %{{.*}}) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"helix::rt::Tensor()">]}
 // GQA: call_opaque "helix::rt::cg::allReduce"(%arg0, %[[Y]], %{{.*}}) {args = [0 : index, 1 : index, 2 : index, true]}
-// GQA: call_opaque "helix::rt::cg::add"
-// GQA: call_opaque "helix::rt::cg::gatedMlp"({{.*}}, #emitc.opaque<"\22silu\22">]}
+// The residual add and the norm that reads its sum are one call (one
+// kernel: addRmsNorm); the norm's weight is looked up before it.
+// GQA: %[[NW:.*]] = call_opaque "helix::rt::cg::weight"
+// GQA-NEXT: %[[AN:.*]]:2 = call_opaque "helix::rt::cg::addNorm"(%arg0, %{{.*}}, %{{.*}}, %[[NW]]) {args = [0 : index, 1 : index, 2 : index, 3 : index, 1.000000e-05]}
+// GQA-NOT: "helix::rt::cg::norm"(%arg0, %[[AN]]#0
+// GQA: call_opaque "helix::rt::cg::gatedMlp"(%arg0, %[[AN]]#1{{.*}}, #emitc.opaque<"\22silu\22">]}
 // GQA: %[[L:.*]] = call_opaque "helix::rt::cg::allGather"(%arg0, %{{.*}}, %{{.*}}) {args = [0 : index, 1 : index, 2 : index, 1]}
 // GQA: return %[[L]] : !emitc.opaque<"helix::rt::Tensor">
 // GQA: emitc.global @decode_step_stage0_program : !emitc.opaque<"helix::rt::cg::StageProgram"> = #emitc.opaque<"{0, decode_step_stage0_load, decode_step_stage0_prepare, decode_step_stage0}"> {helix.stage = 0 : i64}

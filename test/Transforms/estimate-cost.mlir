@@ -52,14 +52,14 @@
 // MOE: helix.attention {{.*}}helix.cost = #helix.cost<time_us = {{.*}}kv_read_us
 // MOE: helix.moe {{.*}}helix.cost = #helix.cost<time_us
 
-// RANK: module attributes {helix.cost = #helix.cost<time_us = 185.725,
+// RANK: module attributes {helix.cost = #helix.cost<time_us = 189.725,
 // RANK: helix.embed_rows {{.*}}helix.cost = #helix.cost<
 // RANK: call @decode_step_stage0_layer_kind0({{.*}}) {helix.cost = #helix.cost<
 // RANK: call @decode_step_stage0_layer_kind0({{.*}}) {helix.cost = #helix.cost<
 // RANK: helix.matmul {{.*}}helix.cost = #helix.cost<
 
-// INLINE: module attributes {helix.cost = #helix.cost<time_us = 185.725,
+// INLINE: module attributes {helix.cost = #helix.cost<time_us = 189.725,
 // INLINE: helix.qkv {{.*}}helix.cost = #helix.cost<
-// INLINE: helix.attention_partial {{.*}}helix.cost = #helix.cost<time_us = 26.2912,
+// INLINE: helix.attention_partial {{.*}}helix.cost = #helix.cost<time_us = 28.2912,
 // INLINE: helix.matmul {{.*}}helix.cost = #helix.cost<
 // INLINE: helix.gated_mlp {{.*}}helix.cost = #helix.cost<

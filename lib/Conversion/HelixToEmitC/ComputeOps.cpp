@@ -64,16 +64,87 @@ struct MatmulLowering : HelixPattern<MatmulOp> {
   }
 };
 
+/// Whether `v` is available at `at`: a block argument of its block or the
+/// result of an op before it.
+static bool availableAt(Value v, Operation *at) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return v.getParentBlock() == at->getBlock() ||
+           v.getParentBlock()->getParentOp()->isProperAncestor(at);
+  return def->getBlock() == at->getBlock() && def->isBeforeInBlock(at);
+}
+
+/// Whether `v` is a weight lookup (helix.weight, or the layerWeight /
+/// weight call RankPrograms turned it into, behind its cast) of values
+/// available at `at`; if so, the ops to move before `at`, operands first.
+static bool lookupMovable(Value v, Operation *at,
+                          SmallVectorImpl<Operation *> &chain, int depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 2 || def->getBlock() != at->getBlock() ||
+      def->getNumRegions() != 0)
+    return false;
+  auto call = dyn_cast<emitc::CallOpaqueOp>(def);
+  if (!isa<WeightOp, UnrealizedConversionCastOp>(def) &&
+      !(call && (call.getCallee() == "helix::rt::cg::layerWeight" ||
+                 call.getCallee() == "helix::rt::cg::weight" ||
+                 call.getCallee() == "layerWeight" ||
+                 call.getCallee() == "weight")))
+    return false;
+  for (Value o : def->getOperands())
+    if (!availableAt(o, at) && !lookupMovable(o, at, chain, depth + 1))
+      return false;
+  chain.push_back(def);
+  return true;
+}
+
+/// The norm that reads `add`'s sum and can take it from one fused kernel:
+/// the first helix.norm on the result whose weight is available where the
+/// add is, or is looked up from values that are (`lookup`: the ops to
+/// move before the add).
+static NormOp fusibleNorm(AddOp add, SmallVectorImpl<Operation *> &lookup) {
+  for (Operation *user : add.getResult().getUsers()) {
+    auto norm = dyn_cast<NormOp>(user);
+    if (!norm || norm.getInput() != add.getResult() ||
+        norm->getBlock() != add->getBlock())
+      continue;
+    lookup.clear();
+    Value w = norm.getWeight();
+    if (availableAt(w, add) || lookupMovable(w, add, lookup))
+      return norm;
+  }
+  lookup.clear();
+  return {};
+}
+
+/// helix.add; where a helix.norm reads the sum, the add and that norm in
+/// one call (the residual add + RMSNorm kernel), the norm replaced by its
+/// result.
 struct AddLowering : HelixPattern<AddOp> {
   using HelixPattern::HelixPattern;
   LogicalResult
   matchAndRewrite(AddOp op, OpAdaptor a,
                   ConversionPatternRewriter &rewriter) const override {
+    Type t = tensorType(getContext());
+    SmallVector<Operation *> lookup;
+    if (NormOp norm = fusibleNorm(op, lookup)) {
+      for (Operation *l : lookup)
+        rewriter.moveOpBefore(l, op);
+      auto call = Call(rewriter, op.getLoc(), "addNorm")
+                      .operand(contextOf(op))
+                      .operand(a.getLhs())
+                      .operand(a.getRhs())
+                      .operand(rewriter.getRemappedValue(norm.getWeight()))
+                      .f64(norm.getEps().convertToDouble())
+                      .create({t, t});
+      rewriter.replaceOp(op, call.getResult(0));
+      rewriter.replaceOp(norm, call.getResult(1));
+      return success();
+    }
     Value r = Call(rewriter, op.getLoc(), "add")
                   .operand(contextOf(op))
                   .operand(a.getLhs())
                   .operand(a.getRhs())
-                  .create1(tensorType(getContext()));
+                  .create1(t);
     rewriter.replaceOp(op, r);
     return success();
   }

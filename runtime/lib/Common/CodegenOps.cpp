@@ -94,6 +94,13 @@ Tensor add(Context &ctx, const Tensor &a, const Tensor &b) {
   return rt::add(ctx, a, b);
 }
 
+std::tuple<Tensor, Tensor> addNorm(Context &ctx, const Tensor &a,
+                                   const Tensor &b, const Tensor &weight,
+                                   double eps) {
+  AddNorm r = addRmsNorm(ctx, a, b, weight, static_cast<float>(eps));
+  return {r.sum, r.normed};
+}
+
 Tensor groupSum(Context &ctx, const Tensor &x) { return sumLeading(ctx, x); }
 
 Tensor gatedMlp(Context &ctx, const Tensor &x, const Tensor &wGate,

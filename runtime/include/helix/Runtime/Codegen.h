@@ -200,6 +200,10 @@ Tensor matmul(Context &ctx, const Tensor &x, const Tensor &weight,
               const Tensor &bias);
 /// helix.add.
 Tensor add(Context &ctx, const Tensor &a, const Tensor &b);
+/// helix.add and the helix.norm of its sum, one kernel: (sum, normed).
+std::tuple<Tensor, Tensor> addNorm(Context &ctx, const Tensor &a,
+                                   const Tensor &b, const Tensor &weight,
+                                   double eps);
 /// helix.group_sum.
 Tensor groupSum(Context &ctx, const Tensor &x);
 /// helix.gated_mlp (biases may be none()); `activation`: the op's name.
