@@ -792,8 +792,60 @@ inline Result linearResident(const std::string &what, const Quantized &t,
   return finish("linearResident " + what, out, want, 1e-4);
 }
 
+/// linearResidentParts: one x by three weights in different formats (q, k
+/// and v of one projection), one launch, each part's rows and bias in its
+/// own output, against naive math.
+inline Result linearParts() {
+  int64_t M = 3, K = 64;
+  // Moved in, not copied: a Quantized's desc points into its own buffers.
+  std::vector<Quantized> ts;
+  ts.reserve(3);
+  ts.push_back(quantized(DType::F8E4M3, ScaleType::F32, 1, 5, K, 128, 128, 0,
+                         0, false, 65));
+  ts.push_back(
+      quantized(DType::F4E2M1, ScaleType::E4M3, 1, 9, K, 1, 16, 0, 0, true, 66));
+  ts.push_back(
+      quantized(DType::BF16, ScaleType::F32, 1, 6, K, 1, 1, 0, 0, false, 67));
+  std::vector<float> x = randn(M * K, 68);
+  std::vector<std::vector<float>> bias, out;
+  std::vector<cuda::LinearPart> parts;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    int64_t N = ts[i].desc.rows;
+    bias.push_back(randn(N, 69 + i));
+    out.push_back(std::vector<float>(M * N, NAN));
+  }
+  for (size_t i = 0; i < ts.size(); ++i) {
+    bool scaled = ts[i].dtype != DType::BF16;
+    parts.push_back({ts[i].codes.data(), ts[i].dtype, 0, 0,
+                     scaled ? &ts[i].desc : nullptr, ts[i].desc.rows,
+                     i == 1 ? nullptr : bias[i].data(), out[i].data()});
+  }
+  int launches = cuda::linearResidentParts(x.data(), M, K, parts.data(),
+                                           static_cast<int>(parts.size()),
+                                           nullptr);
+  std::vector<float> got;
+  std::vector<double> want;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    int64_t N = ts[i].desc.rows;
+    bool scaled = ts[i].dtype != DType::BF16;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = i == 1 ? 0.0 : bias[i][n];
+        for (int64_t k = 0; k < K; ++k)
+          acc += double(x[m * K + k]) * naiveValue(ts[i], n * K + k, scaled);
+        want.push_back(acc);
+        got.push_back(out[i][m * N + n]);
+      }
+  }
+  // One launch: the count the backend adds to its traffic.
+  got.push_back(float(launches));
+  want.push_back(1.0);
+  return finish("linearResidentParts fp8 + nvfp4 + bf16", got, want, 1e-4);
+}
+
 inline std::vector<Result> linearResidentAll() {
   std::vector<Result> rs;
+  rs.push_back(linearParts());
   // FP8 with 128 x 128 f32 block scales (DeepSeek), K not a multiple of
   // 32, N not of the 4 columns a block computes, M over one row chunk (8).
   rs.push_back(linearResident("fp8 128x128 blocks, expert 1",

@@ -64,6 +64,45 @@ TEST_P(QuantLinear, LinearOnEveryResidentFormat) {
   }
 }
 
+TEST_P(QuantLinear, SeveralWeightsInOneCall) {
+  HELIX_NEED_CONTEXT(ctx);
+  // q, k and v (or gate and up) of one x: linearMany gives exactly what a
+  // linear() each gives (on CUDA up to 64 rows: one launch over the three
+  // weights' columns, every resident format, with and without biases).
+  const int64_t M = GetParam(), K = 64;
+  const std::vector<int64_t> Ns = {40, 8, 24};
+  std::vector<float> x = randomVector(M * K, 12);
+  Tensor xt = ctx->upload(x, {M, K});
+  for (int format = 0; format < 3; ++format) {
+    std::vector<Tensor> ws, bs;
+    for (size_t i = 0; i < Ns.size(); ++i) {
+      HostTensor w = host({Ns[i], K}, 20 + i);
+      QuantHost q = format == 0   ? toBF16(w)
+                    : format == 1 ? quantizeFP8Block(w, "w", 16)
+                                  : quantizeNVFP4(w, "w");
+      ws.push_back(ctx->uploadResident(q));
+      bs.push_back(ctx->upload(randomVector(Ns[i], 30 + i), {Ns[i]}));
+    }
+    SCOPED_TRACE(dtypeName(ws[0].dtype()));
+    for (bool withBias : {false, true}) {
+      std::vector<const Tensor *> biases;
+      for (size_t i = 0; i < Ns.size(); ++i)
+        biases.push_back(withBias && i != 1 ? &bs[i] : nullptr);
+      std::vector<Tensor> outs = linearMany(*ctx, xt, ws, biases);
+      ASSERT_EQ(outs.size(), Ns.size());
+      for (size_t i = 0; i < Ns.size(); ++i) {
+        ASSERT_EQ(outs[i].shape(), (std::vector<int64_t>{M, Ns[i]}));
+        std::vector<float> want =
+            ctx->download(linear(*ctx, xt, ws[i], biases[i]));
+        std::vector<float> got = ctx->download(outs[i]);
+        for (size_t j = 0; j < got.size(); ++j)
+          ASSERT_EQ(got[j], want[j]) << "weight " << i << " element " << j;
+      }
+    }
+  }
+  EXPECT_THROW(linearMany(*ctx, xt, {}, {}), std::exception);
+}
+
 TEST(QuantKernels, RowsOfAResidentWeightKeepTheirScales) {
   HELIX_NEED_CONTEXT(ctx);
   // Rows [6, 30) of an NVFP4 and an FP8 weight: the view's first element is

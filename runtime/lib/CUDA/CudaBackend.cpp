@@ -377,6 +377,44 @@ public:
     launched("linear");
   }
 
+  /// Several weights of one x: where every one is streamed as stored
+  /// (matmul's rule), one launch over all their columns; else one
+  /// linear() each.
+  void linearMany(const Tensor &x, const std::vector<Tensor> &ws,
+                  const std::vector<const Tensor *> &biases,
+                  std::vector<Tensor> &outs) override {
+    int64_t M = x.dim(0), K = x.dim(1);
+    bool fused = ws.size() >= 2 &&
+                 ws.size() <= size_t(cuda::kMaxLinearParts) &&
+                 M <= cuda::kStreamingGemmMaxRows;
+    for (const Tensor &w : ws)
+      fused = fused && w.dtype() != DType::F32;
+    if (!fused) {
+      Backend::linearMany(x, ws, biases, outs);
+      return;
+    }
+    double weights = 0, act = 4.0 * double(M * K), flops = 0;
+    std::vector<cuda::LinearPart> parts(ws.size());
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const Tensor &w = ws[i];
+      int64_t N = w.dim(0);
+      weights += storedBytes(w, N * K);
+      act += 4.0 * double(M * N + (biases[i] ? N : 0));
+      flops += 2.0 * double(M * N * K);
+      const BlockScales *bs = w.scales().get();
+      parts[i] = {w.raw(),  w.dtype(), 0,
+                  w.elementOffset(), bs ? &bs->desc : nullptr, N,
+                  biases[i] ? biases[i]->f32() : nullptr, outs[i].f32()};
+    }
+    count("gemm (weights as stored)", weights, 0, act, flops);
+    if (skip())
+      return;
+    kernels_ += cuda::linearResidentParts(x.f32(), M, K, parts.data(),
+                                          static_cast<int>(parts.size()),
+                                          s_.compute);
+    launched("linear");
+  }
+
   void headMatmul(const Tensor &x, const Tensor &w, bool transposeW,
                   Tensor &out) override {
     int B = static_cast<int>(x.dim(0)), H = static_cast<int>(x.dim(1)),

@@ -596,6 +596,40 @@ __global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
                N, n, bias ? bias[n] : 0.0f, out);
 }
 
+/// linearResidentParts' weights, by value for the kernel: part i owns
+/// blocks [firstBlock[i], firstBlock[i + 1]) of the grid's x dimension.
+struct LinearParts {
+  struct Part {
+    const void *w;
+    DType dtype;
+    int64_t first, scaleBase;
+    BlockScaleDesc desc;
+    bool scaled;
+    int64_t N;
+    const float *bias;
+    float *out;
+  } part[kMaxLinearParts];
+  int64_t firstBlock[kMaxLinearParts + 1];
+  int count;
+};
+
+/// linearResidentKernel over several weights: each block finds its part.
+__global__ void linearPartsKernel(const float *x, int64_t M, int64_t K,
+                                  LinearParts ps) {
+  int i = 0;
+  while (i + 1 < ps.count && blockIdx.x >= ps.firstBlock[i + 1])
+    ++i;
+  const LinearParts::Part &p = ps.part[i];
+  int64_t n = (blockIdx.x - ps.firstBlock[i]) * int64_t(kLinearWarps) +
+              (threadIdx.x >> 5);
+  if (n >= p.N)
+    return; // the whole warp
+  int64_t m0 = blockIdx.y * static_cast<int64_t>(kLinearRows);
+  int rows = static_cast<int>(min(static_cast<int64_t>(kLinearRows), M - m0));
+  linearColumn(x, m0, rows, K, p.w, p.dtype, p.first + n * K, p.scaleBase,
+               p.desc, p.scaled, p.N, n, p.bias ? p.bias[n] : 0.0f, p.out);
+}
+
 /// The grouped expert GEMM: expert e = blockIdx.y multiplies rows
 /// [offsets[e], offsets[e + 1]) of x by its matrix (element e N K of `w`
 /// on, [N, K], with bias row e of `bias` [E, N]); the row ranges come from
@@ -1085,6 +1119,31 @@ int linearResident(const float *x, int64_t M, int64_t K, const void *w,
             static_cast<unsigned>((M + kLinearRows - 1) / kLinearRows));
   linearResidentKernel<<<grid, kLinearThreads, 0, stream>>>(
       x, M, K, w, dtype, first, scaleBase, d, desc != nullptr, N, bias, out);
+  return 1;
+}
+
+int linearResidentParts(const float *x, int64_t M, int64_t K,
+                        const LinearPart *parts, int count,
+                        cudaStream_t stream) {
+  if (M == 0 || count <= 0)
+    return 0;
+  LinearParts ps{};
+  ps.count = count;
+  int64_t blocks = 0;
+  for (int i = 0; i < count; ++i) {
+    const LinearPart &p = parts[i];
+    ps.part[i] = {p.w,     p.dtype, p.first, p.scaleBase,
+                  p.desc ? *p.desc : BlockScaleDesc(),
+                  p.desc != nullptr, p.N, p.bias, p.out};
+    ps.firstBlock[i] = blocks;
+    blocks += (p.N + kLinearWarps - 1) / kLinearWarps;
+  }
+  ps.firstBlock[count] = blocks;
+  if (blocks == 0)
+    return 0;
+  dim3 grid(static_cast<unsigned>(blocks),
+            static_cast<unsigned>((M + kLinearRows - 1) / kLinearRows));
+  linearPartsKernel<<<grid, kLinearThreads, 0, stream>>>(x, M, K, ps);
   return 1;
 }
 

@@ -127,6 +127,24 @@ int linearResident(const float *x, int64_t M, int64_t K, const void *w,
                    DType dtype, int64_t first, int64_t scaleBase,
                    const BlockScaleDesc *desc, int64_t N, const float *bias,
                    float *out, cudaStream_t stream);
+/// One weight of linearResidentParts: out [M, N] = x . W^T (+ bias), W
+/// the [N, K] matrix from element `first` of `w` as linearResident reads it.
+struct LinearPart {
+  const void *w = nullptr;
+  DType dtype = DType::F32;
+  int64_t first = 0, scaleBase = 0;
+  const BlockScaleDesc *desc = nullptr;
+  int64_t N = 0;
+  const float *bias = nullptr;
+  float *out = nullptr;
+};
+constexpr int kMaxLinearParts = 3;
+/// linearResident of one x by up to kMaxLinearParts weights in one launch
+/// (the blocks of each weight's columns side by side in the grid): q, k
+/// and v, or gate and up, as one fused projection.
+int linearResidentParts(const float *x, int64_t M, int64_t K,
+                        const LinearPart *parts, int count,
+                        cudaStream_t stream);
 /// The exact LSE combine of l.shards partial attentions per (request,
 /// head), read in place in either layout (PartialsLayout.h), into out
 /// [batch, heads, dim]; sinks (optional) join each head's denominator.

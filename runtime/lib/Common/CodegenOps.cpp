@@ -107,9 +107,10 @@ Tensor gatedMlp(Context &ctx, const Tensor &x, const Tensor &wGate,
                 const Tensor &wUp, const Tensor &wDown, const Tensor &bGate,
                 const Tensor &bUp, const Tensor &bDown,
                 const char *activation) {
-  Tensor h = gatedActivation(ctx, linear(ctx, x, wGate, opt(bGate)),
-                             linear(ctx, x, wUp, opt(bUp)),
-                             activationFromName(activation));
+  // Gate and up: one fused projection.
+  std::vector<Tensor> gu =
+      linearMany(ctx, x, {wGate, wUp}, {opt(bGate), opt(bUp)});
+  Tensor h = gatedActivation(ctx, gu[0], gu[1], activationFromName(activation));
   return linear(ctx, h, wDown, opt(bDown));
 }
 
@@ -119,13 +120,23 @@ qkv(Context &ctx, const Tensor &x, const Ints &positions, const Tensor &wq,
     const Tensor &bv, const Tensor &qNorm, const Tensor &kNorm, double normEps,
     const RopeConfig &ropeConfig) {
   int64_t B = x.dim(0);
-  // Per-head weights [h, d, hidden] are the checkpoint's [h * d, hidden].
-  auto project = [&](const Tensor &w, const Tensor &b) {
-    int64_t h = w.dim(0), d = w.dim(1);
-    Tensor bias = b.defined() ? b.view({h * d}) : Tensor();
-    return linear(ctx, x, w.view({h * d, w.dim(2)}), opt(bias)).view({B, h, d});
+  // Per-head weights [h, d, hidden] are the checkpoint's [h * d, hidden];
+  // q, k and v are one fused projection.
+  const Tensor *w3[3] = {&wq, &wk, &wv}, *b3[3] = {&bq, &bk, &bv};
+  std::vector<Tensor> ws, bs(3);
+  std::vector<const Tensor *> biases;
+  for (int i = 0; i < 3; ++i) {
+    int64_t h = w3[i]->dim(0), d = w3[i]->dim(1);
+    ws.push_back(w3[i]->view({h * d, w3[i]->dim(2)}));
+    if (b3[i]->defined())
+      bs[i] = b3[i]->view({h * d});
+    biases.push_back(opt(bs[i]));
+  }
+  std::vector<Tensor> qkvOut = linearMany(ctx, x, ws, biases);
+  auto heads = [&](int i) {
+    return qkvOut[i].view({B, w3[i]->dim(0), w3[i]->dim(1)});
   };
-  Tensor q = project(wq, bq), k = project(wk, bk), v = project(wv, bv);
+  Tensor q = heads(0), k = heads(1), v = heads(2);
   if (qNorm.defined()) {
     q = rmsNorm(ctx, q, qNorm, static_cast<float>(normEps));
     k = rmsNorm(ctx, k, kNorm, static_cast<float>(normEps));
@@ -221,8 +232,9 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
   Tensor y = rt::moeExperts(ctx, x, r, w, expertOffset, act,
                             /*addDownBias=*/downBias.defined());
   if (sharedGate.defined()) {
-    Tensor h = gatedActivation(ctx, linear(ctx, x, sharedGate),
-                               linear(ctx, x, sharedUp), act);
+    std::vector<Tensor> gu =
+        linearMany(ctx, x, {sharedGate, sharedUp}, {nullptr, nullptr});
+    Tensor h = gatedActivation(ctx, gu[0], gu[1], act);
     addInPlace(ctx, y, linear(ctx, h, sharedDown));
   }
   if (groupDim)

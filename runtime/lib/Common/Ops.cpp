@@ -175,6 +175,35 @@ Tensor linear(Context &ctx, const Tensor &x, const Tensor &weightIn,
   return out;
 }
 
+std::vector<Tensor> linearMany(Context &ctx, const Tensor &x,
+                               const std::vector<Tensor> &weightsIn,
+                               const std::vector<const Tensor *> &biasesIn) {
+  need(!weightsIn.empty() && biasesIn.size() == weightsIn.size(),
+       "linearMany", "expected one bias (or none) per weight");
+  needRank(x, 2, "linearMany", "x");
+  std::vector<Tensor> weights, biases, outs;
+  std::vector<const Tensor *> biasPtrs;
+  for (size_t i = 0; i < weightsIn.size(); ++i) {
+    Tensor w = weightFor(ctx, weightsIn[i], "linearMany", "weight", 2);
+    need(x.dim(1) == w.dim(1), "linearMany",
+         "x " + x.str() + " and weight " + w.str() +
+             " disagree on the input dimension");
+    Tensor b = biasesIn[i] ? f32Of(ctx, *biasesIn[i]) : Tensor();
+    if (b.defined()) {
+      needRank(b, 1, "linearMany", "bias");
+      need(b.dim(0) == w.dim(0), "linearMany",
+           "bias " + b.str() + " does not match weight " + w.str());
+    }
+    weights.push_back(w);
+    biases.push_back(b);
+    outs.push_back(ctx.empty({x.dim(0), w.dim(0)}));
+  }
+  for (const Tensor &b : biases)
+    biasPtrs.push_back(b.defined() ? &b : nullptr);
+  ctx.backend().linearMany(x, weights, biasPtrs, outs);
+  return outs;
+}
+
 Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &wIn,
                   bool transposeW) {
   Tensor w = f32Of(ctx, wIn);

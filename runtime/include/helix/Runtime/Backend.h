@@ -114,6 +114,14 @@ public:
   virtual bool readsResidentWeights() const { return false; }
   virtual void linear(const Tensor &x, const Tensor &weight, const Tensor *bias,
                       Tensor &out) = 0;
+  /// linear() of x by each weight into its out (checked, allocated);
+  /// default: one linear() each.
+  virtual void linearMany(const Tensor &x, const std::vector<Tensor> &weights,
+                          const std::vector<const Tensor *> &biases,
+                          std::vector<Tensor> &outs) {
+    for (size_t i = 0; i < weights.size(); ++i)
+      linear(x, weights[i], biases[i], outs[i]);
+  }
   virtual void headMatmul(const Tensor &x, const Tensor &w, bool transposeW,
                           Tensor &out) = 0;
   virtual void rope(Tensor &x, const std::vector<int64_t> &positions,

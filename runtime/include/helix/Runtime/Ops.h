@@ -109,6 +109,14 @@ AddNorm addRmsNorm(Context &ctx, const Tensor &a, const Tensor &b,
 Tensor linear(Context &ctx, const Tensor &x, const Tensor &weight,
               const Tensor *bias = nullptr);
 
+/// linear() of one x by several weights (their biases, each may be null)
+/// at once: q, k and v of an attention layer, gate and up of an FFN. The
+/// CUDA backend runs them as one kernel launch where it streams the
+/// weights as stored (one weight-streaming GEMM over their columns).
+std::vector<Tensor> linearMany(Context &ctx, const Tensor &x,
+                               const std::vector<Tensor> &weights,
+                               const std::vector<const Tensor *> &biases);
+
 /// Per-head matrix product: x [B, h, a], w [h, b, a] -> [B, h, b]
 /// (x . w^T per head); with transposeW, w [h, a, b] -> x . w.
 /// MLA absorbs W_UK into the query and applies W_UV with it.
