@@ -158,15 +158,20 @@ std::tuple<Tensor, Tensor> mlaQkv(Context &ctx, const Tensor &x,
   int64_t B = x.dim(0), nH = wqB.dim(0), qk = wqB.dim(1), R = kvNorm.dim(0);
   int64_t nope = qk - ropeDim;
   Tensor wq = wqB.view({nH * qk, wqB.dim(2)});
-  Tensor q =
-      wqA.defined()
-          ? linear(ctx, rmsNorm(ctx, linear(ctx, x, wqA), qNorm, lowRankEps),
-                   wq)
-          : linear(ctx, x, wq);
+  // q_a and kv_a read the same x: one fused projection where both exist.
+  Tensor q, kva;
+  if (wqA.defined()) {
+    std::vector<Tensor> a = linearMany(ctx, x, {wqA, wkvA}, {nullptr, nullptr});
+    q = linear(ctx, rmsNorm(ctx, a[0], qNorm, lowRankEps), wq);
+    kva = a[1];
+  } else {
+    std::vector<Tensor> a = linearMany(ctx, x, {wq, wkvA}, {nullptr, nullptr});
+    q = a[0];
+    kva = a[1];
+  }
   q = q.view({B, nH, qk});
   Tensor qLat =
       headMatmul(ctx, sliceLast(ctx, q, 0, nope), wUK, /*transposeW=*/true);
-  Tensor kva = linear(ctx, x, wkvA);
   Tensor latent = rmsNorm(ctx, sliceLast(ctx, kva, 0, R), kvNorm, lowRankEps);
   Tensor kPe = sliceLast(ctx, kva, R, ropeDim).view({B, 1, ropeDim});
   Tensor qFull = concatLast(ctx, qLat, sliceLast(ctx, q, nope, ropeDim));
