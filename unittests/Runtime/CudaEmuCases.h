@@ -843,9 +843,37 @@ inline Result linearParts() {
   return finish("linearResidentParts fp8 + nvfp4 + bf16", got, want, 1e-4);
 }
 
+/// headMatmulResident: MLA's per-head GEMM on FP8 128 x 128 blocks, W
+/// [H, N, A] or transposed [H, A, N] (as `quantized` matrices), 3 rows of x.
+inline Result headMatmulResident(bool transposeW) {
+  int64_t B = 3, H = 2, A = 40, N = 24;
+  Quantized t = transposeW ? quantized(DType::F8E4M3, ScaleType::F32, H, A, N,
+                                       128, 128, 0, 0, false, 90)
+                           : quantized(DType::F8E4M3, ScaleType::F32, H, N, A,
+                                       128, 128, 0, 0, false, 91);
+  std::vector<float> x = randn(B * H * A, 92), out(B * H * N, NAN);
+  cuda::headMatmulResident(x.data(), B, H, A, t.codes.data(), t.dtype, 0,
+                           &t.desc, N, transposeW, out.data(), nullptr);
+  std::vector<double> want(B * H * N, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t a = 0; a < A; ++a)
+          want[(b * H + h) * N + n] +=
+              double(x[(b * H + h) * A + a]) *
+              naiveValue(t,
+                         transposeW ? (h * A + a) * N + n : (h * N + n) * A + a,
+                         true);
+  return finish(std::string("headMatmulResident fp8") +
+                    (transposeW ? " transposed" : ""),
+                out, want, 1e-4);
+}
+
 inline std::vector<Result> linearResidentAll() {
   std::vector<Result> rs;
   rs.push_back(linearParts());
+  rs.push_back(headMatmulResident(true));
+  rs.push_back(headMatmulResident(false));
   // FP8 with 128 x 128 f32 block scales (DeepSeek), K not a multiple of
   // 32, N not of the 4 columns a block computes, M over one row chunk (8).
   rs.push_back(linearResident("fp8 128x128 blocks, expert 1",

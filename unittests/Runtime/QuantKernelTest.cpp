@@ -103,6 +103,41 @@ TEST_P(QuantLinear, SeveralWeightsInOneCall) {
   EXPECT_THROW(linearMany(*ctx, xt, {}, {}), std::exception);
 }
 
+TEST(QuantKernels, HeadMatmulOnResidentWeights) {
+  HELIX_NEED_CONTEXT(ctx);
+  // MLA's W_UK ([H, A, N], transposed) and W_UV ([H, N, A]) per head, in
+  // every resident format, 3 rows (CUDA: the weight read as stored, one
+  // kernel) and 70 (decoded to f32 for cuBLAS): the result of the decoded
+  // values.
+  const int64_t H = 3, A = 32, N = 48;
+  for (int64_t B : {int64_t(3), int64_t(70)})
+    for (bool transposeW : {true, false}) {
+      HostTensor w = host(transposeW ? std::vector<int64_t>{H, A, N}
+                                     : std::vector<int64_t>{H, N, A},
+                          40);
+      std::vector<float> x = randomVector(B * H * A, 41);
+      Tensor xt = ctx->upload(x, {B, H, A});
+      for (const QuantHost &q : {toBF16(w), quantizeFP8Block(w, "w", 16),
+                                 quantizeNVFP4(w, "w")}) {
+        SCOPED_TRACE(q.describe() + (transposeW ? " transposed" : "") +
+                     " rows " + std::to_string(B));
+        std::vector<float> d = dequantize(q).data;
+        Tensor wt = ctx->uploadResident(q);
+        std::vector<float> got =
+            ctx->download(headMatmul(*ctx, xt, wt, transposeW));
+        std::vector<double> want(B * H * N, 0.0);
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t n = 0; n < N; ++n)
+              for (int64_t a = 0; a < A; ++a)
+                want[(b * H + h) * N + n] +=
+                    double(x[(b * H + h) * A + a]) *
+                    d[transposeW ? (h * A + a) * N + n : (h * N + n) * A + a];
+        expectNear(got, want);
+      }
+    }
+}
+
 TEST(QuantKernels, RowsOfAResidentWeightKeepTheirScales) {
   HELIX_NEED_CONTEXT(ctx);
   // Rows [6, 30) of an NVFP4 and an FP8 weight: the view's first element is

@@ -419,17 +419,45 @@ public:
                   Tensor &out) override {
     int B = static_cast<int>(x.dim(0)), H = static_cast<int>(x.dim(1)),
         A = static_cast<int>(x.dim(2)), N = static_cast<int>(out.dim(2));
-    count("headMatmul", f32Bytes(w), 0, f32Bytes(x) + f32Bytes(out),
+    bool streamed = B <= cuda::kStreamingGemmMaxRows;
+    if (w.dtype() != DType::F32 && streamed) {
+      // Resident weights at decode sizes: one kernel, the weight read once
+      // in its format.
+      const BlockScales *bs = w.scales().get();
+      count("gemm (per head, weights as stored)", storedBytes(w, w.numel()),
+            0, f32Bytes(x) + f32Bytes(out), 2.0 * B * H * A * N);
+      if (skip())
+        return;
+      kernels_ += cuda::headMatmulResident(
+          x.f32(), B, H, A, w.raw(), w.dtype(), w.elementOffset(),
+          bs ? &bs->desc : nullptr, N, transposeW, out.f32(), s_.compute);
+      launched("headMatmul");
+      return;
+    }
+    // Above the streaming rows a resident weight is decoded to f32 once for
+    // cuBLAS (4 bytes per value written and read).
+    bool decode = w.dtype() != DType::F32;
+    count("headMatmul", decode ? storedBytes(w, w.numel()) : f32Bytes(w), 0,
+          f32Bytes(x) + f32Bytes(out) + (decode ? 8.0 * w.numel() : 0.0),
           2.0 * B * H * A * N);
+    Tensor decoded = decode ? tmp(w.numel()) : Tensor();
     if (skip())
       return;
+    const float *wf = w.dtype() == DType::F32 ? w.f32() : nullptr;
+    if (decode) {
+      const BlockScales *bs = w.scales().get();
+      kernels_ += cuda::dequantize(w.raw(), w.dtype(), w.numel(),
+                                   w.elementOffset(), bs ? &bs->desc : nullptr,
+                                   decoded.f32(), s_.compute);
+      wf = decoded.f32();
+    }
     const float one = 1.0f, zero = 0.0f;
     // Per head h: out_h [B, N] (row stride H*N) = x_h [B, A] (row stride H*A)
     // times w_h^T ([N, A]) or w_h ([A, N]).
     ++blas_;
     cublasCheck(cublasSgemmStridedBatched(
                     s_.blas, transposeW ? CUBLAS_OP_N : CUBLAS_OP_T,
-                    CUBLAS_OP_N, N, B, A, &one, w.f32(), transposeW ? N : A,
+                    CUBLAS_OP_N, N, B, A, &one, wf, transposeW ? N : A,
                     static_cast<long long>(N) * A, x.f32(), H * A, A, &zero,
                     out.f32(), H * N, N, H),
                 "cublasSgemmStridedBatched");

@@ -596,6 +596,50 @@ __global__ void linearResidentKernel(const float *x, int64_t M, int64_t K,
                N, n, bias ? bias[n] : 0.0f, out);
 }
 
+/// Per-head GEMM with the weights read as stored: out[b, h, n] = sum_a
+/// x[b, h, a] W_h(a, n), W_h element (a, n) at h A N + a N + n
+/// (transposed, [H, A, N]) or h N A + n A + a ([H, N, A]), times its block
+/// scale (desc, element scaleBase + that index). One warp per (n, h),
+/// blockIdx.z picks kLinearRows rows of x.
+__global__ void headMatmulResidentKernel(const float *x, int64_t B, int64_t H,
+                                         int64_t A, const void *w, DType dtype,
+                                         int64_t scaleBase, BlockScaleDesc desc,
+                                         bool scaled, int64_t N,
+                                         bool transposeW, float *out) {
+  int64_t n =
+      blockIdx.x * static_cast<int64_t>(kLinearWarps) + (threadIdx.x >> 5);
+  int64_t h = blockIdx.y;
+  if (n >= N)
+    return; // the whole warp
+  int lane = threadIdx.x & 31;
+  int64_t b0 = blockIdx.z * static_cast<int64_t>(kLinearRows);
+  int rows = static_cast<int>(min(static_cast<int64_t>(kLinearRows), B - b0));
+  float acc[kLinearRows];
+#pragma unroll
+  for (int r = 0; r < kLinearRows; ++r)
+    acc[r] = 0.0f;
+  for (int64_t a = lane; a < A; a += 32) {
+    int64_t e = transposeW ? (h * A + a) * N + n : (h * N + n) * A + a;
+    float v = fmt::decodeElement(dtype, w, e);
+    if (scaled)
+      v = desc.apply(v, scaleBase + e);
+#pragma unroll
+    for (int r = 0; r < kLinearRows; ++r)
+      if (r < rows)
+        acc[r] += v * x[((b0 + r) * H + h) * A + a];
+  }
+#pragma unroll
+  for (int r = 0; r < kLinearRows; ++r) {
+    if (r >= rows)
+      break;
+    float t = acc[r];
+    for (int o = 16; o > 0; o >>= 1)
+      t += __shfl_xor_sync(0xffffffffu, t, o);
+    if (lane == 0)
+      out[((b0 + r) * H + h) * N + n] = t;
+  }
+}
+
 /// linearResidentParts' weights, by value for the kernel: part i owns
 /// blocks [firstBlock[i], firstBlock[i + 1]) of the grid's x dimension.
 struct LinearParts {
@@ -1119,6 +1163,21 @@ int linearResident(const float *x, int64_t M, int64_t K, const void *w,
             static_cast<unsigned>((M + kLinearRows - 1) / kLinearRows));
   linearResidentKernel<<<grid, kLinearThreads, 0, stream>>>(
       x, M, K, w, dtype, first, scaleBase, d, desc != nullptr, N, bias, out);
+  return 1;
+}
+
+int headMatmulResident(const float *x, int64_t B, int64_t H, int64_t A,
+                       const void *w, DType dtype, int64_t scaleBase,
+                       const BlockScaleDesc *desc, int64_t N, bool transposeW,
+                       float *out, cudaStream_t stream) {
+  if (B == 0 || H == 0 || N == 0)
+    return 0;
+  BlockScaleDesc d = desc ? *desc : BlockScaleDesc();
+  dim3 grid(static_cast<unsigned>((N + kLinearWarps - 1) / kLinearWarps),
+            static_cast<unsigned>(H),
+            static_cast<unsigned>((B + kLinearRows - 1) / kLinearRows));
+  headMatmulResidentKernel<<<grid, kLinearThreads, 0, stream>>>(
+      x, B, H, A, w, dtype, scaleBase, d, desc != nullptr, N, transposeW, out);
   return 1;
 }
 

@@ -127,6 +127,15 @@ int linearResident(const float *x, int64_t M, int64_t K, const void *w,
                    DType dtype, int64_t first, int64_t scaleBase,
                    const BlockScaleDesc *desc, int64_t N, const float *bias,
                    float *out, cudaStream_t stream);
+/// Per-head GEMM (MLA's W_UK and W_UV) with the weights read as stored:
+/// out [B, H, N] = x_h [B, A] times W_h, W [H, A, N] (transposeW) or its
+/// transpose from [H, N, A], in `dtype` with block scales at element
+/// scaleBase + index (desc null: none). Decode-sized B (up to
+/// kStreamingGemmMaxRows): no f32 copy of the weight.
+int headMatmulResident(const float *x, int64_t B, int64_t H, int64_t A,
+                       const void *w, DType dtype, int64_t scaleBase,
+                       const BlockScaleDesc *desc, int64_t N, bool transposeW,
+                       float *out, cudaStream_t stream);
 /// One weight of linearResidentParts: out [M, N] = x . W^T (+ bias), W
 /// the [N, K] matrix from element `first` of `w` as linearResident reads it.
 struct LinearPart {

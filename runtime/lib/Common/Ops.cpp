@@ -206,9 +206,15 @@ std::vector<Tensor> linearMany(Context &ctx, const Tensor &x,
 
 Tensor headMatmul(Context &ctx, const Tensor &x, const Tensor &wIn,
                   bool transposeW) {
-  Tensor w = f32Of(ctx, wIn);
+  // A backend that reads resident weights takes them as stored (as
+  // linear's weights); otherwise they are decoded to f32 here.
+  bool asStored = wIn.defined() && wIn.dtype() != DType::F32 &&
+                  ctx.backend().readsResidentWeights();
+  Tensor w = asStored ? wIn : f32Of(ctx, wIn);
   needRank(x, 3, "headMatmul", "x");
-  needRank(w, 3, "headMatmul", "w");
+  if (!asStored)
+    needF32(w, "headMatmul", "w");
+  need(w.rank() == 3, "headMatmul", "w " + w.str() + " must have rank 3");
   int64_t a = transposeW ? w.dim(1) : w.dim(2);
   int64_t b = transposeW ? w.dim(2) : w.dim(1);
   need(x.dim(1) == w.dim(0) && x.dim(2) == a, "headMatmul",
