@@ -129,6 +129,28 @@ inline Result rmsNorm(int64_t dim, bool bf16 = false) {
                 out, want, 1e-5);
 }
 
+/// rmsNormPrefix: rows of 300 values, the first 256 normed, the rest
+/// copied (MLA's [latent | k_pe]), against naive math.
+inline Result rmsNormPrefix() {
+  int64_t rows = 3, width = 300, dim = 256;
+  float eps = 1e-6f;
+  std::vector<float> x = randn(rows * width, 4), w = randn(dim, 5);
+  std::vector<float> out(rows * width, NAN);
+  cuda::rmsNormPrefix(x.data(), w.data(), rows, width, dim, eps, out.data(),
+                      nullptr);
+  std::vector<double> want(rows * width);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i)
+      ss += double(x[r * width + i]) * x[r * width + i];
+    double inv = 1 / std::sqrt(ss / dim + eps);
+    for (int64_t i = 0; i < width; ++i)
+      want[r * width + i] =
+          i < dim ? x[r * width + i] * inv * w[i] : x[r * width + i];
+  }
+  return finish("rmsNormPrefix", out, want, 1e-5);
+}
+
 /// The residual add and the next norm in one kernel: sum and normed rows
 /// against naive math, and bit for bit what add then rmsNorm give.
 inline std::vector<Result> addRmsNorm(int64_t dim) {
@@ -1067,6 +1089,7 @@ inline std::vector<Result> allCases() {
   rs.push_back(rmsNorm(1000));
   rs.push_back(rmsNorm(40));
   rs.push_back(rmsNorm(1000, /*bf16=*/true));
+  rs.push_back(rmsNormPrefix());
   add(addRmsNorm(1000));
   add(addRmsNorm(40));
   add(elementwise());

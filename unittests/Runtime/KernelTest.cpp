@@ -155,6 +155,27 @@ TEST(Kernels, AddRmsNormIsAddThenNorm) {
   EXPECT_THROW(addRmsNorm(*ctx, ta, ctx->upload(a, {D, R}), tw, 1e-5f), Error);
 }
 
+// MLA's compressed KV [latent | k_pe]: the latent normed, k_pe kept, in
+// one op; the same numbers as a norm of the slice next to the copied tail.
+TEST(Kernels, RmsNormPrefixNormsTheLatentKeepsTheRest) {
+  HELIX_NEED_CONTEXT(ctx);
+  int64_t R = 3, W = 300, D = 256; // more values than a block's threads
+  auto x = randomVector(R * W, 15), w = randomVector(D, 16);
+  Tensor tx = ctx->upload(x, {R, 1, W}), tw = ctx->upload(w, {D});
+  std::vector<float> got = ctx->download(rmsNormPrefix(*ctx, tx, tw, 1e-6f));
+  std::vector<float> head = ctx->download(
+      rmsNorm(*ctx, sliceLast(*ctx, tx.view({R, W}), 0, D), tw, 1e-6f));
+  ASSERT_EQ(got.size(), size_t(R * W));
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t i = 0; i < W; ++i)
+      EXPECT_EQ(got[r * W + i], i < D ? head[r * D + i] : x[r * W + i])
+          << "row " << r << " value " << i;
+  EXPECT_THROW(rmsNormPrefix(*ctx, tx, ctx->upload(randomVector(W + 1, 17),
+                                                   {W + 1}),
+                             1e-6f),
+               Error);
+}
+
 // RoPE on q and k and the KV append as one op: what applyRope, applyRope
 // and kvAppend give (q, k, and the attention over the appended keys).
 TEST(Kernels, RopeKvAppendIsRopeThenAppend) {

@@ -127,6 +127,24 @@ public:
     }
   }
 
+  void rmsNormPrefix(const Tensor &x, const Tensor &w, float eps,
+                     Tensor &out) override {
+    int64_t D = w.dim(0), W = x.dim(-1), rows = x.numel() / W;
+    const float *xi = x.f32();
+    float *o = out.f32();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *xr = xi + r * W;
+      double ss = 0;
+      for (int64_t i = 0; i < D; ++i)
+        ss += static_cast<double>(xr[i]) * xr[i];
+      double inv = 1.0 / std::sqrt(ss / D + eps);
+      for (int64_t i = 0; i < D; ++i)
+        o[r * W + i] = static_cast<float>(xr[i] * inv * w.f32()[i]);
+      for (int64_t i = D; i < W; ++i)
+        o[r * W + i] = xr[i];
+    }
+  }
+
   void linear(const Tensor &x, const Tensor &w, const Tensor *bias,
               Tensor &out) override {
     int64_t M = x.dim(0), K = x.dim(1), N = w.dim(0);

@@ -302,6 +302,17 @@ public:
     launched("rmsNorm");
   }
 
+  void rmsNormPrefix(const Tensor &x, const Tensor &w, float eps,
+                     Tensor &out) override {
+    int64_t D = w.dim(0), W = x.dim(-1);
+    count("rmsNorm", storedBytes(w, D), 0, 2 * f32Bytes(x));
+    if (skip())
+      return;
+    kernels_ += cuda::rmsNormPrefix(x.f32(), w.raw(), x.numel() / W, W, D, eps,
+                                    out.f32(), s_.compute, w.dtype());
+    launched("rmsNorm");
+  }
+
   void addRmsNorm(const Tensor &a, const Tensor &b, const Tensor &w, float eps,
                   Tensor &sum, Tensor &out) override {
     int64_t D = w.dim(0);

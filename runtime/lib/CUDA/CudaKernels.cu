@@ -85,6 +85,17 @@ __global__ void rmsNormKernel(const float *x, const void *w, DType wtype,
           scratch);
 }
 
+/// Rows of `width` values: the first `dim` normed, the rest copied.
+__global__ void rmsNormPrefixKernel(const float *x, const void *w, DType wtype,
+                                    int64_t width, int64_t dim, float eps,
+                                    float *out) {
+  __shared__ float scratch[32];
+  int64_t row = blockIdx.x * width;
+  normRow(x + row, w, wtype, dim, eps, out + row, scratch);
+  for (int64_t i = dim + threadIdx.x; i < width; i += blockDim.x)
+    out[row + i] = x[row + i];
+}
+
 /// The residual add and the next norm in one pass over the row: sum = a + b
 /// (written), out = rmsNorm(sum); the same arithmetic as addKernel then
 /// rmsNormKernel.
@@ -1021,6 +1032,14 @@ int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
 int rmsNorm(const float *x, const void *w, int64_t rows, int64_t dim,
             float eps, float *out, cudaStream_t stream, DType wtype) {
   rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, wtype, dim, eps, out);
+  return 1;
+}
+
+int rmsNormPrefix(const float *x, const void *w, int64_t rows, int64_t width,
+                  int64_t dim, float eps, float *out, cudaStream_t stream,
+                  DType wtype) {
+  rmsNormPrefixKernel<<<rows, kThreads, 0, stream>>>(x, w, wtype, width, dim,
+                                                     eps, out);
   return 1;
 }
 

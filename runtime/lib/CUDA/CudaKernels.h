@@ -33,6 +33,10 @@ int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
 int rmsNorm(const float *x, const void *w, int64_t rows, int64_t dim,
             float eps, float *out, cudaStream_t stream,
             DType wtype = DType::F32);
+/// Rows of `width` values: rmsNorm of the first `dim`, the rest copied.
+int rmsNormPrefix(const float *x, const void *w, int64_t rows, int64_t width,
+                  int64_t dim, float eps, float *out, cudaStream_t stream,
+                  DType wtype = DType::F32);
 /// sum = a + b, out = rmsNorm(sum) (rows of `dim`), one kernel: the same
 /// arithmetic as add() then rmsNorm().
 int addRmsNorm(const float *a, const float *b, const void *w, int64_t rows,

@@ -172,10 +172,15 @@ std::tuple<Tensor, Tensor> mlaQkv(Context &ctx, const Tensor &x,
   q = q.view({B, nH, qk});
   Tensor qLat =
       headMatmul(ctx, sliceLast(ctx, q, 0, nope), wUK, /*transposeW=*/true);
-  Tensor latent = rmsNorm(ctx, sliceLast(ctx, kva, 0, R), kvNorm, lowRankEps);
-  Tensor kPe = sliceLast(ctx, kva, R, ropeDim).view({B, 1, ropeDim});
   Tensor qFull = concatLast(ctx, qLat, sliceLast(ctx, q, nope, ropeDim));
-  Tensor key = concatLast(ctx, latent.view({B, 1, R}), kPe);
+  // kv_a's output is the key's layout already ([latent | k_pe]): the latent
+  // normed in place of a slice, a norm and a concatenation.
+  check(kva.dim(1) == R + ropeDim,
+        "mla_qkv: kv_a gives " + std::to_string(kva.dim(1)) +
+            " values, expected the latent and the RoPE part (" +
+            std::to_string(R + ropeDim) + ")");
+  Tensor key =
+      rmsNormPrefix(ctx, kva, kvNorm, lowRankEps).view({B, 1, R + ropeDim});
   // RoPE on the rope parts of both (dims [R, R + ropeDim)) in one launch.
   ropeKvAppend(ctx, qFull, key, nullptr, nullptr, {}, positions.data,
                Rope(ropeConfig), /*offset=*/R);

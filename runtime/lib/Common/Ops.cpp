@@ -118,6 +118,24 @@ Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weightIn,
   return out;
 }
 
+Tensor rmsNormPrefix(Context &ctx, const Tensor &x, const Tensor &weightIn,
+                     float eps) {
+  bool asStored = weightIn.defined() && weightIn.dtype() == DType::BF16 &&
+                  ctx.backend().readsResidentWeights();
+  Tensor weight = asStored ? weightIn : f32Of(ctx, weightIn);
+  needF32(x, "rmsNormPrefix", "x");
+  if (!asStored)
+    needF32(weight, "rmsNormPrefix", "weight");
+  need(weight.rank() == 1 && x.rank() >= 1 && weight.dim(0) >= 1 &&
+           weight.dim(0) <= x.dim(-1),
+       "rmsNormPrefix",
+       "weight " + weight.str() + " must cover a prefix of x's last dimension " +
+           x.str());
+  Tensor out = ctx.empty(x.shape());
+  ctx.backend().rmsNormPrefix(x, weight, eps, out);
+  return out;
+}
+
 AddNorm addRmsNorm(Context &ctx, const Tensor &a, const Tensor &b,
                    const Tensor &weightIn, float eps) {
   Tensor weight = normWeight(ctx, a, weightIn, "addRmsNorm");

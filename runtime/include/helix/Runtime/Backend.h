@@ -85,6 +85,11 @@ public:
   /// x, out viewed [rows, D].
   virtual void rmsNorm(const Tensor &x, const Tensor &weight, float eps,
                        Tensor &out) = 0;
+  /// x, out [rows, W]: the first D = weight.dim(0) columns of each row
+  /// normalized, the other W - D copied (MLA's compressed KV: the latent
+  /// normed, the RoPE part kept).
+  virtual void rmsNormPrefix(const Tensor &x, const Tensor &weight, float eps,
+                             Tensor &out) = 0;
   /// sum = a + b and out = rmsNorm(sum) (viewed [rows, D]): a residual add
   /// and the next norm. Default: add() then rmsNorm(); the CUDA backend
   /// runs them as one kernel.

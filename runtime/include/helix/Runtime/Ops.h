@@ -94,6 +94,12 @@ Tensor embedding(Context &ctx, const Tensor &table,
 /// x [..., D], weight [D]. Also QK-norm: x [B, heads, headDim].
 Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weight, float eps);
 
+/// x [..., W]: RMSNorm over the first D = weight.dim(0) values of the last
+/// dimension, the remaining W - D values unchanged, in one kernel (no
+/// slice and concatenation).
+Tensor rmsNormPrefix(Context &ctx, const Tensor &x, const Tensor &weight,
+                     float eps);
+
 /// a + b and its RMSNorm: the residual stream after a block and the next
 /// block's normalized input (one kernel on the CUDA backend).
 struct AddNorm {
