@@ -641,7 +641,7 @@ int main(int argc, char **argv) {
      << ", expert groups=" << opt.expertGroups << ", top-k=" << opt.topK
      << "\n\n";
 
-  os << std::left << std::setw(22) << "kernel" << std::setw(8) << "arch"
+  os << std::left << std::setw(26) << "kernel" << std::setw(8) << "arch"
      << std::right << std::setw(5) << "regs" << std::setw(7) << "stack"
      << std::setw(10) << "spill_st" << std::setw(10) << "spill_ld"
      << std::setw(12) << "smem_static" << std::setw(10) << "smem_dyn"
@@ -651,7 +651,7 @@ int main(int argc, char **argv) {
      << "ld128"
      << "hot\n";
   for (const Row &r : rows) {
-    os << std::left << std::setw(22) << r.kernel << std::setw(8) << r.arch
+    os << std::left << std::setw(26) << r.kernel << std::setw(8) << r.arch
        << std::right << std::setw(5) << r.registers << std::setw(7)
        << r.frameBytes << std::setw(10) << fmtOpt(r.spillStores)
        << std::setw(10) << fmtOpt(r.spillLoads) << std::setw(12) << r.staticSmem
@@ -691,7 +691,7 @@ int main(int argc, char **argv) {
   for (const Row &r : rows) {
     if (!r.loads)
       continue;
-    os << "  " << std::left << std::setw(22) << r.kernel << std::setw(8)
+    os << "  " << std::left << std::setw(26) << r.kernel << std::setw(8)
        << r.arch << std::right << std::setw(4) << r.loads->globalLoads
        << " loads, widest " << std::setw(3) << r.loads->widestGlobalBits
        << " bits:";
@@ -701,7 +701,7 @@ int main(int argc, char **argv) {
   }
   os << "\nLaunchers (runtime/lib/CUDA/CudaKernels.cu):\n";
   for (const Launcher &l : launchers())
-    os << "  " << std::left << std::setw(22) << l.kernel << "block "
+    os << "  " << std::left << std::setw(26) << l.kernel << "block "
        << std::setw(4) << l.blockSize << " dynamic smem " << l.smemFormula
        << " bytes (" << l.function << "(): " << l.smemText << ")\n";
   os << "\nPer-SM limits (" << opt.limits << "):\n";

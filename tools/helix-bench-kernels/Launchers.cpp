@@ -35,10 +35,17 @@ const std::vector<Launcher> &launchers() {
        "(keyDim + valueDim + 128) * 4", attentionSmem, true, true},
       {"linearResidentKernel", "linearResident", 128, "0", "0", none, true,
        true},
+      {"linearPartsKernel", "linearResidentParts", 128, "0", "0", none, true,
+       true},
+      // MLA's W_UK / W_UV at decode sizes: element loads (W_UK is read
+      // along its columns).
+      {"headMatmulResidentKernel", "headMatmulResident", 128, "0", "0", none,
+       true},
       {"dequantizeKernel", "dequantize", 256, "0", "0", none, true},
       {"kvStoreKernel", "kvStore", 32, "0", "0", none, true},
       {"rmsNormKernel", "rmsNorm", 256, "0", "0", none, true},
       {"addRmsNormKernel", "addRmsNorm", 256, "0", "0", none, true},
+      {"rmsNormPrefixKernel", "rmsNormPrefix", 256, "0", "0", none, true},
       {"ropeKvStoreKernel", "ropeKvStore", 256, "0", "0", none, true},
       {"embeddingKernel", "embedding", 256, "0", "0", none, true},
       {"moeRouteKernel", "moeRoute", 256, "moeRouteSharedBytes(p)",

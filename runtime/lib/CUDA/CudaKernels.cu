@@ -247,8 +247,10 @@ struct AttentionArgs {
 };
 
 /// Value i of a row's result, and its LSE, where AttentionArgs says.
+/// (i < valueDim: 32-bit arithmetic, no 64-bit division in the hot loop.)
 __device__ inline void putValue(int64_t piece, float *o, int64_t i, float v) {
-  o[piece ? i + i / piece : i] = v;
+  unsigned p = static_cast<unsigned>(piece), j = static_cast<unsigned>(i);
+  o[p ? j + j / p : j] = v;
 }
 __device__ inline void putLse(int64_t piece, int64_t valueDim, float *o,
                               float *lse, float v) {
@@ -384,7 +386,13 @@ __device__ void attendVectorized(const AttentionArgs &a, int64_t b, int64_t kvh,
     m = nm;
     __syncthreads(); // p is rewritten by the next chunk's scores
   }
-  // The row groups' partial sums, one value of the chunk at a time.
+  // The row groups' partial sums, one value of the chunk at a time. In the
+  // packing every `piece` values are followed by an LSE slot: the chunk's
+  // values shift by one more at each piece boundary they cross (one
+  // division per thread, none per value).
+  const int piece = static_cast<int>(a.piece), first = vchunk * V;
+  float *oc = o + first + (piece ? first / piece : 0);
+  int toNext = piece ? piece - first % piece : V, shift = 0;
 #pragma unroll
   for (int i = 0; i < V; ++i) {
     p[tid] = acc[i];
@@ -393,7 +401,11 @@ __device__ void attendVectorized(const AttentionArgs &a, int64_t b, int64_t kvh,
       float sum = 0.0f;
       for (int r = 0; r < rowsAtOnce; ++r)
         sum += p[r * vc + vchunk];
-      putValue(a.piece, o, vchunk * V + i, l > 0.0f ? sum / l : 0.0f);
+      oc[i + shift] = l > 0.0f ? sum / l : 0.0f;
+    }
+    if (i + 1 == toNext) {
+      ++shift;
+      toNext += piece;
     }
     __syncthreads();
   }

@@ -43,12 +43,14 @@ HOT = ["attentionKernel", "linearResidentKernel", "dequantizeKernel",
        "kvStoreKernel", "rmsNormKernel", "addRmsNormKernel",
        "ropeKvStoreKernel", "embeddingKernel", "moeRouteKernel",
        "moeDispatchKernel", "linearGroupedKernel", "moeCombineKernel",
-       "gatherRowsKernel", "lseCombineKernel"]
+       "gatherRowsKernel", "lseCombineKernel", "linearPartsKernel",
+       "headMatmulResidentKernel", "rmsNormPrefixKernel"]
 # The table prints occupancies to 3 decimals: off by up to half a unit
 # (28 warps: 0.4375 printed 0.438), plus float error.
 ROUNDING = 0.0005 + 1e-9
 # The KV- and weight-streaming kernels: 128-bit global loads required.
-STREAMING = ["attentionKernel", "linearResidentKernel", "linearGroupedKernel"]
+STREAMING = ["attentionKernel", "linearResidentKernel", "linearGroupedKernel",
+             "linearPartsKernel"]
 COLUMNS = ["kernel", "arch", "regs", "stack", "spill_st", "spill_ld",
            "smem_static", "smem_dyn", "block", "blocks_sm", "warps_sm",
            "occupancy", "limiter", "ld128", "hot"]
