@@ -558,10 +558,9 @@ void timeElementwise(Device &dev, MeasurementSet &set,
     add("lseCombine " + std::to_string(shards) + "x" + std::to_string(heads) +
             "x" + std::to_string(dim),
         [&] {
-          cuda::lseCombine(
-              partials.as<float>(), lse.as<float>(),
-              rt::PartialsLayout::separate(b, shards, heads, dim), nullptr,
-              combined.as<float>(), dev.stream);
+          cuda::lseCombine(partials.as<float>(), lse.as<float>(),
+                           rt::PartialsLayout::separate(b, shards, heads, dim),
+                           nullptr, combined.as<float>(), dev.stream);
         });
 
     Buffer gate = filled(size_t(b * inter) * 4, 0, dev.stream);

@@ -78,8 +78,8 @@ OpCost costAttentionCore(const Prepared &p, const LayerShape &s,
   // The merge of split-K parts, where the runtime's kernel splits (the
   // rule it launches by; without the GPU's SM count, always).
   int sms = static_cast<int>(p.hw->smCount);
-  if (sms == 0 || attentionSplits(int64_t(t * s.qHeads),
-                                  int64_t(s.tokensStored), sms) > 1)
+  if (sms == 0 ||
+      attentionSplits(int64_t(t * s.qHeads), int64_t(s.tokensStored), sms) > 1)
     ++k.elementwise;
   k.mla = s.mla;
   // Each query token is a row of the decode kernel (its curve's key).

@@ -1,7 +1,7 @@
 //===- EvaluateTest.cpp - Validation and the shape of an evaluation -------===//
 
-#include "helix/Common/AttentionSplits.h"
 #include "helix/Cost/Evaluate.h"
+#include "helix/Common/AttentionSplits.h"
 
 #include "PaperModels.h"
 

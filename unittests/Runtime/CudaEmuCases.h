@@ -111,10 +111,9 @@ inline Result rmsNorm(int64_t dim, bool bf16 = false) {
       w[i] = fmt::bf16ToFloat(packed[i]);
   }
   std::vector<float> out(rows * dim, NAN);
-  cuda::rmsNorm(x.data(),
-                bf16 ? static_cast<const void *>(packed.data()) : w.data(),
-                rows, dim, eps, out.data(), nullptr,
-                bf16 ? DType::BF16 : DType::F32);
+  cuda::rmsNorm(
+      x.data(), bf16 ? static_cast<const void *>(packed.data()) : w.data(),
+      rows, dim, eps, out.data(), nullptr, bf16 ? DType::BF16 : DType::F32);
   std::vector<double> want(rows * dim);
   for (int64_t r = 0; r < rows; ++r) {
     double ss = 0;
@@ -586,11 +585,10 @@ inline Result lseCombine(bool withSinks, bool packed = false) {
   lse[at(0, 1, 0)] = -INFINITY;
   for (int64_t s = 0; s < shards; ++s)
     lse[at(1, s, 1)] = -INFINITY;
-  PartialsLayout l =
-      packed ? PartialsLayout::packed(shards, batch, heads, dim)
-             : PartialsLayout::separate(batch, shards, heads, dim);
-  std::vector<float> values(packed ? l.valuesSpan() + 1 : partials.size(),
-                            NAN),
+  PartialsLayout l = packed
+                         ? PartialsLayout::packed(shards, batch, heads, dim)
+                         : PartialsLayout::separate(batch, shards, heads, dim);
+  std::vector<float> values(packed ? l.valuesSpan() + 1 : partials.size(), NAN),
       lses(packed ? 0 : lse.size(), NAN);
   float *lseAt = packed ? values.data() + dim : lses.data();
   for (int64_t b = 0; b < batch; ++b)
@@ -822,10 +820,10 @@ inline Result linearParts() {
   // Moved in, not copied: a Quantized's desc points into its own buffers.
   std::vector<Quantized> ts;
   ts.reserve(3);
-  ts.push_back(quantized(DType::F8E4M3, ScaleType::F32, 1, 5, K, 128, 128, 0,
-                         0, false, 65));
-  ts.push_back(
-      quantized(DType::F4E2M1, ScaleType::E4M3, 1, 9, K, 1, 16, 0, 0, true, 66));
+  ts.push_back(quantized(DType::F8E4M3, ScaleType::F32, 1, 5, K, 128, 128, 0, 0,
+                         false, 65));
+  ts.push_back(quantized(DType::F4E2M1, ScaleType::E4M3, 1, 9, K, 1, 16, 0, 0,
+                         true, 66));
   ts.push_back(
       quantized(DType::BF16, ScaleType::F32, 1, 6, K, 1, 1, 0, 0, false, 67));
   std::vector<float> x = randn(M * K, 68);
@@ -842,9 +840,8 @@ inline Result linearParts() {
                      scaled ? &ts[i].desc : nullptr, ts[i].desc.rows,
                      i == 1 ? nullptr : bias[i].data(), out[i].data()});
   }
-  int launches = cuda::linearResidentParts(x.data(), M, K, parts.data(),
-                                           static_cast<int>(parts.size()),
-                                           nullptr);
+  int launches = cuda::linearResidentParts(
+      x.data(), M, K, parts.data(), static_cast<int>(parts.size()), nullptr);
   std::vector<float> got;
   std::vector<double> want;
   for (size_t i = 0; i < ts.size(); ++i) {

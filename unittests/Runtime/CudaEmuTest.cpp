@@ -34,8 +34,8 @@ TEST(CudaEmuKernels, Embedding) {
 }
 
 TEST(CudaEmuKernels, RmsNorm) {
-  check(rmsNorm(1000)); // more values than threads
-  check(rmsNorm(40));   // fewer: idle threads contribute 0
+  check(rmsNorm(1000));                // more values than threads
+  check(rmsNorm(40));                  // fewer: idle threads contribute 0
   check(rmsNorm(1000, /*bf16=*/true)); // a BF16 weight read as stored
   check(rmsNormPrefix());
 }

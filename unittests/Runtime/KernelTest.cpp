@@ -170,8 +170,8 @@ TEST(Kernels, RmsNormPrefixNormsTheLatentKeepsTheRest) {
     for (int64_t i = 0; i < W; ++i)
       EXPECT_EQ(got[r * W + i], i < D ? head[r * D + i] : x[r * W + i])
           << "row " << r << " value " << i;
-  EXPECT_THROW(rmsNormPrefix(*ctx, tx, ctx->upload(randomVector(W + 1, 17),
-                                                   {W + 1}),
+  EXPECT_THROW(rmsNormPrefix(*ctx, tx,
+                             ctx->upload(randomVector(W + 1, 17), {W + 1}),
                              1e-6f),
                Error);
 }

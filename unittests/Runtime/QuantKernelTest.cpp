@@ -117,8 +117,8 @@ TEST(QuantKernels, HeadMatmulOnResidentWeights) {
                           40);
       std::vector<float> x = randomVector(B * H * A, 41);
       Tensor xt = ctx->upload(x, {B, H, A});
-      for (const QuantHost &q : {toBF16(w), quantizeFP8Block(w, "w", 16),
-                                 quantizeNVFP4(w, "w")}) {
+      for (const QuantHost &q :
+           {toBF16(w), quantizeFP8Block(w, "w", 16), quantizeNVFP4(w, "w")}) {
         SCOPED_TRACE(q.describe() + (transposeW ? " transposed" : "") +
                      " rows " + std::to_string(B));
         std::vector<float> d = dequantize(q).data;

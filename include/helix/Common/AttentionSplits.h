@@ -1,4 +1,5 @@
-//===- AttentionSplits.h - Split-K of the decode attention kernel -*- C++ -*-===//
+//===- AttentionSplits.h - Split-K of the decode attention kernel -*- C++
+//-*-===//
 //
 // How many parts the runtime's decode attention kernel cuts each row's key
 // range into (split-K, flash-decoding), and so whether it launches the

@@ -133,7 +133,7 @@ struct Hardware {
   /// kernel's split-K, and so its kernel count, follows it
   /// (helix/Common/AttentionSplits.h).
   int64_t smCount = 0;
-  double scaleOutBandwidth = 0.0;         // bytes/s per GPU per direction
+  double scaleOutBandwidth = 0.0; // bytes/s per GPU per direction
   CollectiveParams collectives[kNumCollectiveKinds];
   KernelCurves kernels;
   /// (field path, source) for every figure read from JSON.

@@ -85,10 +85,10 @@ static bool lookupMovable(Value v, Operation *at,
     return false;
   auto call = dyn_cast<emitc::CallOpaqueOp>(def);
   if (!isa<WeightOp, UnrealizedConversionCastOp>(def) &&
-      !(call && (call.getCallee() == "helix::rt::cg::layerWeight" ||
-                 call.getCallee() == "helix::rt::cg::weight" ||
-                 call.getCallee() == "layerWeight" ||
-                 call.getCallee() == "weight")))
+      !(call &&
+        (call.getCallee() == "helix::rt::cg::layerWeight" ||
+         call.getCallee() == "helix::rt::cg::weight" ||
+         call.getCallee() == "layerWeight" || call.getCallee() == "weight")))
     return false;
   for (Value o : def->getOperands())
     if (!availableAt(o, at) && !lookupMovable(o, at, chain, depth + 1))

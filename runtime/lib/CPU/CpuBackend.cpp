@@ -225,8 +225,8 @@ public:
 
   void attention(const Tensor &q, const KVCache &cache, float scale,
                  const std::vector<int64_t> &slotBegin,
-                 const std::vector<int64_t> &slotEnd, Tensor &out,
-                 Tensor &lse, int64_t piece) override {
+                 const std::vector<int64_t> &slotEnd, Tensor &out, Tensor &lse,
+                 int64_t piece) override {
     const KVCacheConfig &c = cache.config;
     int64_t Hq = q.dim(1), group = Hq / c.heads, kd = c.keyDim, vd = c.valueDim;
     // Row (b, h)'s values and LSE: separate, or packed (Backend.h).

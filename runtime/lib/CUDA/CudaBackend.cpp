@@ -319,9 +319,9 @@ public:
     count("addRmsNorm", storedBytes(w, D), 0, 4 * f32Bytes(a));
     if (skip())
       return;
-    kernels_ += cuda::addRmsNorm(a.f32(), b.f32(), w.raw(), a.numel() / D, D,
-                                 eps, sum.f32(), out.f32(), s_.compute,
-                                 w.dtype());
+    kernels_ +=
+        cuda::addRmsNorm(a.f32(), b.f32(), w.raw(), a.numel() / D, D, eps,
+                         sum.f32(), out.f32(), s_.compute, w.dtype());
     launched("addRmsNorm");
   }
 
@@ -395,8 +395,7 @@ public:
                   const std::vector<const Tensor *> &biases,
                   std::vector<Tensor> &outs) override {
     int64_t M = x.dim(0), K = x.dim(1);
-    bool fused = ws.size() >= 2 &&
-                 ws.size() <= size_t(cuda::kMaxLinearParts) &&
+    bool fused = ws.size() >= 2 && ws.size() <= size_t(cuda::kMaxLinearParts) &&
                  M <= cuda::kStreamingGemmMaxRows;
     for (const Tensor &w : ws)
       fused = fused && w.dtype() != DType::F32;
@@ -413,16 +412,21 @@ public:
       act += 4.0 * double(M * N + (biases[i] ? N : 0));
       flops += 2.0 * double(M * N * K);
       const BlockScales *bs = w.scales().get();
-      parts[i] = {w.raw(),  w.dtype(), 0,
-                  w.elementOffset(), bs ? &bs->desc : nullptr, N,
-                  biases[i] ? biases[i]->f32() : nullptr, outs[i].f32()};
+      parts[i] = {w.raw(),
+                  w.dtype(),
+                  0,
+                  w.elementOffset(),
+                  bs ? &bs->desc : nullptr,
+                  N,
+                  biases[i] ? biases[i]->f32() : nullptr,
+                  outs[i].f32()};
     }
     count("gemm (weights as stored)", weights, 0, act, flops);
     if (skip())
       return;
-    kernels_ += cuda::linearResidentParts(x.f32(), M, K, parts.data(),
-                                          static_cast<int>(parts.size()),
-                                          s_.compute);
+    kernels_ +=
+        cuda::linearResidentParts(x.f32(), M, K, parts.data(),
+                                  static_cast<int>(parts.size()), s_.compute);
     launched("linear");
   }
 
@@ -435,8 +439,8 @@ public:
       // Resident weights at decode sizes: one kernel, the weight read once
       // in its format.
       const BlockScales *bs = w.scales().get();
-      count("gemm (per head, weights as stored)", storedBytes(w, w.numel()),
-            0, f32Bytes(x) + f32Bytes(out), 2.0 * B * H * A * N);
+      count("gemm (per head, weights as stored)", storedBytes(w, w.numel()), 0,
+            f32Bytes(x) + f32Bytes(out), 2.0 * B * H * A * N);
       if (skip())
         return;
       kernels_ += cuda::headMatmulResident(
@@ -457,9 +461,9 @@ public:
     const float *wf = w.dtype() == DType::F32 ? w.f32() : nullptr;
     if (decode) {
       const BlockScales *bs = w.scales().get();
-      kernels_ += cuda::dequantize(w.raw(), w.dtype(), w.numel(),
-                                   w.elementOffset(), bs ? &bs->desc : nullptr,
-                                   decoded.f32(), s_.compute);
+      kernels_ +=
+          cuda::dequantize(w.raw(), w.dtype(), w.numel(), w.elementOffset(),
+                           bs ? &bs->desc : nullptr, decoded.f32(), s_.compute);
       wf = decoded.f32();
     }
     const float one = 1.0f, zero = 0.0f;
@@ -564,8 +568,8 @@ public:
 
   void attention(const Tensor &q, const KVCache &cache, float scale,
                  const std::vector<int64_t> &slotBegin,
-                 const std::vector<int64_t> &slotEnd, Tensor &out,
-                 Tensor &lse, int64_t piece) override {
+                 const std::vector<int64_t> &slotEnd, Tensor &out, Tensor &lse,
+                 int64_t piece) override {
     const KVCacheConfig &c = cache.config;
     double tokens = 0;
     int64_t longest = 0;
@@ -596,8 +600,8 @@ public:
         c.valueInKey ? nullptr : cache.values.raw(),
         scalesOf(cache.valueScales), c.dtype, c.batch, q.dim(1), c.heads,
         c.keyDim, c.valueDim, c.capacity, b.get(), e.get(), scale, out.f32(),
-        piece ? nullptr : lse.f32(), splits,
-        splits > 1 ? work.f32() : nullptr, s_.compute, piece);
+        piece ? nullptr : lse.f32(), splits, splits > 1 ? work.f32() : nullptr,
+        s_.compute, piece);
     launched("attention");
   }
 
@@ -609,9 +613,9 @@ public:
           4.0 * (partials * double(l.dim + 1)) + f32Bytes(out));
     if (skip())
       return;
-    kernels_ += cuda::lseCombine(values.f32(), lse.f32(), l,
-                                 sinks ? sinks->f32() : nullptr, out.f32(),
-                                 s_.compute);
+    kernels_ +=
+        cuda::lseCombine(values.f32(), lse.f32(), l,
+                         sinks ? sinks->f32() : nullptr, out.f32(), s_.compute);
     launched("lseCombine");
   }
 

@@ -526,7 +526,8 @@ __global__ void splitCombineKernel(const float *partials, const float *plse,
     putValue(piece, out + r * outStride, i, denom > 0.0f ? a / denom : 0.0f);
   }
   if (threadIdx.x == 0)
-    putLse(piece, dim, out + r * outStride, piece ? nullptr : lse + r * lseStride,
+    putLse(piece, dim, out + r * outStride,
+           piece ? nullptr : lse + r * lseStride,
            denom > 0.0f ? m + logf(denom) : -CUDART_INF_F);
 }
 
@@ -1041,8 +1042,8 @@ int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
   return 1;
 }
 
-int rmsNorm(const float *x, const void *w, int64_t rows, int64_t dim,
-            float eps, float *out, cudaStream_t stream, DType wtype) {
+int rmsNorm(const float *x, const void *w, int64_t rows, int64_t dim, float eps,
+            float *out, cudaStream_t stream, DType wtype) {
   rmsNormKernel<<<rows, kThreads, 0, stream>>>(x, w, wtype, dim, eps, out);
   return 1;
 }
@@ -1222,9 +1223,15 @@ int linearResidentParts(const float *x, int64_t M, int64_t K,
   int64_t blocks = 0;
   for (int i = 0; i < count; ++i) {
     const LinearPart &p = parts[i];
-    ps.part[i] = {p.w,     p.dtype, p.first, p.scaleBase,
+    ps.part[i] = {p.w,
+                  p.dtype,
+                  p.first,
+                  p.scaleBase,
                   p.desc ? *p.desc : BlockScaleDesc(),
-                  p.desc != nullptr, p.N, p.bias, p.out};
+                  p.desc != nullptr,
+                  p.N,
+                  p.bias,
+                  p.out};
     ps.firstBlock[i] = blocks;
     blocks += (p.N + kLinearWarps - 1) / kLinearWarps;
   }
@@ -1239,8 +1246,8 @@ int linearResidentParts(const float *x, int64_t M, int64_t K,
 
 int lseCombine(const float *values, const float *lse, const PartialsLayout &l,
                const float *sinks, float *out, cudaStream_t stream) {
-  lseCombineKernel<<<l.batch * l.heads, 128, 0, stream>>>(values, lse, l,
-                                                          sinks, out);
+  lseCombineKernel<<<l.batch * l.heads, 128, 0, stream>>>(values, lse, l, sinks,
+                                                          out);
   return 1;
 }
 

@@ -30,9 +30,8 @@ int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
               float *out, cudaStream_t stream);
 /// w [dim] in `wtype` (F32 or BF16: a checkpoint's norm weight read as
 /// stored, no decode kernel).
-int rmsNorm(const float *x, const void *w, int64_t rows, int64_t dim,
-            float eps, float *out, cudaStream_t stream,
-            DType wtype = DType::F32);
+int rmsNorm(const float *x, const void *w, int64_t rows, int64_t dim, float eps,
+            float *out, cudaStream_t stream, DType wtype = DType::F32);
 /// Rows of `width` values: rmsNorm of the first `dim`, the rest copied.
 int rmsNormPrefix(const float *x, const void *w, int64_t rows, int64_t width,
                   int64_t dim, float eps, float *out, cudaStream_t stream,

@@ -103,8 +103,7 @@ static Tensor normWeight(Context &ctx, const Tensor &x, const Tensor &weightIn,
   needF32(x, op, "x");
   if (!asStored)
     needF32(weight, op, "weight");
-  need(weight.rank() == 1, op,
-       "weight " + weight.str() + " must have rank 1");
+  need(weight.rank() == 1, op, "weight " + weight.str() + " must have rank 1");
   need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), op,
        "last dimension of x " + x.str() + " must match weight " + weight.str());
   return weight;
@@ -129,8 +128,8 @@ Tensor rmsNormPrefix(Context &ctx, const Tensor &x, const Tensor &weightIn,
   need(weight.rank() == 1 && x.rank() >= 1 && weight.dim(0) >= 1 &&
            weight.dim(0) <= x.dim(-1),
        "rmsNormPrefix",
-       "weight " + weight.str() + " must cover a prefix of x's last dimension " +
-           x.str());
+       "weight " + weight.str() +
+           " must cover a prefix of x's last dimension " + x.str());
   Tensor out = ctx.empty(x.shape());
   ctx.backend().rmsNormPrefix(x, weight, eps, out);
   return out;
@@ -196,8 +195,8 @@ Tensor linear(Context &ctx, const Tensor &x, const Tensor &weightIn,
 std::vector<Tensor> linearMany(Context &ctx, const Tensor &x,
                                const std::vector<Tensor> &weightsIn,
                                const std::vector<const Tensor *> &biasesIn) {
-  need(!weightsIn.empty() && biasesIn.size() == weightsIn.size(),
-       "linearMany", "expected one bias (or none) per weight");
+  need(!weightsIn.empty() && biasesIn.size() == weightsIn.size(), "linearMany",
+       "expected one bias (or none) per weight");
   needRank(x, 2, "linearMany", "x");
   std::vector<Tensor> weights, biases, outs;
   std::vector<const Tensor *> biasPtrs;
@@ -370,15 +369,14 @@ AttentionPartial attentionPartial(Context &ctx, const Tensor &q,
   AttentionPartial res;
   res.out = ctx.empty({c.batch, q.dim(1), c.valueDim});
   res.lse = ctx.empty({c.batch, q.dim(1)});
-  ctx.backend().attention(q, cache, scale, slotBegin, slotEnd, res.out,
-                          res.lse, 0);
+  ctx.backend().attention(q, cache, scale, slotBegin, slotEnd, res.out, res.lse,
+                          0);
   return res;
 }
 
 Tensor attentionPacked(Context &ctx, const Tensor &q, const KVCache &cache,
                        float scale, const std::vector<int64_t> &slotBegin,
-                       const std::vector<int64_t> &slotEnd,
-                       int64_t headSplit) {
+                       const std::vector<int64_t> &slotEnd, int64_t headSplit) {
   checkAttention(q, cache, slotBegin, slotEnd);
   const KVCacheConfig &c = cache.config;
   need(headSplit >= 1 && c.valueDim % headSplit == 0, "attentionPacked",
