@@ -922,6 +922,7 @@ int run(const TimingOptions &opt, MeasurementSet &set, std::string &reason) {
   check(cudaGetDeviceProperties(&prop, opt.device), "cudaGetDeviceProperties");
   set = MeasurementSet();
   set.gpu = prop.name;
+  set.smCount = prop.multiProcessorCount;
   set.driver = driverVersion();
   set.date = today();
   set.environment = environment(prop, count);

@@ -117,6 +117,8 @@ std::string writeMeasurementsJSON(const MeasurementSet &set) {
   root["date"] = set.date;
   root["environment"] = set.environment;
   root["subject"] = set.subject;
+  if (set.smCount > 0)
+    root["sm_count"] = set.smCount;
   Json methods = Json::object();
   for (const auto &[k, v] : set.methods)
     methods[k] = v;
@@ -180,8 +182,12 @@ bool parseMeasurementsJSON(const std::string &text, const std::string &origin,
       !r.string(root, "", "driver", set.driver) ||
       !r.string(root, "", "date", set.date) ||
       !r.string(root, "", "environment", set.environment) ||
-      !r.string(root, "", "subject", set.subject))
+      !r.string(root, "", "subject", set.subject) ||
+      !r.integer(root, "", "sm_count", set.smCount, /*optional=*/true))
     return false;
+  if (root.contains("sm_count") && (set.smCount < 1 || set.smCount > 1024))
+    return r.fail("sm_count", "must be an integer from 1 to 1024, got " +
+                                  root["sm_count"].dump());
   if (root.contains("methods")) {
     if (!root["methods"].is_object())
       return r.fail("methods", "must be an object of strings");

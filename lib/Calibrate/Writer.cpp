@@ -141,6 +141,14 @@ std::string writeHardwareJSON(const Calibration &c, const std::string &base,
   root["base"] = base;
   root["name"] = name.empty() ? base + "-calibrated" : name;
   root["description"] = describeCalibration(c, base);
+  // The measured GPU's SMs, not the base's: the cost model counts the
+  // decode attention's split-K merge by them (helix/Common/AttentionSplits.h).
+  if (set.smCount > 0) {
+    Json sm;
+    sm["value"] = set.smCount;
+    sm["source"] = sourcePrefix(set) + "; cudaDeviceProp::multiProcessorCount";
+    root["compute"]["sm_count"] = sm;
+  }
 
   Json kernels = Json::object();
   if (!c.gemm.empty()) {

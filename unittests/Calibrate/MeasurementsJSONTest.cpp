@@ -15,6 +15,7 @@ namespace {
 MeasurementSet sample() {
   MeasurementSet set = test::namedSet();
   set.notMeasured = {"grouped_gemm (not timed)"};
+  set.smCount = 132;
   set.methods["gemm"] = "dequantize + SGEMM";
   set.gemm.push_back({DType::FP8, 4, 4096, 14336, 3.25e-5, 9});
   set.attention.push_back(
@@ -35,6 +36,7 @@ TEST(CalibrateMeasurementsJSON, RoundTrip) {
   EXPECT_EQ(out.driver, in.driver);
   EXPECT_EQ(out.date, in.date);
   EXPECT_EQ(out.environment, in.environment);
+  EXPECT_EQ(out.smCount, 132);
   EXPECT_EQ(out.subject, in.subject);
   EXPECT_EQ(out.methods, in.methods);
   EXPECT_EQ(out.notMeasured, in.notMeasured);
@@ -102,6 +104,16 @@ TEST(CalibrateMeasurementsJSON, BadFilesAreOneLineErrors) {
   EXPECT_FALSE(
       parseMeasurementsJSON(head + R"("gemm": {}})", "m.json", out, error));
   EXPECT_EQ(error, "m.json: field 'gemm' must be an array");
+  // The GPU's SM count, where recorded, is a whole number of SMs.
+  for (const char *bad : {"0", "-1", "1025", "1.5", "9223372036854775808",
+                          "\"132\"", "null"}) {
+    EXPECT_FALSE(parseMeasurementsJSON(
+        head + R"("sm_count": )" + bad + "}", "m.json", out, error))
+        << bad;
+    EXPECT_NE(error.find("m.json: field 'sm_count' must be an integer"),
+              std::string::npos)
+        << error;
+  }
   // Nothing measured parses (the fit refuses it).
   EXPECT_TRUE(
       parseMeasurementsJSON(head + R"("gpu": "X"})", "m.json", out, error))

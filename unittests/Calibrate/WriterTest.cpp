@@ -108,6 +108,26 @@ TEST(CalibrateWriter, OutputLoadsAsAHardwareFileOnItsBase) {
   EXPECT_EQ(ar.alphaS, base.collective(CollectiveKind::AllReduce).alphaS);
 }
 
+TEST(CalibrateWriter, TheMeasuredGPUsSMCountReplacesTheBases) {
+  // The split-K merge the cost model counts follows the SMs of the GPU that
+  // was measured, not of the base preset it was written on.
+  MeasurementSet set = synthetic(15e-6, 0.15, 40e-6);
+  Calibration c;
+  std::string error;
+  Hardware hw;
+  ASSERT_TRUE(parseHardwareJSON(calibrated(set, c), "c.json", hw, error))
+      << error;
+  EXPECT_EQ(hw.smCount, h100().smCount); // not recorded: the base's
+  set.smCount = 114;                      // an H100 PCIe
+  ASSERT_TRUE(parseHardwareJSON(calibrated(set, c), "c.json", hw, error))
+      << error;
+  EXPECT_EQ(hw.smCount, 114);
+  nlohmann::json j = nlohmann::json::parse(calibrated(set, c));
+  EXPECT_EQ(j["compute"]["sm_count"]["source"],
+            "helix calibrate on Test GPU, driver 1.2.3, 2025-01-02; "
+            "cudaDeviceProp::multiProcessorCount");
+}
+
 TEST(CalibrateWriter, EverySourceNamesTheGPUDriverDateAndFit) {
   Calibration c;
   std::string text = calibrated(synthetic(15e-6, 0.15, 40e-6), c);

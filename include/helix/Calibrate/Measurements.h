@@ -75,6 +75,10 @@ struct MeasurementSet {
   std::string driver;      // "550.54.15"
   std::string date;        // "2025-06-01" (UTC)
   std::string environment; // "CUDA runtime 13.0, cuBLAS ..., NCCL ..."
+  /// Streaming multiprocessors of the GPU (0: not recorded). The hardware
+  /// file carries it as compute.sm_count: the decode attention kernel's
+  /// split-K, and so its kernel count, follows it.
+  int64_t smCount = 0;
   /// What was timed, one phrase for the description ("helix's CUDA runtime
   /// kernels ..."), and how each kind was timed, by the hardware file's
   /// key ("gemm", "gemm_math", "attention", "elementwise", "all_reduce",
