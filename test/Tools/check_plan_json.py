@@ -71,6 +71,13 @@ else:
         need(layer, ["index", "attention", "ffn", "comm"], f"layers[{i}]")
         need(layer.get("attention", {}), ["kv_bytes_per_gpu", "weight_bytes_per_gpu",
                                           "flops_per_gpu", "kernels", "time_s"], f"layers[{i}].attention")
+        by_op = layer.get("attention", {}).get("kernels_by_op", {})
+        need(by_op, ["qkv", "core", "combine", "oproj"],
+             f"layers[{i}].attention.kernels_by_op")
+        if sum(by_op.get(k, 0) for k in ("qkv", "core", "combine", "oproj")) != \
+                layer.get("attention", {}).get("kernels"):
+            errors.append(f"layers[{i}].attention.kernels_by_op does not sum "
+                          "to its kernels")
         need(layer.get("ffn", {}), ["weight_bytes_per_gpu", "flops_per_gpu", "kernels", "time_s"],
              f"layers[{i}].ffn")
         need(layer.get("comm", {}), ["time_s", "exposed_s"], f"layers[{i}].comm")

@@ -110,6 +110,16 @@ TEST_F(PlanWriters, CostJSONSchema) {
             ev.layers[5].attention.kernels);
   EXPECT_EQ(l["ffn"]["kernels"].get<int>(), ev.layers[5].ffn.kernels);
   EXPECT_GT(ev.layers[5].ffn.kernels, 0);
+  // By op: each part as evaluated, and together the attention's count.
+  const auto &byOp = l["attention"]["kernels_by_op"];
+  const AttentionEvaluation &a = ev.layers[5].attention;
+  EXPECT_EQ(byOp["qkv"].get<int>(), a.qkvKernels);
+  EXPECT_EQ(byOp["core"].get<int>(), a.coreKernels);
+  EXPECT_EQ(byOp["combine"].get<int>(), a.combineKernels);
+  EXPECT_EQ(byOp["oproj"].get<int>(), a.oprojKernels);
+  EXPECT_GT(a.coreKernels, 0);
+  EXPECT_EQ(a.qkvKernels + a.coreKernels + a.combineKernels + a.oprojKernels,
+            a.kernels);
   EXPECT_EQ(j["step"]["kernels"].get<int>(), ev.step.kernels);
   EXPECT_TRUE(l["comm"]["time_s"].is_number());
   EXPECT_TRUE(l["comm"]["exposed_s"].is_number());
