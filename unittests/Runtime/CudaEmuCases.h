@@ -14,6 +14,7 @@
 
 #include "CudaKernels.h"
 #include "MoeRouting.h"
+#include "NaiveMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -114,15 +115,7 @@ inline Result rmsNorm(int64_t dim, bool bf16 = false) {
   cuda::rmsNorm(
       x.data(), bf16 ? static_cast<const void *>(packed.data()) : w.data(),
       rows, dim, eps, out.data(), nullptr, bf16 ? DType::BF16 : DType::F32);
-  std::vector<double> want(rows * dim);
-  for (int64_t r = 0; r < rows; ++r) {
-    double ss = 0;
-    for (int64_t i = 0; i < dim; ++i)
-      ss += double(x[r * dim + i]) * x[r * dim + i];
-    double inv = 1 / std::sqrt(ss / dim + eps);
-    for (int64_t i = 0; i < dim; ++i)
-      want[r * dim + i] = x[r * dim + i] * inv * w[i];
-  }
+  std::vector<double> want = naive::rmsNormRows(x, w, rows, dim, dim, eps);
   return finish(std::string(bf16 ? "rmsNorm bf16 weight" : "rmsNorm") +
                     " dim " + std::to_string(dim),
                 out, want, 1e-5);
@@ -137,16 +130,8 @@ inline Result rmsNormPrefix() {
   std::vector<float> out(rows * width, NAN);
   cuda::rmsNormPrefix(x.data(), w.data(), rows, width, dim, eps, out.data(),
                       nullptr);
-  std::vector<double> want(rows * width);
-  for (int64_t r = 0; r < rows; ++r) {
-    double ss = 0;
-    for (int64_t i = 0; i < dim; ++i)
-      ss += double(x[r * width + i]) * x[r * width + i];
-    double inv = 1 / std::sqrt(ss / dim + eps);
-    for (int64_t i = 0; i < width; ++i)
-      want[r * width + i] =
-          i < dim ? x[r * width + i] * inv * w[i] : x[r * width + i];
-  }
+  std::vector<double> want =
+      naive::rmsNormRows(x, w, rows, width, dim, eps);
   return finish("rmsNormPrefix", out, want, 1e-5);
 }
 
@@ -873,16 +858,9 @@ inline Result headMatmulResident(bool transposeW) {
   std::vector<float> x = randn(B * H * A, 92), out(B * H * N, NAN);
   cuda::headMatmulResident(x.data(), B, H, A, t.codes.data(), t.dtype, 0,
                            &t.desc, N, transposeW, out.data(), nullptr);
-  std::vector<double> want(B * H * N, 0.0);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < H; ++h)
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t a = 0; a < A; ++a)
-          want[(b * H + h) * N + n] +=
-              double(x[(b * H + h) * A + a]) *
-              naiveValue(t,
-                         transposeW ? (h * A + a) * N + n : (h * N + n) * A + a,
-                         true);
+  std::vector<double> want =
+      naive::headMatmul(x, B, H, A, N, transposeW,
+                        [&](int64_t e) { return naiveValue(t, e, true); });
   return finish(std::string("headMatmulResident fp8") +
                     (transposeW ? " transposed" : ""),
                 out, want, 1e-4);

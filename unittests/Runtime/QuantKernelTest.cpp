@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "NaiveMath.h"
 #include "TestUtil.h"
 
 #include "helix/Runtime/Quant.h"
@@ -125,14 +126,8 @@ TEST(QuantKernels, HeadMatmulOnResidentWeights) {
         Tensor wt = ctx->uploadResident(q);
         std::vector<float> got =
             ctx->download(headMatmul(*ctx, xt, wt, transposeW));
-        std::vector<double> want(B * H * N, 0.0);
-        for (int64_t b = 0; b < B; ++b)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t n = 0; n < N; ++n)
-              for (int64_t a = 0; a < A; ++a)
-                want[(b * H + h) * N + n] +=
-                    double(x[(b * H + h) * A + a]) *
-                    d[transposeW ? (h * A + a) * N + n : (h * N + n) * A + a];
+        std::vector<double> want = naive::headMatmul(
+            x, B, H, A, N, transposeW, [&](int64_t e) { return d[e]; });
         expectNear(got, want);
       }
     }

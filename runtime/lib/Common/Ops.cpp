@@ -92,11 +92,12 @@ Tensor embedding(Context &ctx, const Tensor &tableIn,
   return out;
 }
 
-/// The norm weight in f32, checked against x.
+/// The norm weight, checked against x: it covers x's last dimension, or
+/// with `prefix` a leading part of it.
 static Tensor normWeight(Context &ctx, const Tensor &x, const Tensor &weightIn,
-                         const char *op) {
+                         const char *op, bool prefix = false) {
   // A backend that reads resident weights reads a BF16 norm weight as
-  // stored (no decode kernel per call); anything else is decoded.
+  // stored (no decode kernel per call); anything else is decoded to f32.
   bool asStored = weightIn.defined() && weightIn.dtype() == DType::BF16 &&
                   ctx.backend().readsResidentWeights();
   Tensor weight = asStored ? weightIn : f32Of(ctx, weightIn);
@@ -104,8 +105,13 @@ static Tensor normWeight(Context &ctx, const Tensor &x, const Tensor &weightIn,
   if (!asStored)
     needF32(weight, op, "weight");
   need(weight.rank() == 1, op, "weight " + weight.str() + " must have rank 1");
-  need(x.rank() >= 1 && x.dim(-1) == weight.dim(0), op,
-       "last dimension of x " + x.str() + " must match weight " + weight.str());
+  need(x.rank() >= 1 &&
+           (prefix ? weight.dim(0) >= 1 && weight.dim(0) <= x.dim(-1)
+                   : x.dim(-1) == weight.dim(0)),
+       op,
+       "last dimension of x " + x.str() +
+           (prefix ? " must hold weight " : " must match weight ") +
+           weight.str());
   return weight;
 }
 
@@ -119,17 +125,7 @@ Tensor rmsNorm(Context &ctx, const Tensor &x, const Tensor &weightIn,
 
 Tensor rmsNormPrefix(Context &ctx, const Tensor &x, const Tensor &weightIn,
                      float eps) {
-  bool asStored = weightIn.defined() && weightIn.dtype() == DType::BF16 &&
-                  ctx.backend().readsResidentWeights();
-  Tensor weight = asStored ? weightIn : f32Of(ctx, weightIn);
-  needF32(x, "rmsNormPrefix", "x");
-  if (!asStored)
-    needF32(weight, "rmsNormPrefix", "weight");
-  need(weight.rank() == 1 && x.rank() >= 1 && weight.dim(0) >= 1 &&
-           weight.dim(0) <= x.dim(-1),
-       "rmsNormPrefix",
-       "weight " + weight.str() +
-           " must cover a prefix of x's last dimension " + x.str());
+  Tensor weight = normWeight(ctx, x, weightIn, "rmsNormPrefix", true);
   Tensor out = ctx.empty(x.shape());
   ctx.backend().rmsNormPrefix(x, weight, eps, out);
   return out;
