@@ -555,6 +555,63 @@ inline Result attention(DType dtype, bool valueInKey, int splits = 1,
                 out, want, 1e-4);
 }
 
+/// attention() writing helix.attention_partial's packing (piece > 0: each
+/// `headSplit` piece of a head's values, then the head's LSE) against the
+/// same launch writing values and LSEs apart, bit for bit (GQA, 4 query
+/// heads on 2 KV heads, rows of 300, 93 and 0 keys; splits > 1: the split-K
+/// merge writes the packing). With 96-value heads split in 2, FP4's 32-value
+/// chunks straddle the pieces; FP8's and BF16's do not.
+inline Result attentionPackedOut(DType dtype, int splits, int64_t headSplit,
+                                 const AttentionDims &dims) {
+  int64_t batch = 3, qHeads = 4, kvHeads = 2, keyDim = dims.keyDim,
+          valueDim = dims.valueDim, capacity = 300,
+          piece = valueDim / headSplit;
+  std::vector<int64_t> begin = {0, 7, 20}, end = {300, 100, 20};
+  bool f4 = dtype == DType::F4E2M1;
+  auto cacheOf = [&](int64_t dim, uint64_t seed, std::vector<uint8_t> &bytes,
+                     std::vector<uint8_t> &scales) {
+    int64_t per = fmt::kvScalesPerHead(dim);
+    bytes.assign(dtypeBytes(dtype, batch * capacity * kvHeads * dim), 0);
+    scales.assign(f4 ? batch * capacity * kvHeads * per : 0, 0);
+    std::vector<float> x = randn(batch * capacity * kvHeads * dim, seed);
+    for (int64_t row = 0; row < batch * capacity * kvHeads; ++row)
+      fmt::encodeKV(dtype, x.data() + row * dim, dim,
+                    bytes.data() + dtypeBytes(dtype, row * dim),
+                    f4 ? scales.data() + row * per : nullptr);
+  };
+  std::vector<uint8_t> keys, keyScales, values, valueScales;
+  cacheOf(keyDim, 23, keys, keyScales);
+  cacheOf(valueDim, 24, values, valueScales);
+  std::vector<float> q = randn(batch * qHeads * keyDim, 25);
+  float scale = 1.0f / std::sqrt(float(keyDim));
+  auto run = [&](int64_t p, std::vector<float> &out, std::vector<float> &lse) {
+    std::vector<float> work(
+        cuda::attentionWorkspace(splits, batch, qHeads, valueDim), NAN);
+    return cuda::attention(
+        q.data(), keys.data(), f4 ? keyScales.data() : nullptr, values.data(),
+        f4 ? valueScales.data() : nullptr, dtype, batch, qHeads, kvHeads,
+        keyDim, valueDim, capacity, begin.data(), end.data(), scale,
+        out.data(), p ? nullptr : lse.data(), splits, work.data(), nullptr, p);
+  };
+  std::vector<float> out(batch * qHeads * valueDim, NAN),
+      lse(batch * qHeads, NAN), none;
+  std::vector<float> packed(batch * qHeads * headSplit * (piece + 1), NAN);
+  int separate = run(0, out, lse), launches = run(piece, packed, none);
+  std::vector<double> want;
+  for (int64_t bh = 0; bh < batch * qHeads; ++bh)
+    for (int64_t j = 0; j < headSplit; ++j) {
+      for (int64_t i = 0; i < piece; ++i)
+        want.push_back(out[bh * valueDim + j * piece + i]);
+      want.push_back(lse[bh]);
+    }
+  packed.push_back(float(launches)); // the same launches either way
+  want.push_back(double(separate));
+  return finish(std::string("attention packed ") + dtypeName(dtype) + " " +
+                    dims.name + " head split " + std::to_string(headSplit) +
+                    (splits > 1 ? " split " + std::to_string(splits) : ""),
+                packed, want, 0);
+}
+
 /// Partial attention results of 3 shards merged by their LSEs; a shard
 /// with no keys (-inf) and a (row, head) with none at all. Read in place
 /// from separate values and LSEs, or from the all-to-all's packing (each
@@ -1080,6 +1137,9 @@ inline std::vector<Result> allCases() {
     rs.push_back(attention(t, false, 1, kAlignedDims));
     rs.push_back(attention(t, true, 3, kAlignedDims));
     rs.push_back(attention(t, true, 1, kOddDims));
+    rs.push_back(attentionPackedOut(t, 1, 2, kAlignedDims));
+    rs.push_back(attentionPackedOut(t, 3, 2, kAlignedDims));
+    rs.push_back(attentionPackedOut(t, 1, 1, kOddDims));
   }
   rs.push_back(attention(DType::BF16, true, 1, kMlaDims));
   rs.push_back(lseCombine(false));

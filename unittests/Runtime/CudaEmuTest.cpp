@@ -87,6 +87,15 @@ TEST_P(CudaEmuKV, AttentionSplitK) {
 }
 // Which path each case takes: every format vectorized at whole chunks,
 // none at odd dims, F32 / BF16 only at 40/24.
+// The packing of helix.attention_partial written by the kernel: the same
+// numbers as the separate outputs, whole and straddling chunks, split-K.
+TEST_P(CudaEmuKV, AttentionWritesThePacking) {
+  check(attentionPackedOut(GetParam(), 1, 2, kAlignedDims));
+  check(attentionPackedOut(GetParam(), 3, 2, kAlignedDims));
+  check(attentionPackedOut(GetParam(), 1, 3, kAlignedDims));
+  check(attentionPackedOut(GetParam(), 1, 1, kOddDims));
+}
+
 TEST_P(CudaEmuKV, AttentionPath) {
   DType t = GetParam();
   bool wide = t == DType::F32 || t == DType::BF16;
