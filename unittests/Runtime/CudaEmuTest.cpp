@@ -90,9 +90,7 @@ TEST_P(CudaEmuKV, AttentionSplitK) {
 // The packing of helix.attention_partial written by the kernel: the same
 // numbers as the separate outputs, whole and straddling chunks, split-K.
 TEST_P(CudaEmuKV, AttentionWritesThePacking) {
-  check(attentionPackedOut(GetParam(), 1, 2, kAlignedDims));
   check(attentionPackedOut(GetParam(), 3, 2, kAlignedDims));
-  check(attentionPackedOut(GetParam(), 1, 3, kAlignedDims));
   check(attentionPackedOut(GetParam(), 1, 1, kOddDims));
 }
 
