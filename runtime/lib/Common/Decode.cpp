@@ -33,6 +33,7 @@ struct DecodeArgs {
   bool help = false;
   bool reportMemory = false;
   bool reportTraffic = false;
+  bool reportTiming = false;
 };
 
 /// `v` as an integer in [min, max] (stoll reports overflow: no clamp).
@@ -90,6 +91,13 @@ DecodeArgs parseArgs(int argc, char **argv, DecodeProgram &prog) {
     }
     if (flag == "--report-traffic") {
       a.reportTraffic = true;
+      continue;
+    }
+    if (flag == "--report-timing") {
+      if (prog.draftTokens > 0)
+        throw Error("--report-timing: greedy programs only (a speculative "
+                    "step is a verify step and its draft passes)");
+      a.reportTiming = true;
       continue;
     }
     if (flag.rfind("--", 0) != 0)
@@ -265,7 +273,8 @@ std::string usage(const DecodeProgram &prog) {
                   prog.name +
                   " --weights PATH --prompts FILE --steps K\n"
                   "         [--dump-logits FILE] [--dump-tokens FILE] "
-                  "[--report-memory] [--report-traffic]\n"
+                  "[--report-memory] [--report-traffic] "
+                  "[--report-timing]\n"
                   "         [--backend cpu|cuda] [--collectives auto|nccl|mpi] "
                   "[--device D]\n"
                   "         [--cuda-graphs auto|on|off (auto: on with NCCL)]\n"
@@ -277,6 +286,38 @@ std::string usage(const DecodeProgram &prog) {
   if (!prog.optionsHelp.empty())
     s += prog.optionsHelp;
   return s;
+}
+
+/// --report-timing: rank 0's wall time per step (from the step's inputs to
+/// every rank holding the next tokens: the launches, the GPU's work, the
+/// logits' download, the host's argmax and the broadcast) and the part of it
+/// after the logits were on the host (argmax and broadcast). The first
+/// `warmup` steps (allocation, a CUDA graph's capture) are left out.
+std::string timingLine(const std::vector<double> &step,
+                       const std::vector<double> &host, int64_t warmup) {
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  auto ms = [](double s) {
+    char b[32];
+    std::snprintf(b, sizeof(b), "%.4f", s * 1e3);
+    return std::string(b);
+  };
+  int64_t n = static_cast<int64_t>(step.size());
+  if (n <= warmup)
+    return "timing: " + std::to_string(n) +
+           " steps, too few to time after " + std::to_string(warmup) +
+           " warm-up steps";
+  std::vector<double> s(step.begin() + warmup, step.end());
+  std::vector<double> h(host.begin() + warmup, host.end());
+  double lo = *std::min_element(s.begin(), s.end());
+  double hi = *std::max_element(s.begin(), s.end());
+  return "timing: " + std::to_string(s.size()) + " steps after " +
+         std::to_string(warmup) + " warm-up: step ms median " + ms(median(s)) +
+         " min " + ms(lo) + " max " + ms(hi) + "; host argmax and broadcast ms median " +
+         ms(median(h)) + "; first step ms " + ms(step[0]);
 }
 
 } // namespace
@@ -433,7 +474,10 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
     std::vector<int> everyone(world);
     for (int r = 0; r < world; ++r)
       everyone[r] = r;
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> stepSeconds, hostSeconds;
     for (int64_t t = 0; t < schedule.steps(); ++t) {
+      Clock::time_point begin = Clock::now(), onHost = begin;
       in.step = t;
       in.tokens = schedule.tokensAt(t);
       in.positions.assign(batch, t);
@@ -448,6 +492,7 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
                   ", expected [" + std::to_string(batch) + ", " +
                   std::to_string(V) + "]");
         std::vector<float> host = ctx->download(out);
+        onHost = Clock::now();
         if (logits.isOpen())
           logits.write(host.data(), host.size());
         for (int64_t b = 0; b < batch; ++b) {
@@ -468,9 +513,17 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
                            ": broadcast of the next tokens from rank 0",
                        everyone);
       schedule.record(t, next);
+      if (args.reportTiming) {
+        Clock::time_point end = Clock::now();
+        stepSeconds.push_back(std::chrono::duration<double>(end - begin).count());
+        hostSeconds.push_back(
+            std::chrono::duration<double>(end - onHost).count());
+      }
     }
     if (rank == 0) {
       logits.commit();
+      if (args.reportTiming)
+        std::printf("%s\n", timingLine(stepSeconds, hostSeconds, 3).c_str());
       for (int64_t b = 0; b < batch; ++b)
         std::printf("row %lld: %s\n", static_cast<long long>(b),
                     joinIds(schedule.generated()[b]).c_str());
