@@ -1,8 +1,11 @@
 //===- BenchKernels.cpp - Static performance evidence for the CUDA kernels ===//
 //
 //   helix-bench-kernels --measure [--device N] [--lengths 131072,...]
-//                       [--json FILE] [--check]    (on a GPU: Measure.h)
+//                       [--json FILE] [--check]    (on a GPU)
 //   helix-bench-kernels --devices                  (CUDA devices in view)
+//
+//   (both run helix-bench-kernels-gpu, beside this tool: the GPU half,
+//   runtime/tools/helix-bench-kernels-gpu, which needs no LLVM)
 //
 //   helix-bench-kernels --static [--arch sm_90a,...] [--json FILE]
 //                       [--markdown FILE] [--check]
@@ -38,7 +41,6 @@
 
 #include "KernelObjects.h"
 #include "Launchers.h"
-#include "Measure.h"
 #include "Occupancy.h"
 
 #include <CLI/CLI.hpp>
@@ -52,6 +54,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 #ifndef HELIX_BENCH_KERNELS_LIBRARY
 #define HELIX_BENCH_KERNELS_LIBRARY ""
@@ -234,28 +238,45 @@ std::string markdownTable(const std::vector<Row> &rows,
   return os.str();
 }
 
+/// --measure and --devices: the GPU half, helix-bench-kernels-gpu beside
+/// this executable, run with the same arguments.
+int runGpuHalf(char **argv) {
+  std::string self = "helix-bench-kernels";
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0)
+    self.assign(exe, static_cast<size_t>(n));
+  std::string gpu = self.substr(0, self.rfind('/') + 1) +
+                    "helix-bench-kernels-gpu";
+  argv[0] = const_cast<char *>(gpu.c_str());
+  execv(gpu.c_str(), argv);
+  std::cerr << kCmd << ": error: --measure and --devices run " << gpu
+            << ", which cannot be run\n";
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--measure" ||
+        std::string(argv[i]) == "--devices")
+      return runGpuHalf(argv);
   Options opt;
   CLI::App app{"helix-bench-kernels: static resource, occupancy and load-width "
                "report for the CUDA backend's kernels (no GPU needed)"};
   app.add_flag("--static", opt.staticMode,
                "report from the object code (no GPU used)");
-  MeasureOptions mo;
+  // (Listed for --help; main() hands these to helix-bench-kernels-gpu.)
   bool measured = false, devices = false;
   app.add_flag("--measure", measured,
                "time the streaming kernels on the GPU: achieved bandwidth "
-               "against a device-to-device copy (needs a GPU)");
-  app.add_option("--device", mo.device, "--measure: the GPU")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--lengths", mo.lengths,
-                 "--measure: tokens of a rank's KV shard for attention")
-      ->delimiter(',')
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 26));
+               "against a device-to-device copy (needs a GPU; runs "
+               "helix-bench-kernels-gpu with these arguments: --device, "
+               "--lengths, --json, --check)");
   app.add_flag("--devices", devices,
-               "print how many CUDA devices are in view and exit");
+               "print how many CUDA devices are in view and exit (runs "
+               "helix-bench-kernels-gpu)");
   app.add_option("--lib", opt.library,
                  "libHelixRuntimeCUDA.a, an object, a fatbinary or a cubin")
       ->capture_default_str();
@@ -300,23 +321,10 @@ int main(int argc, char **argv) {
                "exit 1 when a hot kernel spills, an occupancy is outside "
                "[0, 1], or the sources disagree");
   CLI11_PARSE(app, argc, argv);
-  if (devices) {
-    std::string why;
-    int n = cudaDevices(why);
-    std::cout << n << "\n";
-    if (!n)
-      std::cerr << kCmd << ": " << why << "\n";
-    return 0;
-  }
-  if (measured + opt.staticMode != 1) {
+  if (!opt.staticMode) {
     std::cerr << kCmd << ": error: give --static (object code, no GPU) or "
               << "--measure (on a GPU)\n";
     return 1;
-  }
-  if (measured) {
-    mo.json = opt.json;
-    mo.check = opt.check;
-    return measure(mo, std::cout);
   }
 
   std::string error;

@@ -1,6 +1,6 @@
 //===- CalibrateCommand.cpp - helix calibrate -----------------------------===//
 //
-// Times helix's own CUDA runtime on the GPU in view (the plugin of
+// Times helix's own CUDA runtime on the GPU in view (helix-calibrate-gpu,
 // helix/Calibrate/Timing.h), fits kernel curves to the times and writes a
 // hardware file on a preset that `helix plan/cost --hardware FILE` read
 // (docs/gpu.md, "helix calibrate"). Without a GPU: one line on stderr, exit
@@ -44,21 +44,19 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// The plugin's places: lib/ beside the installed bin/, then the build
-/// tree's copy.
-std::vector<std::string> pluginCandidates() {
+/// helix-calibrate-gpu beside this executable (the build tree's bin/ and
+/// an installed bin/ alike).
+std::vector<std::string> timerCandidates() {
   std::vector<std::string> c;
-#ifdef HELIX_CALIBRATE_PLUGIN
+#ifdef HELIX_HAVE_CALIBRATE_GPU
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     std::string path(exe, static_cast<size_t>(n));
     size_t slash = path.rfind('/');
     if (slash != std::string::npos)
-      c.push_back(path.substr(0, slash) + "/../lib/" +
-                  HELIX_CALIBRATE_PLUGIN_NAME);
+      c.push_back(path.substr(0, slash) + "/helix-calibrate-gpu");
   }
-  c.push_back(HELIX_CALIBRATE_PLUGIN);
 #endif
   return c;
 }
@@ -93,8 +91,8 @@ static int runCalibrate(const CalibrateArgs &args) {
                                           error))
       return fail(error);
   } else {
-    std::vector<std::string> plugins = pluginCandidates();
-    if (plugins.empty())
+    std::vector<std::string> timers = timerCandidates();
+    if (timers.empty())
       return noGPU("helix was built without the CUDA backend "
                    "(HELIX_ENABLE_CUDA=OFF)");
     calibrate::TimingOptions options;
@@ -103,7 +101,7 @@ static int runCalibrate(const CalibrateArgs &args) {
       std::cerr << kCmd << ": " << line << "\n";
     };
     calibrate::TimingStatus status =
-        calibrate::timeOnGPU(plugins, options, set, error);
+        calibrate::timeOnGPU(timers, options, set, error);
     if (status == calibrate::TimingStatus::NoGPU)
       return noGPU(error);
     if (status != calibrate::TimingStatus::Measured)

@@ -7,6 +7,10 @@
 
 #include "gtest/gtest.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
+
 using namespace helix;
 using namespace helix::calibrate;
 
@@ -131,20 +135,84 @@ TEST(CalibrateTiming, PresetForGPUName) {
   EXPECT_EQ(presetForGPU("NVIDIA A100-SXM4-80GB"), "");
 }
 
-TEST(CalibrateTiming, MissingPluginIsNoGPU) {
+/// An executable script standing in for helix-calibrate-gpu.
+std::string fakeTimer(const std::string &name, const std::string &body) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  {
+    std::ofstream f(path);
+    f << "#!/bin/sh\n" << body;
+  }
+  chmod(path.c_str(), 0755);
+  return path;
+}
+
+TEST(CalibrateTiming, MissingTimerIsNoGPU) {
   MeasurementSet set;
   std::string reason;
-  EXPECT_EQ(timeOnGPU({"/nonexistent/libHelixCalibrateCUDA.so"},
-                      TimingOptions(), set, reason),
+  EXPECT_EQ(timeOnGPU({"/nonexistent/helix-calibrate-gpu"}, TimingOptions(),
+                      set, reason),
             TimingStatus::NoGPU);
-  EXPECT_EQ(reason, "the CUDA timing plugin is not installed (looked for "
-                    "/nonexistent/libHelixCalibrateCUDA.so)");
-  // A file that is not a library: the loader's reason.
+  EXPECT_EQ(reason, "helix-calibrate-gpu is not installed (looked for "
+                    "/nonexistent/helix-calibrate-gpu)");
+  // A file that is not executable.
   EXPECT_EQ(
       timeOnGPU({HELIX_SOURCE_DIR "/README.md"}, TimingOptions(), set, reason),
       TimingStatus::NoGPU);
-  EXPECT_EQ(reason.rfind("cannot load " HELIX_SOURCE_DIR "/README.md: ", 0), 0u)
+  EXPECT_EQ(reason, "cannot run " HELIX_SOURCE_DIR "/README.md (not "
+                    "executable)");
+}
+
+// The protocol with helix-calibrate-gpu: its arguments, its progress lines,
+// its exit status and the file it writes.
+TEST(CalibrateTiming, TimerProtocol) {
+  MeasurementSet set;
+  std::string reason;
+  std::vector<std::string> progress;
+  TimingOptions options;
+  options.device = 3;
+  options.progress = [&](const std::string &l) { progress.push_back(l); };
+
+  // No GPU: exit 1 with its one line; the reason is CUDA's.
+  std::string none = fakeTimer(
+      "timer-nogpu", "echo 'helix-calibrate-gpu: no CUDA GPU: "
+                     "cudaGetDeviceCount: no CUDA-capable device is detected; "
+                     "nothing measured' >&2; exit 1\n");
+  EXPECT_EQ(timeOnGPU({none}, options, set, reason), TimingStatus::NoGPU);
+  EXPECT_EQ(reason, "cudaGetDeviceCount: no CUDA-capable device is detected");
+
+  // A failure: exit 2 with its error line.
+  std::string bad = fakeTimer(
+      "timer-fails", "echo 'helix-calibrate-gpu: timing the GEMM path' >&2\n"
+                     "echo 'helix-calibrate-gpu: error: timing failed: "
+                     "cudaMalloc: out of memory' >&2; exit 2\n");
+  EXPECT_EQ(timeOnGPU({bad}, options, set, reason), TimingStatus::Failed);
+  EXPECT_EQ(reason, "cudaMalloc: out of memory");
+  ASSERT_EQ(progress.size(), 1u);
+  EXPECT_EQ(progress[0], "timing the GEMM path");
+
+  // Measured: the arguments are --device N -o FILE, and FILE is read.
+  std::string text = writeMeasurementsJSON(sample());
+  std::string data = ::testing::TempDir() + "/timer-sample.json";
+  {
+    std::ofstream f(data);
+    f << text;
+  }
+  std::string good = fakeTimer(
+      "timer-ok", "[ \"$1\" = --device ] && [ \"$2\" = 3 ] && [ \"$3\" = -o ] "
+                  "|| exit 9\ncp '" + data + "' \"$4\"\n");
+  ASSERT_EQ(timeOnGPU({good}, options, set, reason), TimingStatus::Measured)
       << reason;
+  EXPECT_EQ(set.gpu, sample().gpu);
+  ASSERT_EQ(set.gemm.size(), 1u);
+  EXPECT_EQ(set.gemm[0].k, 14336);
+
+  // Any other exit status, or a file that does not parse: Failed.
+  std::string odd = fakeTimer("timer-odd", "exit 9\n");
+  EXPECT_EQ(timeOnGPU({odd}, options, set, reason), TimingStatus::Failed);
+  EXPECT_EQ(reason, odd + " exited with status 9");
+  std::string junk = fakeTimer("timer-junk", "echo '{' > \"$4\"\n");
+  EXPECT_EQ(timeOnGPU({junk}, options, set, reason), TimingStatus::Failed);
+  EXPECT_EQ(reason.rfind(junk + ":", 0), 0u) << reason;
 }
 
 } // namespace

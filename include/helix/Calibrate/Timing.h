@@ -1,16 +1,11 @@
 //===- Timing.h - Timing the runtime's kernels on a GPU ---------*- C++ -*-===//
 //
-// The timing itself lives in a plugin, libHelixCalibrateCUDA.so
-// (lib/Calibrate/CudaTiming.cpp), built only with the CUDA backend
-// (HELIX_ENABLE_CUDA): it links the runtime's kernels, cuBLAS and NCCL,
-// which the helix driver loads only when `helix calibrate` runs, so the
-// other subcommands do not pay for loading them. The plugin exports
-//
-//   extern "C" int helixCalibrateTimeGPU(const TimingOptions *,
-//                                        MeasurementSet *, std::string *);
-//
-// returning a TimingStatus; the string is the reason when it is not
-// Measured. Both sides are built by the same compiler in one build.
+// The timing itself is helix-calibrate-gpu's (runtime/tools/
+// helix-calibrate-gpu): an executable that links the runtime's kernels,
+// cuBLAS and NCCL and no LLVM or MLIR, which `helix calibrate` runs so that
+// the compiler never loads CUDA, and which runs alone where the compiler is
+// not installed (the device bundle). It writes the measurements file
+// (MeasurementsJSON.h); its exit status is a TimingStatus.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,13 +37,11 @@ enum class TimingStatus {
   Failed = 2,
 };
 
-/// The plugin's entry point name and signature.
-constexpr const char *kTimingEntryPoint = "helixCalibrateTimeGPU";
-using TimingEntryPoint = int (*)(const TimingOptions *, MeasurementSet *,
-                                 std::string *);
-
-/// Loads the first plugin of `candidates` that exists (dlopen) and runs it.
-/// No candidate, or one that does not load: NoGPU, with the loader's reason.
+/// Runs the first of `candidates` (helix-calibrate-gpu executables) that
+/// exists with --device and -o a temporary file, its progress lines passed
+/// to `options.progress`, and reads the measurements it wrote. No candidate,
+/// one that cannot run, or one that writes no valid file: NoGPU or Failed,
+/// with the reason.
 TimingStatus timeOnGPU(const std::vector<std::string> &candidates,
                        const TimingOptions &options, MeasurementSet &set,
                        std::string &reason);

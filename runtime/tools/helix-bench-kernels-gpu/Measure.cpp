@@ -1,4 +1,4 @@
-//===- Measure.cpp - helix-bench-kernels --measure on a GPU ---------------===//
+//===- Measure.cpp - Achieved bandwidth of the kernels on a GPU -----------===//
 
 #include "Measure.h"
 
@@ -210,7 +210,7 @@ int cudaDevices(std::string &why) {
 }
 
 int measure(const MeasureOptions &o, std::ostream &os) {
-  const char *cmd = "helix-bench-kernels --measure";
+  const char *cmd = "helix-bench-kernels-gpu --measure";
   std::string why;
   int n = cudaDevices(why);
   if (n == 0 || o.device >= n) {

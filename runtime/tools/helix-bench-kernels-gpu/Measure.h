@@ -1,4 +1,4 @@
-//===- Measure.h - helix-bench-kernels --measure on a GPU -------*- C++ -*-===//
+//===- Measure.h - Achieved bandwidth of the kernels on a GPU ---*- C++ -*-===//
 //
 // Achieved bandwidth of the CUDA backend's streaming kernels, timed on the
 // GPU (docs/gpu.md, "Measured on a GPU"): CUDA events around each launch,
@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HELIX_TOOLS_BENCHKERNELS_MEASURE_H
-#define HELIX_TOOLS_BENCHKERNELS_MEASURE_H
+#ifndef HELIX_RUNTIME_TOOLS_BENCHKERNELSGPU_MEASURE_H
+#define HELIX_RUNTIME_TOOLS_BENCHKERNELSGPU_MEASURE_H
 
 #include <cstdint>
 #include <ostream>

@@ -1,9 +1,9 @@
 //===- CudaTiming.cpp - The runtime's kernels timed with CUDA events ------===//
 //
-// The plugin behind `helix calibrate` (Timing.h), built only with the CUDA
-// backend. It times what helix's CUDA runtime runs, through the runtime's
-// own launchers (runtime/lib/CUDA/CudaKernels.h) and the same cuBLAS and
-// NCCL calls as CudaBackend.cpp / NcclCommunicator.cpp:
+// What helix-calibrate-gpu measures (Timing.h): what helix's CUDA runtime
+// runs, through the runtime's own launchers (runtime/lib/CUDA/CudaKernels.h)
+// and the same cuBLAS and NCCL calls as CudaBackend.cpp /
+// NcclCommunicator.cpp:
 //
 //  * GEMM: CudaBackend's linear() on a resident bf16 / fp8 (128x128 f32
 //    block scales) / fp4 (NVFP4) weight, as it runs it: up to
@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "helix/Calibrate/Timing.h"
+#include "CudaTiming.h"
 
 #include "CudaKernels.h"
 
@@ -974,16 +974,15 @@ int run(const TimingOptions &opt, MeasurementSet &set, std::string &reason) {
 } // namespace calibrate
 } // namespace helix
 
-extern "C" __attribute__((visibility("default"))) int
-helixCalibrateTimeGPU(const helix::calibrate::TimingOptions *options,
-                      helix::calibrate::MeasurementSet *set,
-                      std::string *reason) {
+int helix::calibrate::timeRuntimeOnGPU(const TimingOptions &options,
+                                      MeasurementSet &set,
+                                      std::string &reason) {
   try {
-    return helix::calibrate::run(*options, *set, *reason);
+    return run(options, set, reason);
   } catch (const std::exception &e) {
-    *reason = e.what();
+    reason = e.what();
   } catch (...) {
-    *reason = "an unknown exception";
+    reason = "an unknown exception";
   }
-  return static_cast<int>(helix::calibrate::TimingStatus::Failed);
+  return static_cast<int>(TimingStatus::Failed);
 }

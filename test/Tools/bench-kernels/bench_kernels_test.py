@@ -449,8 +449,12 @@ def test_formats(a):
 
 def test_no_gpu(a):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1")
+    # --measure runs the GPU half, helix-bench-kernels-gpu, which names
+    # itself.
+    gpu = os.path.join(os.path.dirname(a.tool), "helix-bench-kernels-gpu")
     for name, cmd in (
-            ("helix-bench-kernels --measure", [a.tool, "--measure"]),
+            ("helix-bench-kernels-gpu --measure", [a.tool, "--measure"]),
+            ("helix-bench-kernels-gpu --measure", [gpu, "--measure"]),
             ("helix-bench-decode", [a.decode_tool, "--project", a.work,
                                     "--weights", a.work, "--prompts",
                                     a.work])):
