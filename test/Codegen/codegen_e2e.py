@@ -4,7 +4,8 @@
 usage: codegen_e2e.py --bin DIR --prefix PREFIX --config CONFIG --work DIR
                       [--prompts FILE --steps K] [--dtype bf16] [--seed 1]
                       [--format bf16|fp8-block|fp8-tensor|nvfp4|mxfp4]
-                      [--rtol 1e-5] [--backend cpu|cuda] [--build-only]
+                      [--rtol 1e-5] [--backend cpu|cuda]
+                      [--build-only | --run-only]
                       [--report-memory] [--memory-only] [--gpu]
                       [--drop TENSOR]... [--damage OP]... [--expect-error RE]
                       -- <helix compile options: --gpus N --batch B
@@ -38,6 +39,11 @@ usage: codegen_e2e.py --bin DIR --prefix PREFIX --config CONFIG --work DIR
    second run with a draft oracle (the greedy tokens, every
    --oracle-every-th generated one wrong) must give the same tokens and
    accept exactly the drafts the rule accepts.
+
+--build-only stops after step 3; --run-only starts at step 1 with a WORK
+whose project an earlier --build-only (of the same options) built, skips
+steps 2 and 3, and runs the rest: the device bundle (scripts/gpu-bundle.sh)
+builds here and runs on a GPU machine without helix's compiler.
 
 With --gpu the run uses the CUDA backend (MPI collectives: the ranks share
 the device) and the test is skipped (exit 77) without a CUDA device.
@@ -294,6 +300,9 @@ def main():
     p.add_argument("--expect-error")
     p.add_argument("--backend", default="cpu")
     p.add_argument("--build-only", action="store_true")
+    p.add_argument("--run-only", action="store_true",
+                   help="use WORK/project as an earlier --build-only built "
+                        "it: no compile, configure or build")
     p.add_argument("--gpu", action="store_true")
     p.add_argument("--check-traffic", action="store_true",
                    help="--report-traffic on the generated run; its last "
@@ -311,16 +320,33 @@ def main():
         if not (probe and run([probe, "-L"]).stdout.strip()):
             print("SKIPPED: no CUDA device (nvidia-smi -L lists none)")
             return 77
-    if a.backend == "cuda" and not a.cuda_emulation and not os.path.exists(
+    if a.backend == "cuda" and not a.cuda_emulation and not a.run_only and \
+            not os.path.exists(
             os.path.join(a.prefix, "lib", "libHelixRuntimeCUDA.a")):
         print("SKIPPED: the installed helix has no CUDA backend (no nvcc "
               "when it was built)")
         return 77
+    if a.build_only and a.run_only:
+        print("FAIL: --build-only and --run-only exclude each other")
+        return 1
     tool = lambda name: os.path.join(a.bin, name)
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
     project = os.path.join(a.work, "project")
     build = os.path.join(project, "build")
+    if a.run_only:
+        # Keep the built project; everything else is made again.
+        if not os.path.isfile(os.path.join(build, "helix-decode")):
+            print(f"FAIL: --run-only: {build}/helix-decode is not built")
+            return 1
+        for name in os.listdir(a.work):
+            if name != "project":
+                path = os.path.join(a.work, name)
+                if os.path.isdir(path):
+                    shutil.rmtree(path)
+                else:
+                    os.remove(path)
+    else:
+        shutil.rmtree(a.work, ignore_errors=True)
+        os.makedirs(a.work)
 
     ckpt = os.path.join(a.work, "ckpt")
     print(step("checkpoint", [tool("helix-make-checkpoint"), "--config",
@@ -333,6 +359,19 @@ def main():
     if not any(f in compile_args
                for f in ("--dtype", "--weights-dtype", "--kv-dtype")):
         compile_args = compile_args + ["--dtype", "bf16"]
+    if not a.run_only:
+        rc = compile_and_build(a, tool, config, compile_args, project, build)
+        if rc:
+            return rc
+    program = os.path.join(build, "helix-decode")
+    if a.build_only:
+        print(f"ok: built {program}")
+        return 0
+    return run_and_compare(a, tool, config, compile_args, project, program)
+
+
+def compile_and_build(a, tool, config, compile_args, project, build):
+    """Steps 2 and 3: the project of the plan, configured and built."""
     step("compile", [tool("helix"), "compile", "--model", config] +
          compile_args + ["--emit", "project", "-o", project, "--backend",
                          a.backend])
@@ -346,11 +385,12 @@ def main():
                        "-DCMAKE_BUILD_TYPE=None"] +
          (["-DHELIX_CUDA_EMULATION=ON"] if a.cuda_emulation else []))
     step("build", ["cmake", "--build", build, "-j", "2"])
-    program = os.path.join(build, "helix-decode")
-    if a.build_only:
-        print(f"ok: built {program}")
-        return 0
+    return 0
 
+
+def run_and_compare(a, tool, config, compile_args, project, program):
+    """Steps 4 to 6."""
+    ckpt = os.path.join(a.work, "ckpt")
     with open(os.path.join(project, "plan.json")) as f:
         plan = json.load(f)
     # "fp8 weights, fp8 KV, bf16 math": the KV format the reference rounds
