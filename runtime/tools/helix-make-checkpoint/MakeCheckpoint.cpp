@@ -3,7 +3,7 @@
 //   helix-make-checkpoint --config CONFIG -o DIR [--seed S] [--shards N]
 //                         [--dtype bf16|fp16|fp32]
 //                         [--format bf16|fp8-block|fp8-tensor|nvfp4|mxfp4]
-//                         [--drop NAME]... [--fast]
+//                         [--drop NAME]... [--fast] [--config-only]
 //
 // Writes random weights with exactly the tensor names and shapes of the
 // Hugging Face checkpoints of the config's architecture (llama, mistral,
@@ -60,6 +60,11 @@
 // after it differ from those of the full checkpoint; leaving out only some
 // of a weight's stored tensors (its scale, say) changes nothing else.
 // Sharding keeps a weight and its scale tensors in one file.
+//
+// --config-only writes DIR/config.json alone (the format's
+// quantization_config included): what `helix compile` plans the checkpoint
+// from, without the weights (the device bundle writes those on the GPU
+// machine).
 //
 // --fast draws every tensor from its own counter-based stream on every
 // core (FastNormal below): other values than the default stream's, the
@@ -489,7 +494,7 @@ int usage(const char *msg) {
   std::fprintf(stderr, "usage: helix-make-checkpoint --config CONFIG -o DIR "
                        "[--seed S] [--shards N] [--dtype bf16|fp16|fp32] "
                        "[--format bf16|fp8-block|fp8-tensor|nvfp4|mxfp4] "
-                       "[--drop NAME]... [--fast]\n");
+                       "[--drop NAME]... [--fast] [--config-only]\n");
   if (msg)
     return 1;
   std::fprintf(
@@ -523,7 +528,8 @@ int usage(const char *msg) {
       "                writes, scale tensors too)\n"
       "  --fast        each tensor from its own counter-based stream, on\n"
       "                every core (other values than the default stream's;\n"
-      "                for multi-GB checkpoints)\n");
+      "                for multi-GB checkpoints)\n"
+      "  --config-only write DIR/config.json alone, no weights\n");
   return 0;
 }
 
@@ -534,13 +540,13 @@ int main(int argc, char **argv) {
   uint64_t seed = 0;
   int64_t shards = 1;
   std::vector<std::string> drop;
-  bool fast = false;
+  bool fast = false, configOnly = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help")
       return usage(nullptr);
-    if (a == "--fast") {
-      fast = true;
+    if (a == "--fast" || a == "--config-only") {
+      (a == "--fast" ? fast : configOnly) = true;
       continue;
     }
     if (i + 1 >= argc)
@@ -649,6 +655,10 @@ int main(int argc, char **argv) {
         c << oc.dump(2) << "\n";
       }
       check(static_cast<bool>(c), outDir + "/config.json: cannot write");
+    }
+    if (configOnly) {
+      std::printf("%s: config.json only (--config-only)\n", outDir.c_str());
+      return 0;
     }
     // Each spec's stored tensors, in order, less the dropped ones.
     std::vector<std::vector<RawTensor>> groups(specs.size());
