@@ -201,7 +201,7 @@ do_cases() {
     s=$(date +%s)
     python3 "$b/test/Codegen/codegen_e2e.py" --bin "$b/bin" --prefix none \
       --config "$(sub "$config")" --work "$b/cases/$name" $(sub "$e2e") \
-      --backend cuda --gpu --run-only -- $compile > "$out/case-$name.txt" 2>&1
+      --backend cuda --gpu --run-only -- $compile < /dev/null > "$out/case-$name.txt" 2>&1
     r=$?
     [ $r = 0 ] || bad=$((bad + 1))
     echo "case $name: $([ $r = 0 ] && echo ok || echo "FAILED (exit $r)"), $(($(date +%s) - s)) s; $(grep -E 'tokens identical|max \|diff\||FAIL' "$out/case-$name.txt" | tail -2 | tr '\n' ' ')"

@@ -203,9 +203,9 @@ TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
   // projection (1). Dense FFN: norm, gate-up, activation, down (4). Step:
   // embedding (1); final norm, LM head, sampling (3).
   // Llama-3.1-405B at tpa = 8: 16 query heads a GPU; 16 requests are 256
-  // blocks, under two per SM of GB200's 148, over 1M / 8 keys: 2 splits.
+  // blocks, under eight per SM of GB200's 148, over 1M / 8 keys: 5 splits.
   ASSERT_EQ(hw.smCount, 148);
-  ASSERT_EQ(helix::attentionSplits(16 * 16, 1000000 / 8, 148), 2);
+  ASSERT_EQ(helix::attentionSplits(16 * 16, 1000000 / 8, 148), 5);
   Config c;
   c.strategy = Strategy::HelixNoHopB;
   c.layout.kvp = 8;
@@ -217,8 +217,9 @@ TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
   EXPECT_EQ(ev.layers[0].attention.kernels, 3 + (2 + 1) + 1 + 1);
   EXPECT_EQ(ev.layers[0].ffn.kernels, 4);
   EXPECT_EQ(ev.step.kernels, 4);
-  // 32 requests fill the device (512 blocks): no split, no merge kernel.
-  c.batch = 32;
+  // 80 requests fill the device (1280 blocks, over 8 x 148): no split, no
+  // merge kernel.
+  c.batch = 80;
   Evaluation wide = evaluate(llama, hw, Workload(), c);
   ASSERT_TRUE(wide.valid()) << wide.error;
   EXPECT_EQ(wide.layers[0].attention.kernels, 3 + 2 + 1 + 1);
@@ -240,8 +241,8 @@ TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
   ASSERT_EQ(hop.hopbSlices, 4);
   EXPECT_EQ(hop.layers[0].attention.kernels, 3 + (2 + 1) * 4 + 1 * 4 + 1);
   // MLA + MoE (DeepSeek-R1): norm, q_a+kv_a GEMM, latent norms, q_b GEMM,
-  // W_UK BMM + RoPE (5); KV append, attention, W_UV BMM (3: 8 requests x
-  // 128 heads fill the device, no split); combine (1); output projection
+  // W_UK BMM + RoPE (5); KV append, attention, W_UV BMM (3: 10 requests x
+  // 128 heads, 1280 blocks, fill the device, no split); combine (1); output projection
   // (1). MoE: norm, router GEMM, top-k (3); the routed-expert block (1);
   // shared gate-up, activation, down (3); the weighted sum (1). The first
   // three layers are dense.
@@ -251,7 +252,7 @@ TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
   r.layout.tpa = 1;
   r.layout.tpf = 1;
   r.layout.ep = 8;
-  r.batch = 8;
+  r.batch = 10;
   Evaluation m = evaluate(r1, hw, Workload(), r);
   ASSERT_TRUE(m.valid()) << m.error;
   EXPECT_EQ(m.layers[0].attention.kernels, 5 + 3 + 1 + 1);

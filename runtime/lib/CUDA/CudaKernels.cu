@@ -271,8 +271,8 @@ template <DType D> constexpr int chunkValues() {
 }
 
 /// Calls f(i, value) for the chunkValues<D>() values of chunk `c`, a
-/// 16-byte load, in order; `scales`: the chunk's two NVFP4 scales (F4E2M1
-/// only). Element order as stored: the first element in the low bits of
+/// 16-byte load, in order; `scales`: the chunk's two NVFP4 KV scales
+/// (F4E2M1 only; null: none). Element order as stored: the first element in the low bits of
 /// c.x (little-endian, as the codecs). Each value is used as it is
 /// decoded (no array of them: registers).
 template <DType D, class F>
@@ -282,8 +282,10 @@ __device__ inline void forEachValue(const uint4 &c, const uint8_t *scales,
   const uint32_t w[4] = {c.x, c.y, c.z, c.w};
   float s0 = 1.0f, s1 = 1.0f;
   if constexpr (D == DType::F4E2M1) {
-    s0 = fmt::e4m3ToFloat(scales[0]);
-    s1 = fmt::e4m3ToFloat(scales[1]);
+    if (scales) { // (weights: their block scales are applied by the caller)
+      s0 = fmt::e4m3ToFloat(scales[0]);
+      s1 = fmt::e4m3ToFloat(scales[1]);
+    }
   }
 #pragma unroll
   for (int i = 0; i < n; ++i) {
@@ -547,6 +549,110 @@ constexpr int kLinearRows = 8;
 constexpr int kLinearThreads = 128; // 4 warps, 4 output columns per block
 constexpr int kLinearWarps = kLinearThreads / 32;
 
+/// The block scales of one weight row (elements e0 .. e0 + K - 1 of a
+/// quantized tensor, all in one row of one matrix): the scale of element
+/// e0 + k is `scales[grid + (col + k) / blockCols]`, times `global`. The
+/// divisions of BlockScaleDesc::apply are done once a row, one a chunk.
+struct RowScales {
+  int64_t grid = 0, col = 0;
+  float global = 1.0f;
+  bool ok = false; // false: the row crosses a matrix row (use apply())
+};
+__device__ inline RowScales rowScales(const BlockScaleDesc &d, int64_t e0,
+                                      int64_t K) {
+  RowScales s;
+  int64_t per = d.rows * d.cols;
+  int64_t m = e0 / per, rc = e0 - m * per;
+  int64_t r = rc / d.cols, c = rc - r * d.cols;
+  s.ok = c + K <= d.cols;
+  s.grid = (m * d.gridRows + (r + d.rowOrigin) / d.blockRows) * d.gridCols;
+  s.col = c + d.colOrigin;
+  s.global = d.globals ? d.globals[m] : 1.0f;
+  return s;
+}
+
+/// A warp's column of a weight-streaming GEMM for weights of format D whose
+/// rows are whole 16-byte chunks (chunkValues<D>() values): each lane reads
+/// chunks c, c + 32, ... (two loads in flight), decodes each once into
+/// registers, applies its block scale(s) once a chunk ((v * block) *
+/// global, as BlockScaleDesc::apply), and multiplies the x rows, read 16
+/// bytes at a time when they are 16-byte aligned. The same products, summed
+/// in the same order, as decoding element by element.
+template <DType D>
+__device__ void linearColumnChunks(const float *x, int64_t m0, int rows,
+                                   int64_t K, const uint4 *wr, int64_t e0,
+                                   const BlockScaleDesc &desc, bool scaled,
+                                   float acc[kLinearRows]) {
+  constexpr int V = chunkValues<D>();
+  const int lane = threadIdx.x & 31;
+  const int64_t chunks = K / V;
+  RowScales rs;
+  if (scaled)
+    rs = rowScales(desc, e0, K);
+  const bool xVec = (reinterpret_cast<uintptr_t>(x + m0 * K) & 15) == 0;
+  auto chunk = [&](const uint4 &q, int64_t c) {
+    const int64_t k0 = c * V;
+    float w[V];
+    forEachValue<D>(q, nullptr, [&](int i, float v) { w[i] = v; });
+    if (scaled) {
+      if (rs.ok) {
+        // Blocks along a row are at least V wide for every format helix
+        // stores (FP8 128, NVFP4 16, MXFP4 32 values), but a chunk may
+        // start inside one: the scale changes at most where the column
+        // crosses a multiple of blockCols.
+        int64_t col = rs.col + k0;
+        int64_t blk = col / desc.blockCols;
+        int64_t next = (blk + 1) * desc.blockCols - col; // values to go
+        float bs = fmt::scaleToFloat(desc.type, desc.scales, rs.grid + blk);
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          if (i == next) {
+            ++blk;
+            next += desc.blockCols;
+            bs = fmt::scaleToFloat(desc.type, desc.scales, rs.grid + blk);
+          }
+          float t = w[i] * bs;
+          w[i] = desc.globals ? t * rs.global : t;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          w[i] = desc.apply(w[i], e0 + k0 + i);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kLinearRows; ++r) {
+      if (r >= rows)
+        break;
+      const float *xr = x + (m0 + r) * K + k0;
+      float a = acc[r];
+      if (xVec) {
+#pragma unroll
+        for (int j = 0; j < V / 4; ++j) {
+          float4 xv = reinterpret_cast<const float4 *>(xr)[j];
+          a += w[4 * j] * xv.x;
+          a += w[4 * j + 1] * xv.y;
+          a += w[4 * j + 2] * xv.z;
+          a += w[4 * j + 3] * xv.w;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          a += w[i] * xr[i];
+      }
+      acc[r] = a;
+    }
+  };
+  int64_t c = lane;
+  for (; c + 32 < chunks; c += 64) {
+    uint4 q0 = wr[c], q1 = wr[c + 32];
+    chunk(q0, c);
+    chunk(q1, c + 32);
+  }
+  if (c < chunks)
+    chunk(wr[c], c);
+}
+
 /// One warp's share of a weight-streaming GEMM: rows [m0, m0 + rows) of x
 /// (rows <= kLinearRows) times row `row` of W (element `row` of `w` in
 /// `dtype`, K values, scaled by `desc` at element scaleBase + row + k),
@@ -562,32 +668,39 @@ __device__ void linearColumn(const float *x, int64_t m0, int rows, int64_t K,
 #pragma unroll
   for (int r = 0; r < kLinearRows; ++r)
     acc[r] = 0.0f;
-  auto add = [&](float v, int64_t k) {
-    if (scaled)
-      v = desc.apply(v, scaleBase + row + k);
-#pragma unroll
-    for (int r = 0; r < kLinearRows; ++r)
-      if (r < rows)
-        acc[r] += v * x[(m0 + r) * K + k];
-  };
-  // Rows that start and end on 16-byte boundaries: each lane loads 16
-  // bytes at a time (4 F32, 8 BF16, 16 FP8 or 32 FP4 values), 128-bit
-  // loads.
+  // Rows that start and end on 16-byte boundaries: 128-bit loads, the
+  // format's decoder inlined (linearColumnChunks).
   const uint8_t *wb = static_cast<const uint8_t *>(w);
   int64_t bits = static_cast<int64_t>(dtypeBits(dtype));
-  if ((K * bits) % 128 == 0 && (row * bits) % 128 == 0 &&
-      (reinterpret_cast<uintptr_t>(wb) & 15) == 0) {
-    int64_t vec = 128 / bits, chunks = K / vec;
-    const uint4 *wr = reinterpret_cast<const uint4 *>(wb + row * bits / 8);
-    for (int64_t c = lane; c < chunks; c += 32) {
-      uint4 chunk = wr[c];
-      const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&chunk);
-      for (int64_t j = 0; j < vec; ++j)
-        add(fmt::decodeElement(dtype, bytes, j), c * vec + j);
+  bool chunked = (K * bits) % 128 == 0 && (row * bits) % 128 == 0 &&
+                 (reinterpret_cast<uintptr_t>(wb) & 15) == 0;
+  const uint4 *wr = reinterpret_cast<const uint4 *>(wb + row * bits / 8);
+  int64_t e0 = scaleBase + row;
+  switch (chunked ? dtype : DType::U8) {
+  case DType::F32:
+    linearColumnChunks<DType::F32>(x, m0, rows, K, wr, e0, desc, scaled, acc);
+    break;
+  case DType::BF16:
+    linearColumnChunks<DType::BF16>(x, m0, rows, K, wr, e0, desc, scaled, acc);
+    break;
+  case DType::F8E4M3:
+    linearColumnChunks<DType::F8E4M3>(x, m0, rows, K, wr, e0, desc, scaled,
+                                      acc);
+    break;
+  case DType::F4E2M1:
+    linearColumnChunks<DType::F4E2M1>(x, m0, rows, K, wr, e0, desc, scaled,
+                                      acc);
+    break;
+  default:
+    for (int64_t k = lane; k < K; k += 32) {
+      float v = fmt::decodeElement(dtype, w, row + k);
+      if (scaled)
+        v = desc.apply(v, scaleBase + row + k);
+#pragma unroll
+      for (int r = 0; r < kLinearRows; ++r)
+        if (r < rows)
+          acc[r] += v * x[(m0 + r) * K + k];
     }
-  } else {
-    for (int64_t k = lane; k < K; k += 32)
-      add(fmt::decodeElement(dtype, w, row + k), k);
   }
 #pragma unroll
   for (int r = 0; r < kLinearRows; ++r) {

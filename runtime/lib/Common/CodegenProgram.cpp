@@ -114,6 +114,31 @@ HostTensor loadBox(const SafetensorsCheckpoint &ckpt, const std::string &name,
   return all;
 }
 
+/// loadBox's box as the stored bytes of a BF16 tensor (no decoding): what
+/// a BF16 plan keeps of a BF16 checkpoint, bit for bit.
+std::vector<uint8_t> loadBF16Box(const SafetensorsCheckpoint &ckpt,
+                                 const std::string &name,
+                                 const std::vector<int64_t> &shape,
+                                 const std::vector<int64_t> &view,
+                                 const std::vector<int64_t> &offsets,
+                                 const std::vector<int64_t> &sizes) {
+  size_t at = name.find("{expert}");
+  size_t from = at == std::string::npos ? 0 : 1;
+  std::vector<int64_t> inner(view.begin() + from, view.end());
+  std::vector<Range> box;
+  for (size_t i = from; i < view.size(); ++i)
+    box.push_back({offsets[i], sizes[i]});
+  if (at == std::string::npos)
+    return ckpt.loadRaw(name, "BF16", shape, box, inner).bytes;
+  std::vector<uint8_t> all;
+  for (int64_t e = offsets[0]; e < offsets[0] + sizes[0]; ++e) {
+    std::vector<uint8_t> b =
+        ckpt.loadRaw(tensorName(name, e), "BF16", shape, box, inner).bytes;
+    all.insert(all.end(), b.begin(), b.end());
+  }
+  return all;
+}
+
 std::vector<const StageProgram *> &registry() {
   static std::vector<const StageProgram *> programs;
   return programs;
@@ -249,7 +274,17 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
       layoutPerms(static_cast<WeightLayout>(layout), out, name);
   QuantHost q;
   std::string from = checkpointFormatName(actual);
-  if (actual == CheckpointFormat::BF16) {
+  if (actual == CheckpointFormat::BF16 && R == ResidentFormat::BF16 &&
+      perms.empty() && ckpt.info(first).dtype == "BF16") {
+    // Kept as stored: the bytes, no f32 round trip (a BF16 value is the
+    // same BF16 value after bf16 -> f32 -> bf16).
+    check(viewV.size() == offsets.size() && viewV.size() == sizesV.size(),
+          std::string("weight ") + name +
+              ": view, offsets and sizes differ in rank");
+    q.dtype = DType::BF16;
+    q.shape = out;
+    q.data = loadBF16Box(ckpt, name, shapeV, viewV, offsets, sizesV);
+  } else if (actual == CheckpointFormat::BF16) {
     HostTensor t = loadBox(ckpt, name, shapeV, viewV, offsets, sizesV);
     for (const std::vector<int64_t> &p : perms)
       t.data = permuted(t.data, p);

@@ -67,6 +67,9 @@ struct uint3 {
 struct alignas(16) uint4 {
   unsigned x, y, z, w;
 };
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
 struct dim3 {
   unsigned x, y, z;
   constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1)
