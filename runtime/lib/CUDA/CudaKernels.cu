@@ -271,8 +271,8 @@ template <DType D> constexpr int chunkValues() {
 }
 
 /// Calls f(i, value) for the chunkValues<D>() values of chunk `c`, a
-/// 16-byte load, in order; `scales`: the chunk's two NVFP4 KV scales
-/// (F4E2M1 only; null: none). Element order as stored: the first element in the low bits of
+/// 16-byte load, in order; `scales`: the chunk's two NVFP4 scales (F4E2M1
+/// only). Element order as stored: the first element in the low bits of
 /// c.x (little-endian, as the codecs). Each value is used as it is
 /// decoded (no array of them: registers).
 template <DType D, class F>
@@ -282,10 +282,8 @@ __device__ inline void forEachValue(const uint4 &c, const uint8_t *scales,
   const uint32_t w[4] = {c.x, c.y, c.z, c.w};
   float s0 = 1.0f, s1 = 1.0f;
   if constexpr (D == DType::F4E2M1) {
-    if (scales) { // (weights: their block scales are applied by the caller)
-      s0 = fmt::e4m3ToFloat(scales[0]);
-      s1 = fmt::e4m3ToFloat(scales[1]);
-    }
+    s0 = fmt::e4m3ToFloat(scales[0]);
+    s1 = fmt::e4m3ToFloat(scales[1]);
   }
 #pragma unroll
   for (int i = 0; i < n; ++i) {
@@ -571,76 +569,80 @@ __device__ inline RowScales rowScales(const BlockScaleDesc &d, int64_t e0,
   return s;
 }
 
+/// Value k of the chunkValues<D>() / 4 values of format D in a 32-bit word
+/// of a chunk (the first in the low bits, as the codecs store them).
+template <DType D> __device__ inline float wordValue(uint32_t word, int k) {
+  if constexpr (D == DType::F32)
+    return fmt::bitsToFloat(word);
+  else if constexpr (D == DType::BF16)
+    return fmt::bf16ToFloat(static_cast<uint16_t>(word >> (16 * k)));
+  else if constexpr (D == DType::F8E4M3)
+    return fmt::e4m3ToFloat(static_cast<uint8_t>(word >> (8 * k)));
+  else
+    return fmt::e2m1ToFloat(static_cast<uint8_t>((word >> (4 * k)) & 15u));
+}
+
 /// A warp's column of a weight-streaming GEMM for weights of format D whose
 /// rows are whole 16-byte chunks (chunkValues<D>() values): each lane reads
-/// chunks c, c + 32, ... (two loads in flight), decodes each once into
-/// registers, applies its block scale(s) once a chunk ((v * block) *
-/// global, as BlockScaleDesc::apply), and multiplies the x rows, read 16
-/// bytes at a time when they are 16-byte aligned. The same products, summed
-/// in the same order, as decoding element by element.
+/// chunks c, c + 32, ... (two loads in flight) and takes each a 32-bit word
+/// at a time (1 to 8 values, few registers): decoded once, scaled as
+/// BlockScaleDesc::apply does ((v * block) * global) with the word's block
+/// scale (`rs`: a row whose words each lie in one block), multiplied by the
+/// x rows, read 8 or 16 bytes at a time when aligned. The same products,
+/// summed in the same order, as decoding element by element.
 template <DType D>
 __device__ void linearColumnChunks(const float *x, int64_t m0, int rows,
-                                   int64_t K, const uint4 *wr, int64_t e0,
+                                   int64_t K, const uint4 *wr,
                                    const BlockScaleDesc &desc, bool scaled,
+                                   const RowScales &rs,
                                    float acc[kLinearRows]) {
-  constexpr int V = chunkValues<D>();
+  constexpr int V = chunkValues<D>(), P = V / 4; // values a chunk, a word
   const int lane = threadIdx.x & 31;
   const int64_t chunks = K / V;
-  RowScales rs;
-  if (scaled)
-    rs = rowScales(desc, e0, K);
-  const bool xVec = (reinterpret_cast<uintptr_t>(x + m0 * K) & 15) == 0;
+  const bool xVec =
+      P > 1 && (reinterpret_cast<uintptr_t>(x + m0 * K) & 15) == 0;
+  const float global = desc.globals ? rs.global : 1.0f;
   auto chunk = [&](const uint4 &q, int64_t c) {
     const int64_t k0 = c * V;
-    float w[V];
-    forEachValue<D>(q, nullptr, [&](int i, float v) { w[i] = v; });
-    if (scaled) {
-      if (rs.ok) {
-        // Blocks along a row are at least V wide for every format helix
-        // stores (FP8 128, NVFP4 16, MXFP4 32 values), but a chunk may
-        // start inside one: the scale changes at most where the column
-        // crosses a multiple of blockCols.
-        int64_t col = rs.col + k0;
-        int64_t blk = col / desc.blockCols;
-        int64_t next = (blk + 1) * desc.blockCols - col; // values to go
-        float bs = fmt::scaleToFloat(desc.type, desc.scales, rs.grid + blk);
+    const uint32_t words[4] = {q.x, q.y, q.z, q.w};
 #pragma unroll
-        for (int i = 0; i < V; ++i) {
-          if (i == next) {
-            ++blk;
-            next += desc.blockCols;
-            bs = fmt::scaleToFloat(desc.type, desc.scales, rs.grid + blk);
+    for (int wi = 0; wi < 4; ++wi) {
+      float bs = 1.0f;
+      if (scaled)
+        bs = fmt::scaleToFloat(
+            desc.type, desc.scales,
+            rs.grid + static_cast<uint32_t>(rs.col + k0 + wi * P) /
+                          static_cast<uint32_t>(desc.blockCols));
+      float w[P];
+#pragma unroll
+      for (int k = 0; k < P; ++k) {
+        float v = wordValue<D>(words[wi], k);
+        if (scaled) {
+          float t = v * bs;
+          v = desc.globals ? t * global : t;
+        }
+        w[k] = v;
+      }
+#pragma unroll
+      for (int r = 0; r < kLinearRows; ++r) {
+        if (r >= rows)
+          break;
+        const float *xr = x + (m0 + r) * K + k0 + wi * P;
+        float a = acc[r];
+        if (xVec) {
+#pragma unroll
+          for (int j = 0; j < P / 2; ++j) {
+            float2 xv = reinterpret_cast<const float2 *>(xr)[j];
+            a += w[2 * j] * xv.x;
+            a += w[2 * j + 1] * xv.y;
           }
-          float t = w[i] * bs;
-          w[i] = desc.globals ? t * rs.global : t;
+        } else {
+#pragma unroll
+          for (int k = 0; k < P; ++k)
+            a += w[k] * xr[k];
         }
-      } else {
-#pragma unroll
-        for (int i = 0; i < V; ++i)
-          w[i] = desc.apply(w[i], e0 + k0 + i);
+        acc[r] = a;
       }
-    }
-#pragma unroll
-    for (int r = 0; r < kLinearRows; ++r) {
-      if (r >= rows)
-        break;
-      const float *xr = x + (m0 + r) * K + k0;
-      float a = acc[r];
-      if (xVec) {
-#pragma unroll
-        for (int j = 0; j < V / 4; ++j) {
-          float4 xv = reinterpret_cast<const float4 *>(xr)[j];
-          a += w[4 * j] * xv.x;
-          a += w[4 * j + 1] * xv.y;
-          a += w[4 * j + 2] * xv.z;
-          a += w[4 * j + 3] * xv.w;
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < V; ++i)
-          a += w[i] * xr[i];
-      }
-      acc[r] = a;
     }
   };
   int64_t c = lane;
@@ -668,27 +670,34 @@ __device__ void linearColumn(const float *x, int64_t m0, int rows, int64_t K,
 #pragma unroll
   for (int r = 0; r < kLinearRows; ++r)
     acc[r] = 0.0f;
-  // Rows that start and end on 16-byte boundaries: 128-bit loads, the
-  // format's decoder inlined (linearColumnChunks).
+  // Rows that start and end on 16-byte boundaries, whose words each lie in
+  // one scale block: 128-bit loads, the format's decoder inlined
+  // (linearColumnChunks). Others: element by element.
   const uint8_t *wb = static_cast<const uint8_t *>(w);
   int64_t bits = static_cast<int64_t>(dtypeBits(dtype));
   bool chunked = (K * bits) % 128 == 0 && (row * bits) % 128 == 0 &&
                  (reinterpret_cast<uintptr_t>(wb) & 15) == 0;
+  RowScales rs;
+  if (chunked && scaled) {
+    int64_t perWord = 32 / bits;
+    rs = rowScales(desc, scaleBase + row, K);
+    chunked = rs.ok && perWord > 0 && rs.col % perWord == 0 &&
+              desc.blockCols % perWord == 0;
+  }
   const uint4 *wr = reinterpret_cast<const uint4 *>(wb + row * bits / 8);
-  int64_t e0 = scaleBase + row;
   switch (chunked ? dtype : DType::U8) {
   case DType::F32:
-    linearColumnChunks<DType::F32>(x, m0, rows, K, wr, e0, desc, scaled, acc);
+    linearColumnChunks<DType::F32>(x, m0, rows, K, wr, desc, scaled, rs, acc);
     break;
   case DType::BF16:
-    linearColumnChunks<DType::BF16>(x, m0, rows, K, wr, e0, desc, scaled, acc);
+    linearColumnChunks<DType::BF16>(x, m0, rows, K, wr, desc, scaled, rs, acc);
     break;
   case DType::F8E4M3:
-    linearColumnChunks<DType::F8E4M3>(x, m0, rows, K, wr, e0, desc, scaled,
+    linearColumnChunks<DType::F8E4M3>(x, m0, rows, K, wr, desc, scaled, rs,
                                       acc);
     break;
   case DType::F4E2M1:
-    linearColumnChunks<DType::F4E2M1>(x, m0, rows, K, wr, e0, desc, scaled,
+    linearColumnChunks<DType::F4E2M1>(x, m0, rows, K, wr, desc, scaled, rs,
                                       acc);
     break;
   default:

@@ -70,6 +70,9 @@ struct alignas(16) uint4 {
 struct alignas(16) float4 {
   float x, y, z, w;
 };
+struct alignas(8) float2 {
+  float x, y;
+};
 struct dim3 {
   unsigned x, y, z;
   constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1)
