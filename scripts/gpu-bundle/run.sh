@@ -257,8 +257,8 @@ export -f need_gpu mpirun_np do_env do_kernels do_cases do_bandwidth \
 
 all_steps="env kernels cases bandwidth"
 decode_names=$(cut -d'|' -f1 "$b/decode/cases.txt")
-first_decodes=$(echo "$decode_names" | grep '^llama8b-bf16' | tr '\n' ' ')
-later_decodes=$(echo "$decode_names" | grep -v '^llama8b-bf16' | tr '\n' ' ')
+first_decodes=$(echo "$decode_names" | grep -E '^(llama8b|dsv2lite)-bf16' | tr '\n' ' ')
+later_decodes=$(echo "$decode_names" | grep -Ev '^(llama8b|dsv2lite)-bf16' | tr '\n' ' ')
 for n in $first_decodes; do all_steps="$all_steps decode-$n"; done
 all_steps="$all_steps calibrate"
 for n in $later_decodes; do all_steps="$all_steps decode-$n"; done
