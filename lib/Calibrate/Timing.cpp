@@ -85,8 +85,8 @@ TimingStatus timeOnGPU(const std::vector<std::string> &candidates,
     }
     r = after(l, "error: ");
     if (!r.empty()) {
-      failure = after(r, "timing failed: ").empty() ? r
-                                                    : after(r, "timing failed: ");
+      failure =
+          after(r, "timing failed: ").empty() ? r : after(r, "timing failed: ");
       return;
     }
     if (options.progress)

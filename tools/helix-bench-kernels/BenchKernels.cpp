@@ -246,8 +246,8 @@ int runGpuHalf(char **argv) {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0)
     self.assign(exe, static_cast<size_t>(n));
-  std::string gpu = self.substr(0, self.rfind('/') + 1) +
-                    "helix-bench-kernels-gpu";
+  std::string gpu =
+      self.substr(0, self.rfind('/') + 1) + "helix-bench-kernels-gpu";
   argv[0] = const_cast<char *>(gpu.c_str());
   execv(gpu.c_str(), argv);
   std::cerr << kCmd << ": error: --measure and --devices run " << gpu

@@ -109,10 +109,10 @@ TEST(CalibrateMeasurementsJSON, BadFilesAreOneLineErrors) {
       parseMeasurementsJSON(head + R"("gemm": {}})", "m.json", out, error));
   EXPECT_EQ(error, "m.json: field 'gemm' must be an array");
   // The GPU's SM count, where recorded, is a whole number of SMs.
-  for (const char *bad : {"0", "-1", "1025", "1.5", "9223372036854775808",
-                          "\"132\"", "null"}) {
-    EXPECT_FALSE(parseMeasurementsJSON(
-        head + R"("sm_count": )" + bad + "}", "m.json", out, error))
+  for (const char *bad :
+       {"0", "-1", "1025", "1.5", "9223372036854775808", "\"132\"", "null"}) {
+    EXPECT_FALSE(parseMeasurementsJSON(head + R"("sm_count": )" + bad + "}",
+                                       "m.json", out, error))
         << bad;
     EXPECT_NE(error.find("m.json: field 'sm_count' must be an integer"),
               std::string::npos)
@@ -199,7 +199,8 @@ TEST(CalibrateTiming, TimerProtocol) {
   }
   std::string good = fakeTimer(
       "timer-ok", "[ \"$1\" = --device ] && [ \"$2\" = 3 ] && [ \"$3\" = -o ] "
-                  "|| exit 9\ncp '" + data + "' \"$4\"\n");
+                  "|| exit 9\ncp '" +
+                      data + "' \"$4\"\n");
   ASSERT_EQ(timeOnGPU({good}, options, set, reason), TimingStatus::Measured)
       << reason;
   EXPECT_EQ(set.gpu, sample().gpu);

@@ -118,7 +118,7 @@ TEST(CalibrateWriter, TheMeasuredGPUsSMCountReplacesTheBases) {
   ASSERT_TRUE(parseHardwareJSON(calibrated(set, c), "c.json", hw, error))
       << error;
   EXPECT_EQ(hw.smCount, h100().smCount); // not recorded: the base's
-  set.smCount = 114;                      // an H100 PCIe
+  set.smCount = 114;                     // an H100 PCIe
   ASSERT_TRUE(parseHardwareJSON(calibrated(set, c), "c.json", hw, error))
       << error;
   EXPECT_EQ(hw.smCount, 114);

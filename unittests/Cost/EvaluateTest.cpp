@@ -242,9 +242,9 @@ TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
   EXPECT_EQ(hop.layers[0].attention.kernels, 3 + (2 + 1) * 4 + 1 * 4 + 1);
   // MLA + MoE (DeepSeek-R1): norm, q_a+kv_a GEMM, latent norms, q_b GEMM,
   // W_UK BMM + RoPE (5); KV append, attention, W_UV BMM (3: 10 requests x
-  // 128 heads, 1280 blocks, fill the device, no split); combine (1); output projection
-  // (1). MoE: norm, router GEMM, top-k (3); the routed-expert block (1);
-  // shared gate-up, activation, down (3); the weighted sum (1). The first
+  // 128 heads, 1280 blocks, fill the device, no split); combine (1); output
+  // projection (1). MoE: norm, router GEMM, top-k (3); the routed-expert block
+  // (1); shared gate-up, activation, down (3); the weighted sum (1). The first
   // three layers are dense.
   Config r;
   r.strategy = Strategy::HelixNoHopB;

@@ -130,8 +130,7 @@ inline Result rmsNormPrefix() {
   std::vector<float> out(rows * width, NAN);
   cuda::rmsNormPrefix(x.data(), w.data(), rows, width, dim, eps, out.data(),
                       nullptr);
-  std::vector<double> want =
-      naive::rmsNormRows(x, w, rows, width, dim, eps);
+  std::vector<double> want = naive::rmsNormRows(x, w, rows, width, dim, eps);
   return finish("rmsNormPrefix", out, want, 1e-5);
 }
 
@@ -590,8 +589,8 @@ inline Result attentionPackedOut(DType dtype, int splits, int64_t headSplit,
     return cuda::attention(
         q.data(), keys.data(), f4 ? keyScales.data() : nullptr, values.data(),
         f4 ? valueScales.data() : nullptr, dtype, batch, qHeads, kvHeads,
-        keyDim, valueDim, capacity, begin.data(), end.data(), scale,
-        out.data(), p ? nullptr : lse.data(), splits, work.data(), nullptr, p);
+        keyDim, valueDim, capacity, begin.data(), end.data(), scale, out.data(),
+        p ? nullptr : lse.data(), splits, work.data(), nullptr, p);
   };
   std::vector<float> out(batch * qHeads * valueDim, NAN),
       lse(batch * qHeads, NAN), none;

@@ -153,9 +153,9 @@ TEST(CudaEmuKernels, AttentionSplits) {
   EXPECT_EQ(attentionSplits(1056, 1 << 20, 132), 1); // enough blocks already
   EXPECT_EQ(attentionSplits(512, 1 << 20, 132), 3);  // 8 x 132 / 512
   EXPECT_EQ(attentionSplits(32, 1 << 20, 132), 33);  // 8 x 132 / 32
-  EXPECT_EQ(attentionSplits(8, 1000, 132), 3);      // 1000 / 256 keys
-  EXPECT_EQ(attentionSplits(8, 511, 132), 1);       // under 2 x 256 keys
-  EXPECT_EQ(attentionSplits(1, 1 << 20, 132), 64);  // at most 64
+  EXPECT_EQ(attentionSplits(8, 1000, 132), 3);       // 1000 / 256 keys
+  EXPECT_EQ(attentionSplits(8, 511, 132), 1);        // under 2 x 256 keys
+  EXPECT_EQ(attentionSplits(1, 1 << 20, 132), 64);   // at most 64
 }
 
 TEST(CudaEmuKernels, LinearResident) {

@@ -21,8 +21,8 @@ namespace naive {
 /// `dim`, the rest copied (dim == width: a plain RMSNorm).
 inline std::vector<double> rmsNormRows(const std::vector<float> &x,
                                        const std::vector<float> &w,
-                                       int64_t rows, int64_t width,
-                                       int64_t dim, float eps) {
+                                       int64_t rows, int64_t width, int64_t dim,
+                                       float eps) {
   std::vector<double> out(rows * width);
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x.data() + r * width;
@@ -41,8 +41,8 @@ inline std::vector<double> rmsNormRows(const std::vector<float> &x,
 /// (h N + n) A + a ([H, N, A]), read through `value(index)`.
 template <class Value>
 std::vector<double> headMatmul(const std::vector<float> &x, int64_t B,
-                               int64_t H, int64_t A, int64_t N,
-                               bool transposeW, const Value &value) {
+                               int64_t H, int64_t A, int64_t N, bool transposeW,
+                               const Value &value) {
   std::vector<double> out(B * H * N, 0.0);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)

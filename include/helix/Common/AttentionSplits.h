@@ -1,4 +1,5 @@
-//===- AttentionSplits.h - Split-K of the decode attention kernel *- C++ -*-===//
+//===- AttentionSplits.h - Split-K of the decode attention kernel *- C++
+//-*-===//
 //
 // How many parts the runtime's decode attention kernel cuts each row's key
 // range into (split-K, flash-decoding), and so whether it launches the
@@ -34,8 +35,7 @@ constexpr int64_t kAttentionBlocksPerSM = 8;
 inline int attentionSplits(int64_t blocks, int64_t maxKeys, int sms) {
   if (blocks <= 0 || maxKeys < 2 * kMinKeysPerSplit)
     return 1;
-  int64_t wanted =
-      (kAttentionBlocksPerSM * int64_t(sms) + blocks - 1) / blocks;
+  int64_t wanted = (kAttentionBlocksPerSM * int64_t(sms) + blocks - 1) / blocks;
   int64_t most = maxKeys / kMinKeysPerSplit;
   return static_cast<int>(std::max<int64_t>(
       1, std::min<int64_t>({wanted, most, int64_t(kMaxAttentionSplits)})));

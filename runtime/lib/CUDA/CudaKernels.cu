@@ -591,11 +591,10 @@ template <DType D> __device__ inline float wordValue(uint32_t word, int k) {
 /// x rows, read 8 or 16 bytes at a time when aligned. The same products,
 /// summed in the same order, as decoding element by element.
 template <DType D>
-__device__ void linearColumnChunks(const float *x, int64_t m0, int rows,
-                                   int64_t K, const uint4 *wr,
-                                   const BlockScaleDesc &desc, bool scaled,
-                                   const RowScales &rs,
-                                   float acc[kLinearRows]) {
+__device__ void
+linearColumnChunks(const float *x, int64_t m0, int rows, int64_t K,
+                   const uint4 *wr, const BlockScaleDesc &desc, bool scaled,
+                   const RowScales &rs, float acc[kLinearRows]) {
   constexpr int V = chunkValues<D>(), P = V / 4; // values a chunk, a word
   const int lane = threadIdx.x & 31;
   const int64_t chunks = K / V;
@@ -609,10 +608,10 @@ __device__ void linearColumnChunks(const float *x, int64_t m0, int rows,
     for (int wi = 0; wi < 4; ++wi) {
       float bs = 1.0f;
       if (scaled)
-        bs = fmt::scaleToFloat(
-            desc.type, desc.scales,
-            rs.grid + static_cast<uint32_t>(rs.col + k0 + wi * P) /
-                          static_cast<uint32_t>(desc.blockCols));
+        bs = fmt::scaleToFloat(desc.type, desc.scales,
+                               rs.grid +
+                                   static_cast<uint32_t>(rs.col + k0 + wi * P) /
+                                       static_cast<uint32_t>(desc.blockCols));
       float w[P];
 #pragma unroll
       for (int k = 0; k < P; ++k) {

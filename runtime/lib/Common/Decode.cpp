@@ -307,17 +307,17 @@ std::string timingLine(const std::vector<double> &step,
   };
   int64_t n = static_cast<int64_t>(step.size());
   if (n <= warmup)
-    return "timing: " + std::to_string(n) +
-           " steps, too few to time after " + std::to_string(warmup) +
-           " warm-up steps";
+    return "timing: " + std::to_string(n) + " steps, too few to time after " +
+           std::to_string(warmup) + " warm-up steps";
   std::vector<double> s(step.begin() + warmup, step.end());
   std::vector<double> h(host.begin() + warmup, host.end());
   double lo = *std::min_element(s.begin(), s.end());
   double hi = *std::max_element(s.begin(), s.end());
   return "timing: " + std::to_string(s.size()) + " steps after " +
          std::to_string(warmup) + " warm-up: step ms median " + ms(median(s)) +
-         " min " + ms(lo) + " max " + ms(hi) + "; host argmax and broadcast ms median " +
-         ms(median(h)) + "; first step ms " + ms(step[0]);
+         " min " + ms(lo) + " max " + ms(hi) +
+         "; host argmax and broadcast ms median " + ms(median(h)) +
+         "; first step ms " + ms(step[0]);
 }
 
 } // namespace
@@ -515,7 +515,8 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
       schedule.record(t, next);
       if (args.reportTiming) {
         Clock::time_point end = Clock::now();
-        stepSeconds.push_back(std::chrono::duration<double>(end - begin).count());
+        stepSeconds.push_back(
+            std::chrono::duration<double>(end - begin).count());
         hostSeconds.push_back(
             std::chrono::duration<double>(end - onHost).count());
       }

@@ -975,8 +975,8 @@ int run(const TimingOptions &opt, MeasurementSet &set, std::string &reason) {
 } // namespace helix
 
 int helix::calibrate::timeRuntimeOnGPU(const TimingOptions &options,
-                                      MeasurementSet &set,
-                                      std::string &reason) {
+                                       MeasurementSet &set,
+                                       std::string &reason) {
   try {
     return run(options, set, reason);
   } catch (const std::exception &e) {

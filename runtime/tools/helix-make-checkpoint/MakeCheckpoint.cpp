@@ -82,16 +82,16 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <random>
-#include <atomic>
 #include <mutex>
+#include <random>
 #include <set>
-#include <thread>
 #include <sys/stat.h>
+#include <thread>
 
 using namespace helix;
 using namespace helix::rt;
@@ -689,8 +689,8 @@ int main(int argc, char **argv) {
           size_t i = order[j];
           try {
             FastNormal normal(seed, i);
-            keep(i, encode(specs[i], randomTensor(specs[i], normal), format,
-                           st));
+            keep(i,
+                 encode(specs[i], randomTensor(specs[i], normal), format, st));
           } catch (const std::exception &e) {
             std::lock_guard<std::mutex> lock(errorLock);
             if (firstError.empty())
