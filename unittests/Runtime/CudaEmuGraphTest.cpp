@@ -93,7 +93,7 @@ TEST(CudaEmuGraphs, CapturedWorkRunsAtEachLaunch) {
   ASSERT_EQ(cudaMemcpy(yHost.data(), y, n * 4, cudaMemcpyDeviceToHost),
             cudaSuccess);
   EXPECT_EQ(yHost, ones) << "a captured GEMM ran";
-  cudaGraphExec_t exec;
+  cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
   for (int launch = 0; launch < 2; ++launch) {
     for (int i = 0; i < n; ++i)
@@ -240,7 +240,7 @@ TEST(CudaEmuGraphs, GraphAllocationsAreFreedBetweenLaunches) {
   ASSERT_EQ(cudaFreeAsync(q, st.a), cudaSuccess);
   cudaGraph_t g = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(st.a, &g), cudaSuccess);
-  cudaGraphExec_t exec;
+  cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
   ASSERT_EQ(cudaGraphLaunch(exec, st.a), cudaSuccess);
   unsigned char byte = 0;
