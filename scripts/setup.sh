@@ -8,6 +8,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools
   nlohmann-json3-dev libcli11-dev libgtest-dev
   libopenmpi-dev openmpi-bin
+  clang-format
 )
 
 missing=()
