@@ -50,8 +50,31 @@ def Helix_Dialect : Dialect {
     ```
   }];
   let useDefaultAttributePrinterParser = 1;
-  // The discardable attributes the passes put on functions, modules,
-  // collectives and function arguments (lib/Dialect/Helix/HelixAttrVerifier.cpp).
+  // The discardable attributes the passes put on functions, modules, ops
+  // and function arguments and results: declared here once, with their
+  // names (HelixDialect::<Name>AttrHelper::getNameStr(), `helix::attrs` in
+  // HelixDialect.h); what each may hold and where, checked by
+  // lib/Dialect/Helix/HelixAttrVerifier.cpp. The helix attributes are
+  // typed `Attribute` here (the dialect class comes before them).
+  let discardableAttrs = (ins
+    // On a decode-step function or, after helix-partition, its module.
+    "::mlir::Attribute":$plan,          // #helix.plan
+    "::mlir::Attribute":$model,         // #helix.model
+    "::mlir::Attribute":$mtp,           // #helix.mtp
+    "::mlir::IntegerAttr":$micro_batches, // > 0
+    // On SPMD rank IR: a stage program (and what code generation makes of
+    // it), a layer function's layers, the MTP drafter's stage.
+    "::mlir::IntegerAttr":$stage,       // >= 0
+    "::mlir::DenseI64ArrayAttr":$layers, // distinct, >= 0
+    "::mlir::IntegerAttr":$draft_stage, // >= 0
+    // On a priced op (helix-estimate-cost).
+    "::mlir::Attribute":$cost,          // #helix.cost
+    // During code generation, on a layer call.
+    "::mlir::IntegerAttr":$weight_base, // >= 0
+    // On function arguments (and results: name).
+    "::mlir::StringAttr":$name,         // non-empty
+    "::mlir::IntegerAttr":$kv_layer     // >= 0
+  );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;

@@ -25,14 +25,16 @@ namespace helix::codegen {
 
 ProgramSummary summarize(ModuleOp m) {
   ProgramSummary s;
-  if (auto model = m->getAttrOfType<mlir::helix::ModelAttr>("helix.model")) {
+  if (auto model = m->getAttrOfType<mlir::helix::ModelAttr>(
+          ::mlir::helix::attrs::model)) {
     s.model = model.getName().str();
     s.modelType = model.getModelType().str();
     s.hidden = model.getHidden();
     s.vocab = model.getVocab();
     s.layers = model.getLayers();
   }
-  if (auto plan = m->getAttrOfType<mlir::helix::PlanAttr>("helix.plan")) {
+  if (auto plan =
+          m->getAttrOfType<mlir::helix::PlanAttr>(::mlir::helix::attrs::plan)) {
     s.strategy = stringifyStrategy(plan.getStrategy()).str();
     s.hardware = plan.getHardware().str();
     s.dtype = plan.getPrecisionText();
@@ -59,7 +61,8 @@ ProgramSummary summarize(ModuleOp m) {
           {stringifyLayerKind(l.getKind()).str(), std::move(widths)});
     }
   }
-  if (auto mtp = m->getAttrOfType<mlir::helix::MTPAttr>("helix.mtp")) {
+  if (auto mtp =
+          m->getAttrOfType<mlir::helix::MTPAttr>(::mlir::helix::attrs::mtp)) {
     s.draftTokens = mtp.getDraftTokens();
     s.acceptance = mtp.getAcceptance().convertToDouble();
   }
@@ -69,7 +72,8 @@ ProgramSummary summarize(ModuleOp m) {
          std::vector<int64_t>(grid.getShape().begin(), grid.getShape().end())});
   m.walk([&](func::FuncOp f) {
     for (unsigned i = 0; i < f.getNumArguments(); ++i)
-      if (auto n = f.getArgAttrOfType<StringAttr>(i, "helix.name"))
+      if (auto n =
+              f.getArgAttrOfType<StringAttr>(i, ::mlir::helix::attrs::name))
         if (n.getValue() == "tokens")
           s.stepRows = std::max(
               s.stepRows,
@@ -112,7 +116,8 @@ bool emitSources(ModuleOp rankIR, const ProjectOptions &options,
   for (Operation &op : module->getBody()->getOperations()) {
     if (auto inc = dyn_cast<emitc::IncludeOp>(op))
       includes.push_back(inc);
-    else if (auto st = op.getAttrOfType<IntegerAttr>("helix.stage"))
+    else if (auto st =
+                 op.getAttrOfType<IntegerAttr>(::mlir::helix::attrs::stage))
       stages[st.getInt()].push_back(&op);
     else
       rest.push_back(&op);

@@ -175,10 +175,11 @@ func::FuncOp ModelIRBuilder::stepFunction(ModuleOp module,
                                llvm::join(spec.quantExclude, ","),
                                spec.maxPositionEmbeddings,
                                spec.tieWordEmbeddings));
-  func.setArgAttr(0, "helix.name", b.getStringAttr("tokens"));
-  func.setArgAttr(1, "helix.name", b.getStringAttr("positions"));
+  func.setArgAttr(0, ::mlir::helix::attrs::name, b.getStringAttr("tokens"));
+  func.setArgAttr(1, ::mlir::helix::attrs::name, b.getStringAttr("positions"));
   if (results.size() > 1)
-    func.setResultAttr(1, "helix.name", b.getStringAttr("hidden"));
+    func.setResultAttr(1, ::mlir::helix::attrs::name,
+                       b.getStringAttr("hidden"));
   b.setInsertionPointToStart(func.addEntryBlock());
   return func;
 }
@@ -229,7 +230,7 @@ OwningOpRef<ModuleOp> ModelIRBuilder::buildDraft() {
                                       b.getF32Type());
   func::FuncOp func = stepFunction(
       *module, {ids, ids, act(H), cacheType(l.attention)}, {logits, act(H)});
-  func.setArgAttr(2, "helix.name", b.getStringAttr("hidden"));
+  func.setArgAttr(2, ::mlir::helix::attrs::name, b.getStringAttr("hidden"));
   Block *body = &func.getBody().front();
   Value e = EmbedOp::create(b, loc, act(H), body->getArgument(0),
                             b.getI64IntegerAttr(spec.vocabSize),

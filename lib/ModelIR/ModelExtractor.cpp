@@ -169,8 +169,9 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
   for (const ::helix::LayerSpec &l : spec.layers)
     mainLayers += l.isMTP ? 0 : 1;
   if (mainLayers != model.getLayers())
-    return func.emitError() << "helix.model says " << model.getLayers()
-                            << " layers but the function has " << mainLayers;
+    return func.emitError()
+           << ::mlir::helix::attrs::model << " says " << model.getLayers()
+           << " layers but the function has " << mainLayers;
   return spec;
 }
 

@@ -104,8 +104,8 @@ public:
   }
 
   std::vector<std::string> sources() const override {
-    return {"https://nvidia.github.io/TensorRT-LLM/1.3.0rc26/features/"
-            "helix.html (Helix: context_parallel_size, cp_config)",
+    return {"https://nvidia.github.io/TensorRT-LLM/1.3.0rc26/features/helix."
+            "html (Helix: context_parallel_size, cp_config)",
             "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/"
             "mapping.py (tp, cp, moe_tp x moe_ep)",
             "https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/llm-api/"

@@ -114,7 +114,7 @@ SmallVector<KindLayoutAttr> kindLayoutAttrs(MLIRContext *ctx,
   return out;
 }
 
-/// "helix.attention of layer 3".
+/// The op's name and its layer ("<op name> of layer 3").
 std::string describe(Operation *op) {
   std::string name = op->getName().getStringRef().str();
   if (auto layer = op->getAttrOfType<IntegerAttr>("layer"))
@@ -141,7 +141,7 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
     kinds = kindLayoutAttrs(ctx, *plan.perLayer);
   const Precision &precision = plan.workload.precision;
   func->setAttr(
-      "helix.plan",
+      ::mlir::helix::attrs::plan,
       PlanAttr::get(ctx, plan.config.strategy, plan.hardware,
                     plan.config.layout.gpus(), plan.config.batch,
                     plan.workload.context, precision.weights, precision.kvCache,
@@ -156,16 +156,16 @@ int64_t applyPlan(func::FuncOp func, const PlanRecord &plan) {
 
 void recordSpeculative(Operation *holder, const Workload &workload) {
   if (workload.mtpTokens <= 0) {
-    holder->removeAttr("helix.mtp");
+    holder->removeAttr(::mlir::helix::attrs::mtp);
     return;
   }
-  holder->setAttr("helix.mtp",
+  holder->setAttr(::mlir::helix::attrs::mtp,
                   MTPAttr::get(holder->getContext(), workload.mtpTokens,
                                APFloat(workload.mtpAcceptance)));
 }
 
 void readSpeculative(Operation *holder, Workload &workload) {
-  if (auto mtp = holder->getAttrOfType<MTPAttr>("helix.mtp")) {
+  if (auto mtp = holder->getAttrOfType<MTPAttr>(::mlir::helix::attrs::mtp)) {
     workload.mtpTokens = mtp.getDraftTokens();
     workload.mtpAcceptance = mtp.getAcceptance().convertToDouble();
   }
@@ -289,7 +289,7 @@ static bool readPerLayerPlan(func::FuncOp func, PlanRecord &r, PlanRecord &plan,
 }
 
 bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
-  auto attr = func->getAttrOfType<PlanAttr>("helix.plan");
+  auto attr = func->getAttrOfType<PlanAttr>(::mlir::helix::attrs::plan);
   if (!attr) {
     error = "the decode step has no helix.plan (run helix-search-layouts or "
             "helix-apply-layout first)";

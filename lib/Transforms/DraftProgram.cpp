@@ -56,9 +56,10 @@ LogicalResult mergeDraftProgram(ModuleOp program, ModuleOp draft) {
             f, StringAttr::get(ctx, renamed), draft)))
       return failure();
     f.setSymName(renamed);
-    if (auto stage = f->getAttrOfType<IntegerAttr>(sharding::kStageAttr)) {
-      f->removeAttr(sharding::kStageAttr);
-      f->setAttr(sharding::kDraftStageAttr, stage);
+    if (auto stage =
+            f->getAttrOfType<IntegerAttr>(::mlir::helix::attrs::stage)) {
+      f->removeAttr(::mlir::helix::attrs::stage);
+      f->setAttr(::mlir::helix::attrs::draftStage, stage);
     }
   }
   for (func::FuncOp f : funcs)

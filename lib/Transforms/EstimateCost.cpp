@@ -122,9 +122,9 @@ struct EstimateCost
         auto attn = linear.getInput().getDefiningOp<AttentionOp>();
         if (!attn)
           return op->emitError()
-                 << kPass
-                 << ": cannot price a helix.linear that does not project a "
-                    "helix.attention output";
+                 << kPass << ": cannot price a " << LinearOp::getOperationName()
+                 << " that does not project a "
+                 << AttentionOp::getOperationName() << " output";
         index = attn.getLayer();
       } else if (isa<EmbedOp>(op)) {
         step.attach(op, {pricer.embedding()}, 0);
@@ -155,10 +155,13 @@ struct EstimateCost
       if (seen[i] != 4)
         return func.emitError()
                << kPass << ": layer " << model.layers[i].index << " has "
-               << seen[i]
-               << " of its 4 priced ops (helix.qkv_proj, helix.attention, "
-                  "helix.linear, helix.ffn or helix.moe)";
-    func->setAttr(kCostAttr, step.total(func.getContext()));
+               << seen[i] << " of its 4 priced ops ("
+               << QKVProjOp::getOperationName() << ", "
+               << AttentionOp::getOperationName() << ", "
+               << LinearOp::getOperationName() << ", "
+               << FFNOp::getOperationName() << " or "
+               << MoEOp::getOperationName() << ")";
+    func->setAttr(::mlir::helix::attrs::cost, step.total(func.getContext()));
     return success();
   }
 };

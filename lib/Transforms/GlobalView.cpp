@@ -31,7 +31,7 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// A speculative verify step (helix.mtp): K + 1 query rows per request,
 /// request-major, over the same cache rows.
 static LogicalResult readSpeculative(func::FuncOp func, ShardPlan &p) {
-  auto mtp = func->getAttrOfType<MTPAttr>("helix.mtp");
+  auto mtp = func->getAttrOfType<MTPAttr>(::mlir::helix::attrs::mtp);
   if (!mtp)
     return success();
   if (p.layout.pp > 1)
@@ -49,7 +49,7 @@ FailureOr<ShardPlan> ShardPlan::read(func::FuncOp func) {
     func.emitError() << "helix-insert-collectives: " << why;
     return failure();
   };
-  auto planAttr = func->getAttrOfType<PlanAttr>("helix.plan");
+  auto planAttr = func->getAttrOfType<PlanAttr>(::mlir::helix::attrs::plan);
   auto model = func->getAttrOfType<ModelAttr>(::helix::kModelAttrName);
   if (!planAttr || !model)
     return fail("the decode step has no helix.plan (run helix-search-layouts "

@@ -28,7 +28,11 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/Support/Debug.h"
+
 #include <algorithm>
+
+#define DEBUG_TYPE "helix-hopb"
 
 namespace mlir::helix {
 #define GEN_PASS_DEF_HELIXHOPB
@@ -124,7 +128,7 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
       return signalPassFailure();
     }
     getOperation().walk([&](func::FuncOp func) {
-      auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
+      auto plan = func->getAttrOfType<PlanAttr>(::mlir::helix::attrs::plan);
       if (plan && !plan.getHopb() && !plan.getOverlap())
         return;
       // The plan's slices (what it was priced with) unless told otherwise.
@@ -145,10 +149,17 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
         used = std::max(used, pipeline(e));
       for (OutputAllReduce &e : allReduces)
         used = std::max(used, pipeline(e));
+      int64_t async = 0;
+      func.walk([&](AsyncStartOp) { ++async; });
+      LLVM_DEBUG(llvm::dbgs()
+                 << "helix-hopb: @" << func.getName() << ": "
+                 << exchanges.size() << " all-to-alls, " << allReduces.size()
+                 << " output all-reduces in " << used << " slices, " << async
+                 << " async regions\n");
       // The plan records the slices the program runs (what it is priced
       // with).
       if (plan && used > 0 && used != plan.getSlices())
-        func->setAttr("helix.plan",
+        func->setAttr(::mlir::helix::attrs::plan,
                       ::helix::planWithProgram(plan, used, plan.getKvBlock()));
     });
   }

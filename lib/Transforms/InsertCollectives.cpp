@@ -15,6 +15,9 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "helix-insert-collectives"
 
 namespace mlir::helix {
 #define GEN_PASS_DEF_HELIXINSERTCOLLECTIVES
@@ -94,6 +97,17 @@ struct InsertCollectives
     }
     if (failed(rewrite(module, func, *plan, act)))
       return signalPassFailure();
+    // What the rewrite produced: the collectives and the values it laid out.
+    int64_t collectives = 0, dist = 0;
+    module.walk([&](Operation *op) {
+      collectives += isa<CollectiveOp>(op);
+      for (Type t : op->getResultTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(t))
+          dist += isa_and_nonnull<DistAttr>(tensor.getEncoding());
+    });
+    LLVM_DEBUG(llvm::dbgs() << "helix-insert-collectives: " << collectives
+                            << " collectives, " << dist
+                            << " values with a #helix.dist layout\n");
   }
 
   LogicalResult rewrite(ModuleOp module, func::FuncOp func,
@@ -133,9 +147,9 @@ struct InsertCollectives
       r.set(old, now);
     if (microBatched) {
       r.rowBase = body->getArguments().back();
-      sharded.setArgAttr(argTypes.size() - 1, "helix.name",
+      sharded.setArgAttr(argTypes.size() - 1, ::mlir::helix::attrs::name,
                          b.getStringAttr("micro_batch_row"));
-      sharded->setAttr("helix.micro_batches",
+      sharded->setAttr(::mlir::helix::attrs::microBatches,
                        b.getI64IntegerAttr(plan.microBatches));
     }
 

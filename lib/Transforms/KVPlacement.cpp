@@ -97,7 +97,7 @@ struct KVPlacement
 
   LogicalResult place(func::FuncOp func) {
     int64_t tokens = context;
-    auto plan = func->getAttrOfType<PlanAttr>("helix.plan");
+    auto plan = func->getAttrOfType<PlanAttr>(::mlir::helix::attrs::plan);
     if (!tokens && plan)
       tokens = plan.getContextLength();
     std::string error;
@@ -115,8 +115,9 @@ struct KVPlacement
       return func.emitOpError() << "helix-kv-placement: " << error
                                 << " (at most the context length)";
     if (plan && blockSize != plan.getKvBlock())
-      func->setAttr("helix.plan", ::helix::planWithProgram(
-                                      plan, plan.getSlices(), blockSize));
+      func->setAttr(
+          ::mlir::helix::attrs::plan,
+          ::helix::planWithProgram(plan, plan.getSlices(), blockSize));
     // One kv_slots per (placement, positions, distribution of the slots).
     llvm::DenseMap<std::tuple<Attribute, Value, Attribute>, KVSlotsOp> slotsOf;
     WalkResult walk = func.walk([&](AttentionPartialOp op) {
@@ -124,7 +125,8 @@ struct KVPlacement
         return WalkResult::advance();
       if (!tokens) {
         op.emitOpError() << "helix-kv-placement: no context length (no "
-                            "helix.plan on the function and no context option)";
+                         << ::mlir::helix::attrs::plan
+                         << " on the function and no context option)";
         return WalkResult::interrupt();
       }
       Value positions = positionsOf(op);

@@ -226,10 +226,12 @@ void Outliner::outline(int64_t layer, ArrayRef<Operation *> ops) {
     kinds[key] = kind;
   }
   SmallVector<int64_t> layersOfKind;
-  if (auto a = kind->getAttrOfType<DenseI64ArrayAttr>(kLayersAttr))
+  if (auto a =
+          kind->getAttrOfType<DenseI64ArrayAttr>(::mlir::helix::attrs::layers))
     layersOfKind.assign(a.asArrayRef().begin(), a.asArrayRef().end());
   layersOfKind.push_back(layer);
-  kind->setAttr(kLayersAttr, mb.getDenseI64ArrayAttr(layersOfKind));
+  kind->setAttr(::mlir::helix::attrs::layers,
+                mb.getDenseI64ArrayAttr(layersOfKind));
 
   // The call replaces the layer's ops.
   OpBuilder cb(ctx);

@@ -25,6 +25,9 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "helix-partition"
 
 namespace mlir::helix {
 #define GEN_PASS_DEF_HELIXPARTITION
@@ -254,7 +257,7 @@ FailureOr<func::FuncOp> StageBuilder::build() {
     if (isa<KVCacheType>(t))
       for (Operation *user : arg.getUsers())
         if (auto attn = dyn_cast<AttentionPartialOp>(user))
-          attrs.set("helix.kv_layer", attn.getLayerAttr());
+          attrs.set(::mlir::helix::attrs::kvLayer, attn.getLayerAttr());
     argTypes.push_back(*local);
     argAttrs.push_back(attrs.getDictionary(ctx));
     kept.push_back(arg);
@@ -267,7 +270,7 @@ FailureOr<func::FuncOp> StageBuilder::build() {
     map.map(arg, body->getArgument(i));
     func.setArgAttrs(i, argAttrs[i]);
   }
-  func->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
+  func->setAttr(::mlir::helix::attrs::stage, b.getI64IntegerAttr(stage));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
@@ -550,12 +553,22 @@ struct Partition : public mlir::helix::impl::HelixPartitionBase<Partition> {
     }
     // The plan and model describe the whole module now.
     for (StringRef name :
-         {"helix.plan", "helix.model", "helix.micro_batches", "helix.mtp"})
+         {::mlir::helix::attrs::plan, ::mlir::helix::attrs::model,
+          ::mlir::helix::attrs::microBatches, ::mlir::helix::attrs::mtp})
       if (Attribute a = global->getAttr(name))
         module->setAttr(name, a);
     global.erase();
     if (failed(verifyRankIR(module, "helix-partition")))
-      signalPassFailure();
+      return signalPassFailure();
+    int64_t weights = 0, collectives = 0;
+    module.walk([&](Operation *op) {
+      weights += isa<WeightOp>(op);
+      collectives += isa<CollectiveOp>(op);
+    });
+    LLVM_DEBUG(llvm::dbgs() << "helix-partition: " << grids->stages()
+                            << " stage programs over " << grids->devices
+                            << " ranks, " << weights << " weight loads, "
+                            << collectives << " collectives\n");
   }
 };
 

@@ -117,6 +117,7 @@ static bool searchPlan(const ModelSpec &model, const Hardware &hw,
     return false;
   }
   out = recordOf(chosen->config, chosen->ttlS, request, workload);
+  out.evaluated = result.configsEvaluated;
   return true;
 }
 

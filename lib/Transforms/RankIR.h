@@ -11,6 +11,9 @@
 #ifndef HELIX_LIB_TRANSFORMS_RANKIR_H
 #define HELIX_LIB_TRANSFORMS_RANKIR_H
 
+#include "helix/Dialect/Helix/HelixDialect.h"
+#include "helix/Dialect/Helix/RankIRNames.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -21,16 +24,9 @@
 
 namespace helix::sharding {
 
-/// SPMD rank IR: one function per pipeline stage, @decode_step_stage<S>,
-/// with the stage's index in `helix.stage`.
-inline constexpr const char *kStageFuncPrefix = "decode_step_stage";
-inline constexpr const char *kStageAttr = "helix.stage";
-/// On a layer function of SPMD rank IR: the decoder layers it implements.
-inline constexpr const char *kLayersAttr = "helix.layers";
-/// A speculative program's MTP drafter (helix compile --mtp): its own SPMD
-/// program @draft_step_stage<S>, `helix.draft_stage` = S.
-inline constexpr const char *kDraftFuncPrefix = "draft_step_stage";
-inline constexpr const char *kDraftStageAttr = "helix.draft_stage";
+// The programs' names: helix/Dialect/Helix/RankIRNames.h.
+using ::helix::rankir::kDraftFuncPrefix;
+using ::helix::rankir::kStageFuncPrefix;
 
 /// The shard.grid symbols of a module: name -> shape.
 struct Grids {

@@ -96,14 +96,15 @@ private:
 LogicalResult Checker::collectPrograms() {
   programs.assign(grids.stages(), func::FuncOp());
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (func->hasAttr(kLayersAttr)) {
+    if (func->hasAttr(::mlir::helix::attrs::layers)) {
       if (!func.isPrivate())
         return fail(func) << "layer function @" << func.getSymName()
                           << " must be private (its stage programs call it)";
       layerFunctions.push_back(func);
       continue;
     }
-    if (auto draft = func->getAttrOfType<IntegerAttr>(kDraftStageAttr)) {
+    if (auto draft = func->getAttrOfType<IntegerAttr>(
+            ::mlir::helix::attrs::draftStage)) {
       if (drafts) {
         int64_t s = draft.getInt();
         if (s < 0 || s >= grids.stages() || programs[s] ||
@@ -114,13 +115,15 @@ LogicalResult Checker::collectPrograms() {
       }
       continue;
     }
-    auto stage = func->getAttrOfType<IntegerAttr>(kStageAttr);
+    auto stage = func->getAttrOfType<IntegerAttr>(::mlir::helix::attrs::stage);
     if (!stage)
       return fail(func) << "@" << func.getSymName()
                         << " is not a stage program (every function of rank "
                            "IR has "
-                        << kStageAttr << ", or " << kLayersAttr
-                        << " on a layer function, or " << kDraftStageAttr
+                        << ::mlir::helix::attrs::stage << ", or "
+                        << ::mlir::helix::attrs::layers
+                        << " on a layer function, or "
+                        << ::mlir::helix::attrs::draftStage
                         << " on the MTP drafter)";
     if (drafts)
       continue;
@@ -390,7 +393,7 @@ LogicalResult verifyRankIR(ModuleOp module, StringRef pass) {
   if (failed(grids))
     return failure();
   bool drafter = llvm::any_of(module.getOps<func::FuncOp>(), [](auto f) {
-    return f->hasAttr(kDraftStageAttr);
+    return f->hasAttr(::mlir::helix::attrs::draftStage);
   });
   return success(
       succeeded(Checker(module, *grids, pass, false).run()) &&

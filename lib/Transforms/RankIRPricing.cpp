@@ -144,13 +144,13 @@ FailureOr<ModelSpec> RankIR::model() {
   }
   // A speculative program was planned for a model with an MTP layer (its
   // verify step has none).
-  if (module->hasAttr("helix.mtp"))
+  if (module->hasAttr(::mlir::helix::attrs::mtp))
     spec.mtpLayers = std::max<int64_t>(spec.mtpLayers, 1);
   return spec;
 }
 
 FailureOr<PlanRecord> RankIR::plan() {
-  auto attr = module->getAttrOfType<PlanAttr>("helix.plan");
+  auto attr = module->getAttrOfType<PlanAttr>(::mlir::helix::attrs::plan);
   if (!attr)
     return fail(module) << "the module has no helix.plan";
   PlanRecord r = planRecordOf(attr);
@@ -314,16 +314,17 @@ FailureOr<mlir::helix::CostAttr> priceProgram(ModuleOp module,
 
 bool isRankIR(ModuleOp module) {
   return llvm::any_of(module.getOps<func::FuncOp>(), [](func::FuncOp f) {
-    return f->hasAttr(sharding::kStageAttr);
+    return f->hasAttr(::mlir::helix::attrs::stage);
   });
 }
 
 LogicalResult priceRankIR(ModuleOp module, const PricingOptions &options) {
   std::map<int64_t, func::FuncOp> byStage, drafts;
   for (auto f : module.getOps<func::FuncOp>()) {
-    if (auto s = f->getAttrOfType<IntegerAttr>(sharding::kStageAttr))
+    if (auto s = f->getAttrOfType<IntegerAttr>(::mlir::helix::attrs::stage))
       byStage[s.getInt()] = f;
-    if (auto s = f->getAttrOfType<IntegerAttr>(sharding::kDraftStageAttr))
+    if (auto s =
+            f->getAttrOfType<IntegerAttr>(::mlir::helix::attrs::draftStage))
       drafts[s.getInt()] = f;
   }
   auto programs = [](const std::map<int64_t, func::FuncOp> &m) {
@@ -338,7 +339,7 @@ LogicalResult priceRankIR(ModuleOp module, const PricingOptions &options) {
   if (failed(step))
     return failure();
   if (drafts.empty()) {
-    module->setAttr(kCostAttr, *step);
+    module->setAttr(::mlir::helix::attrs::cost, *step);
     return success();
   }
   // A speculative program (helix compile --mtp): the verify step on its
@@ -350,9 +351,9 @@ LogicalResult priceRankIR(ModuleOp module, const PricingOptions &options) {
     return failure();
   if (plan.workload.mtpTokens <= 0)
     return fail(module) << "the module has an MTP drafter but no helix.mtp";
-  byStage.begin()->second->setAttr(kCostAttr, *step);
-  drafts.begin()->second->setAttr(kCostAttr, *draft);
-  module->setAttr(kCostAttr,
+  byStage.begin()->second->setAttr(::mlir::helix::attrs::cost, *step);
+  drafts.begin()->second->setAttr(::mlir::helix::attrs::cost, *draft);
+  module->setAttr(::mlir::helix::attrs::cost,
                   perAcceptedToken(*step, *draft, plan.workload.mtpTokens,
                                    plan.workload.mtpAcceptance));
   return success();

@@ -36,7 +36,7 @@ struct ResidentFormats
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
-    auto plan = module->getAttrOfType<PlanAttr>("helix.plan");
+    auto plan = module->getAttrOfType<PlanAttr>(::mlir::helix::attrs::plan);
     if (!plan) {
       module.emitError("helix-resident-formats: the module has no helix.plan "
                        "(run it on rank IR from helix-partition)");

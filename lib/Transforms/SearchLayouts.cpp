@@ -11,6 +11,9 @@
 #include "helix/Transforms/Planning.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "helix-search-layouts"
 
 namespace mlir::helix {
 #define GEN_PASS_DEF_HELIXSEARCHLAYOUTS
@@ -51,7 +54,13 @@ struct SearchLayouts
       func.emitError() << "helix-search-layouts: " << error;
       return signalPassFailure();
     }
-    ::helix::applyPlan(func, record);
+    [[maybe_unused]] int64_t annotated = ::helix::applyPlan(func, record);
+    LLVM_DEBUG(llvm::dbgs()
+               << "helix-search-layouts: " << record.evaluated
+               << " configurations priced; " << annotated
+               << " ops given the layout " << record.config.layout.str()
+               << " at batch " << record.config.batch << ", TTL "
+               << record.ttlS * 1e3 << " ms\n");
   }
 };
 

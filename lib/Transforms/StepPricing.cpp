@@ -40,8 +40,9 @@ void StepPricing::attach(Operation *op, ArrayRef<PricedOp> costs,
     opFlops += c.kernels.flops;
     opWhere += c.where();
   }
-  op->setAttr(kCostAttr, costAttr(op->getContext(), time, opWhere, comm,
-                                  opBytes, opFlops));
+  op->setAttr(
+      ::mlir::helix::attrs::cost,
+      costAttr(op->getContext(), time, opWhere, comm, opBytes, opFlops));
   stageS[stage] += time;
   where += opWhere;
   commS += comm;

@@ -12,6 +12,7 @@
 
 #include "helix/Cost/OpCosts.h"
 #include "helix/Dialect/Helix/HelixAttributes.h"
+#include "helix/Dialect/Helix/HelixDialect.h"
 #include "helix/Transforms/ApplyPlan.h"
 
 #include "mlir/IR/Operation.h"
@@ -22,7 +23,6 @@
 namespace helix::pricing {
 
 inline constexpr const char *kPass = "helix-estimate-cost";
-inline constexpr const char *kCostAttr = "helix.cost";
 
 /// The pricer of a plan: per-layer plans price each layer under its
 /// kinds' layouts (OpPricer's per-layer constructor).

@@ -14,6 +14,7 @@
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/PerLayer.h"
 #include "helix/Dialect/Helix/HelixAttributes.h"
+#include "helix/Dialect/Helix/HelixDialect.h"
 #include "helix/InitAllHelix.h"
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Plan/PlanJSON.h"
@@ -123,7 +124,7 @@ static std::string estimateJSON(mlir::ModuleOp program) {
   if (mlir::failed(pm.run(*copy)))
     return "";
   auto costOf = [](mlir::Operation *op) {
-    return op->getAttrOfType<mlir::helix::CostAttr>("helix.cost");
+    return op->getAttrOfType<mlir::helix::CostAttr>(::mlir::helix::attrs::cost);
   };
   auto cost = costOf(*copy);
   if (!cost)
@@ -142,12 +143,13 @@ static std::string estimateJSON(mlir::ModuleOp program) {
       {"comm_total_ms", ms(cost.getCommTotalUs())},
       {"bytes", cost.getBytes().convertToDouble()},
       {"flops", cost.getFlops().convertToDouble()}};
-  if (auto mtp = (*copy)->getAttrOfType<mlir::helix::MTPAttr>("helix.mtp")) {
+  if (auto mtp = (*copy)->getAttrOfType<mlir::helix::MTPAttr>(
+          ::mlir::helix::attrs::mtp)) {
     mlir::helix::CostAttr verify, draft;
     for (auto f : copy->getOps<mlir::func::FuncOp>()) {
-      if (f->hasAttr("helix.stage") && costOf(f))
+      if (f->hasAttr(::mlir::helix::attrs::stage) && costOf(f))
         verify = costOf(f);
-      if (f->hasAttr("helix.draft_stage") && costOf(f))
+      if (f->hasAttr(::mlir::helix::attrs::draftStage) && costOf(f))
         draft = costOf(f);
     }
     if (!verify || !draft)

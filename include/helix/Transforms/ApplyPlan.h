@@ -31,6 +31,8 @@ struct PlanRecord {
   /// window) attention's kvp, tpa and the MoE (else dense) FFN group's
   /// tpf, ep, as PerLayerSearch reports it.
   std::optional<PerLayerChoice> perLayer;
+  /// Configurations the search priced to choose it (0: none searched).
+  uint64_t evaluated = 0;
 };
 
 /// Sets `layout` on every layout-carrying helix op of the decode step `func`

@@ -46,7 +46,7 @@ FailureOr<ModuleFacts> ModuleFacts::read(ModuleOp module) {
                      "helix-partition): the module has no shard.grid");
     return failure();
   }
-  auto model = module->getAttrOfType<ModelAttr>("helix.model");
+  auto model = module->getAttrOfType<ModelAttr>(::mlir::helix::attrs::model);
   if (!model) {
     module.emitError("convert-helix-to-emitc: the module has no helix.model");
     return failure();
@@ -54,7 +54,7 @@ FailureOr<ModuleFacts> ModuleFacts::read(ModuleOp module) {
   f.modelType = model.getModelType().str();
   f.vocab = model.getVocab();
   f.maxPosition = model.getMaxPosition();
-  if (auto plan = module->getAttrOfType<PlanAttr>("helix.plan"))
+  if (auto plan = module->getAttrOfType<PlanAttr>(::mlir::helix::attrs::plan))
     f.context = plan.getContextLength();
   bool haveEps = false;
   module.walk([&](Operation *op) {

@@ -10,6 +10,7 @@
 #define HELIX_LIB_CONVERSION_HELIXTOEMITC_PATTERNS_H
 
 #include "EmitCBuilder.h"
+#include "helix/Dialect/Helix/HelixDialect.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -47,8 +48,6 @@ public:
   explicit HelixTypeConverter(mlir::MLIRContext *ctx);
 };
 
-/// On a call of a layer function: the first weight slot of the call.
-inline constexpr const char *kWeightBaseAttr = "helix.weight_base";
 /// On a step's return: the names of the results past the logits, set as
 /// outputs of the rank state (the verify step's and drafter's "hidden").
 inline constexpr const char *kOutputNamesAttr = "output_names";

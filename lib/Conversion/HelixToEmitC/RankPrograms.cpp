@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Patterns.h"
+#include "helix/Dialect/Helix/RankIRNames.h"
 
 #include "helix/Common/WeightLayout.h"
 #include "helix/Dialect/Helix/HelixOps.h"
@@ -34,13 +35,8 @@ namespace helix::emitc_codegen {
 
 namespace {
 
-constexpr const char *kStagePrefix = "decode_step_stage";
-constexpr const char *kStageAttr = "helix.stage";
-/// The MTP drafter of a speculative program (helix compile --mtp):
-/// @draft_step_stage<S> with `helix.draft_stage` = S.
-constexpr const char *kDraftPrefix = "draft_step_stage";
-constexpr const char *kDraftStageAttr = "helix.draft_stage";
-constexpr const char *kLayersAttr = "helix.layers";
+using ::helix::rankir::kDraftFuncPrefix;
+using ::helix::rankir::kStageFuncPrefix;
 
 /// One weight load: a box of a checkpoint tensor's view, stored in a layout;
 /// an offset is a constant or the index value computing it.
@@ -96,8 +92,8 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
                    : ResidentFormat::F32;
   auto module = w->getParentOfType<ModuleOp>();
   l.stored = checkpointFormatOf(
-      w,
-      module ? module->getAttrOfType<ModelAttr>("helix.model") : ModelAttr());
+      w, module ? module->getAttrOfType<ModelAttr>(::mlir::helix::attrs::model)
+                : ModelAttr());
   Operation *owner = use.getOwner();
   unsigned n = use.getOperandNumber();
   if (auto mla = dyn_cast<MLAQKVOp>(owner)) {
@@ -262,7 +258,7 @@ LogicalResult ProgramBuilder::buildStage(func::FuncOp f, int64_t stage,
                              "{" + std::to_string(stage) + ", " + fns + "}"));
   made.push_back(program);
   for (Operation *op : made)
-    op->setAttr(kStageAttr, b.getI64IntegerAttr(stage));
+    op->setAttr(::mlir::helix::attrs::stage, b.getI64IntegerAttr(stage));
   if (draft)
     draft.erase();
   f.erase();
@@ -289,7 +285,8 @@ emitc::FuncOp ProgramBuilder::buildStep(func::FuncOp f, int64_t stage) {
   auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
   SmallVector<Attribute> outputs;
   for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
-    auto resultName = f.getResultAttrOfType<StringAttr>(i, "helix.name");
+    auto resultName =
+        f.getResultAttrOfType<StringAttr>(i, ::mlir::helix::attrs::name);
     if (!resultName) {
       f.emitError("convert-helix-to-emitc: result ")
           << i << " of @" << name
@@ -311,8 +308,8 @@ emitc::FuncOp ProgramBuilder::buildStep(func::FuncOp f, int64_t stage) {
   int64_t kvSlot = 0;
   for (BlockArgument arg : old.getArguments()) {
     Value v;
-    auto nameAttr =
-        f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
+    auto nameAttr = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                   ::mlir::helix::attrs::name);
     if (auto shard = dyn_cast<KVShardType>(arg.getType())) {
       Call(lb, loc, "allocKV")
           .operand(load.getArgument(0))
@@ -461,7 +458,8 @@ ProgramBuilder::convertLayerFunction(func::FuncOp f) {
   lf.func = makeFunc(loc, f.getSymName(), args, results);
   for (NamedAttribute a : f->getDiscardableAttrs())
     lf.func->setAttr(a.getName(), a.getValue());
-  lf.func->setAttr(kStageAttr, b.getI64IntegerAttr(currentStage));
+  lf.func->setAttr(::mlir::helix::attrs::stage,
+                   b.getI64IntegerAttr(currentStage));
   Block &body = lf.func.getBody().front();
   Block &old = f.getBody().front();
   body.getOperations().splice(body.end(), old.getOperations());
@@ -499,7 +497,8 @@ ProgramBuilder::convertLayerFunction(func::FuncOp f) {
                       opaque(ctx, "const helix::rt::SafetensorsCheckpoint&"),
                       stateType(ctx), b.getIndexType()},
                      {});
-  lf.load->setAttr(kStageAttr, b.getI64IntegerAttr(currentStage));
+  lf.load->setAttr(::mlir::helix::attrs::stage,
+                   b.getI64IntegerAttr(currentStage));
   OpBuilder nb = OpBuilder::atBlockEnd(&lf.load.getBody().front());
   for (const WeightLoad &l : lf.loads) {
     Value name;
@@ -542,13 +541,14 @@ LogicalResult ProgramBuilder::lowerLayerCall(func::CallOp call,
       .create();
   nextSlot += lf.loads.size();
   // The call itself becomes a C++ call in the conversion (TensorOps.cpp).
-  call->setAttr(kWeightBaseAttr, b.getI64IntegerAttr(base));
+  call->setAttr(::mlir::helix::attrs::weightBase, b.getI64IntegerAttr(base));
   return success();
 }
 
 /// Whether `arg` of step function `f` is an input the driver provides.
 LogicalResult checkStepInput(func::FuncOp f, BlockArgument arg) {
-  auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
+  auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                             ::mlir::helix::attrs::name);
   bool known =
       isa<KVShardType>(arg.getType()) ||
       (name &&
@@ -572,24 +572,25 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
   int64_t stageCount = grids.front().getShape()[0];
   for (auto f : module.getOps<func::FuncOp>()) {
     StringRef n = f.getSymName();
-    if (f->hasAttr(kLayersAttr))
+    if (f->hasAttr(::mlir::helix::attrs::layers))
       continue; // a layer function: converted at its first call
-    if (auto d = f->getAttrOfType<IntegerAttr>(kDraftStageAttr)) {
-      if (!n.starts_with(kDraftPrefix) || drafts.count(d.getInt()))
+    if (auto d =
+            f->getAttrOfType<IntegerAttr>(::mlir::helix::attrs::draftStage)) {
+      if (!n.starts_with(kDraftFuncPrefix) || drafts.count(d.getInt()))
         return f.emitError("convert-helix-to-emitc: @")
-               << n << " is not the one drafter @" << kDraftPrefix
+               << n << " is not the one drafter @" << kDraftFuncPrefix
                << "<S> of stage " << d.getInt();
       drafts[d.getInt()] = f;
       continue;
     }
     int64_t s = -1;
-    if (auto attr = f->getAttrOfType<IntegerAttr>(kStageAttr))
+    if (auto attr = f->getAttrOfType<IntegerAttr>(::mlir::helix::attrs::stage))
       s = attr.getInt();
-    if (!n.starts_with(kStagePrefix) || s < 0 || s >= stageCount)
+    if (!n.starts_with(kStageFuncPrefix) || s < 0 || s >= stageCount)
       return f.emitError("convert-helix-to-emitc: expects SPMD rank IR: ")
-             << "@" << n << " is not a stage program @" << kStagePrefix
-             << "<S> (with " << kStageAttr << ") of the " << stageCount
-             << " pipeline stages";
+             << "@" << n << " is not a stage program @" << kStageFuncPrefix
+             << "<S> (with " << ::mlir::helix::attrs::stage << ") of the "
+             << stageCount << " pipeline stages";
     for (BlockArgument arg : f.getArguments())
       if (failed(checkStepInput(f, arg)))
         return failure();
@@ -597,7 +598,7 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
   }
   if (stages.empty())
     return module.emitError("convert-helix-to-emitc: no stage program");
-  auto mtp = module->getAttrOfType<MTPAttr>("helix.mtp");
+  auto mtp = module->getAttrOfType<MTPAttr>(::mlir::helix::attrs::mtp);
   for (auto &[s, d] : drafts) {
     if (!mtp || s != 0 || stageCount != 1)
       return d.emitError("convert-helix-to-emitc: a drafter belongs to a "
@@ -610,7 +611,7 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
   if (mtp && !drafts.count(0))
     return module.emitError("convert-helix-to-emitc: the speculative "
                             "program (helix.mtp) has no drafter @")
-           << kDraftPrefix << "0";
+           << kDraftFuncPrefix << "0";
 
   // Every group kind of every stage, in one order: each rank creates its
   // groups in that order, so creation (collective over the members) cannot
@@ -625,7 +626,8 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
   for (auto [f, s] : stages) {
     groupKindsOf(f, kinds);
     for (BlockArgument arg : f.getArguments()) {
-      auto n = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "helix.name");
+      auto n = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                              ::mlir::helix::attrs::name);
       if (n && n.getValue() == "tokens")
         microBatch = std::max(
             microBatch, cast<RankedTensorType>(arg.getType()).getDimSize(0));

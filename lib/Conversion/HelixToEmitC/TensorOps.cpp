@@ -103,7 +103,8 @@ struct LayerCallLowering : public OpConversionPattern<func::CallOp> {
   LogicalResult
   matchAndRewrite(func::CallOp op, OpAdaptor a,
                   ConversionPatternRewriter &rewriter) const override {
-    auto base = op->getAttrOfType<IntegerAttr>(kWeightBaseAttr);
+    auto base =
+        op->getAttrOfType<IntegerAttr>(::mlir::helix::attrs::weightBase);
     if (!base)
       return op.emitOpError("convert-helix-to-emitc: a call of a layer "
                             "function without its weight slots"),

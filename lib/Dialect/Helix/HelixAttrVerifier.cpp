@@ -141,17 +141,18 @@ LogicalResult unknown(Operation *op, NamedAttribute attr, StringRef where) {
 
 LogicalResult HelixDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
-  Check check = llvm::StringSwitch<Check>(attr.getName().getValue())
-                    .Case("helix.plan", verifyPlan)
-                    .Case("helix.model", verifyModel)
-                    .Case("helix.mtp", verifyMTP)
-                    .Case("helix.micro_batches", verifyMicroBatches)
-                    .Case("helix.stage", verifyNonNegative)
-                    .Case("helix.draft_stage", verifyNonNegative)
-                    .Case("helix.layers", verifyLayers)
-                    .Case("helix.weight_base", verifyNonNegative)
-                    .Case("helix.cost", verifyCost)
-                    .Default(nullptr);
+  Check check =
+      llvm::StringSwitch<Check>(attr.getName().getValue())
+          .Case(::mlir::helix::attrs::plan, verifyPlan)
+          .Case(::mlir::helix::attrs::model, verifyModel)
+          .Case(::mlir::helix::attrs::mtp, verifyMTP)
+          .Case(::mlir::helix::attrs::microBatches, verifyMicroBatches)
+          .Case(::mlir::helix::attrs::stage, verifyNonNegative)
+          .Case(::mlir::helix::attrs::draftStage, verifyNonNegative)
+          .Case(::mlir::helix::attrs::layers, verifyLayers)
+          .Case(::mlir::helix::attrs::weightBase, verifyNonNegative)
+          .Case(::mlir::helix::attrs::cost, verifyCost)
+          .Default(nullptr);
   if (!check)
     return unknown(op, attr, "on an operation");
   return check(op, attr);
@@ -161,8 +162,8 @@ LogicalResult HelixDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                      unsigned,
                                                      NamedAttribute attr) {
   Check check = llvm::StringSwitch<Check>(attr.getName().getValue())
-                    .Case("helix.name", verifyName)
-                    .Case("helix.kv_layer", verifyKVLayer)
+                    .Case(::mlir::helix::attrs::name, verifyName)
+                    .Case(::mlir::helix::attrs::kvLayer, verifyKVLayer)
                     .Default(nullptr);
   if (!check)
     return unknown(op, attr, "on an argument");
@@ -174,7 +175,7 @@ LogicalResult HelixDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                         NamedAttribute attr) {
   // A step's results beyond its logits are named (the verify step's
   // "hidden" state, which the MTP drafter reads).
-  if (attr.getName().getValue() == "helix.name")
+  if (attr.getName().getValue() == ::mlir::helix::attrs::name)
     return verifyName(op, attr);
   return unknown(op, attr, "on a result");
 }
