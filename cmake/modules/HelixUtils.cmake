@@ -35,3 +35,44 @@ function(helix_add_tool name)
   target_link_libraries(${name} PRIVATE ${ARG_LINK_LIBS})
   install(TARGETS ${name} EXPORT HelixTargets RUNTIME DESTINATION bin)
 endfunction()
+
+# helix_use_mlir_pch(target)
+#
+# Compiles the target's C++ with the MLIR headers most of the compiler
+# includes precompiled once (HelixMLIRPCH, created by the first call). On 2
+# cores with gcc 12 this takes a pass's compile from about 7 s to 4 s (the
+# parse of the MLIR headers is most of it), which CI's two builds repeat for
+# some 45 files (libraries only: an executable compiles with -fPIE, the
+# header with -fPIC). Only targets whose files nearly all include MLIR use it: a
+# file without MLIR pays about 1 s to load the header. -Winvalid-pch makes a
+# header gcc could not use a warning (an error in CI), never a silent
+# re-parse. Off with -DHELIX_PCH=OFF.
+option(HELIX_PCH "Precompile the common MLIR headers (gcc, clang)" ON)
+set(HELIX_MLIR_PCH_HEADERS
+  <mlir/Dialect/Arith/IR/Arith.h>
+  <mlir/Dialect/Func/IR/FuncOps.h>
+  <mlir/Dialect/Shard/IR/ShardOps.h>
+  <mlir/Dialect/Tensor/IR/Tensor.h>
+  <mlir/IR/Builders.h>
+  <mlir/IR/BuiltinOps.h>)
+# Called once, in the top-level directory, so that the header is compiled
+# with the flags every helix target shares.
+function(helix_add_mlir_pch)
+  if(NOT HELIX_PCH)
+    return()
+  endif()
+  set(src ${HELIX_BINARY_DIR}/HelixMLIRPCH.cpp)
+  if(NOT EXISTS ${src})
+    file(WRITE ${src} "// The precompiled MLIR headers' own translation unit.\n")
+  endif()
+  add_library(HelixMLIRPCH OBJECT ${src})
+  target_precompile_headers(HelixMLIRPCH PRIVATE ${HELIX_MLIR_PCH_HEADERS})
+  target_compile_options(HelixMLIRPCH PRIVATE -Winvalid-pch)
+endfunction()
+function(helix_use_mlir_pch target)
+  if(NOT HELIX_PCH)
+    return()
+  endif()
+  target_precompile_headers(${target} REUSE_FROM HelixMLIRPCH)
+  target_compile_options(${target} PRIVATE -Winvalid-pch)
+endfunction()
