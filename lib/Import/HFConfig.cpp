@@ -65,6 +65,9 @@ static bool appendMTPLayers(const FieldReader &r, bool include, ModelSpec &m) {
 
 static std::string defaultName(const std::string &source,
                                const std::string &modelType) {
+  // "<stdin>", "<input>": no file to name the model after.
+  if (!source.empty() && source.front() == '<')
+    return modelType;
   std::string stem = std::filesystem::path(source).stem().string();
   return stem.empty() ? modelType : stem;
 }

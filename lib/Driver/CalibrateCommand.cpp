@@ -11,6 +11,7 @@
 #include "Commands.h"
 #include "CommonOptions.h"
 #include "OutputFile.h"
+#include "Streams.h"
 
 #include "helix/Calibrate/Fit.h"
 #include "helix/Calibrate/MeasurementsJSON.h"
@@ -40,7 +41,7 @@ struct CalibrateArgs {
 const char *kCmd = "helix calibrate";
 
 int fail(const std::string &message) {
-  std::cerr << kCmd << ": error: " << message << "\n";
+  cliErr() << kCmd << ": error: " << message << "\n";
   return 1;
 }
 
@@ -63,7 +64,7 @@ std::vector<std::string> timerCandidates() {
 
 /// The one line of the no-GPU path (it runs in CI).
 int noGPU(const std::string &reason) {
-  std::cerr << kCmd << ": no CUDA GPU: " << reason << "; nothing measured\n";
+  cliErr() << kCmd << ": no CUDA GPU: " << reason << "; nothing measured\n";
   return 1;
 }
 } // namespace
@@ -98,7 +99,7 @@ static int runCalibrate(const CalibrateArgs &args) {
     calibrate::TimingOptions options;
     options.device = static_cast<int>(device);
     options.progress = [](const std::string &line) {
-      std::cerr << kCmd << ": " << line << "\n";
+      cliErr() << kCmd << ": " << line << "\n";
     };
     calibrate::TimingStatus status =
         calibrate::timeOnGPU(timers, options, set, error);
@@ -134,8 +135,8 @@ static int runCalibrate(const CalibrateArgs &args) {
   if (!writeOutputFile(kCmd, args.out, [&](std::ostream &os) { os << text; }))
     return 1;
   if (args.out != "-")
-    std::cerr << kCmd << ": wrote " << args.out << " ('" << check.name
-              << "', on " << base << ")\n";
+    cliErr() << kCmd << ": wrote " << args.out << " ('" << check.name
+             << "', on " << base << ")\n";
   return 0;
 }
 

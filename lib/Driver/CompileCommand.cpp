@@ -8,6 +8,7 @@
 #include "Commands.h"
 #include "CommonOptions.h"
 #include "OutputFile.h"
+#include "Streams.h"
 
 #include "helix/Codegen/ProjectWriter.h"
 #include "helix/Common/Speculative.h"
@@ -59,7 +60,7 @@ struct CompileArgs {
 } // namespace
 
 static int fail(const std::string &message) {
-  std::cerr << "helix compile: error: " << message << "\n";
+  cliErr() << "helix compile: error: " << message << "\n";
   return 1;
 }
 

@@ -1,6 +1,7 @@
 //===- CommonOptions.cpp - Options shared by helix subcommands ------------===//
 
 #include "CommonOptions.h"
+#include "Streams.h"
 
 #include "helix/Import/HFConfig.h"
 #include "helix/InitAllHelix.h"
@@ -29,7 +30,7 @@ static std::string fmt(double v) {
 void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
   cmd->add_option("--model", args.model,
                   "the model: a Hugging Face config.json, or helix model IR "
-                  "(.mlir)")
+                  "(.mlir); - reads either from standard input")
       ->required();
   std::string presets;
   for (const std::string &p : listHardwarePresets())
@@ -85,7 +86,7 @@ bool readInteger(const std::string &command, const std::string &flag,
   std::string error;
   if (parseInteger(flag, text, min, max, out, error))
     return true;
-  std::cerr << command << ": error: " << error << "\n";
+  cliErr() << command << ": error: " << error << "\n";
   return false;
 }
 
@@ -94,31 +95,33 @@ bool readReal(const std::string &command, const std::string &flag,
   std::string error;
   if (parseReal(flag, text, min, max, out, error))
     return true;
-  std::cerr << command << ": error: " << error << "\n";
+  cliErr() << command << ": error: " << error << "\n";
   return false;
 }
 
 bool finishStdout(const std::string &command) {
   // errno still holds the failed write's reason when the stream failed.
   int err = errno;
-  std::cout.flush();
-  bool lost = !std::cout;
+  cliOut().flush();
+  bool lost = !cliOut();
   if (lost && errno)
     err = errno;
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+  if (cliOutIsProcessStdout() &&
+      (std::fflush(stdout) != 0 || std::ferror(stdout))) {
     lost = true;
     err = errno;
   }
   if (!lost)
     return true;
-  std::cerr << command << ": error: writing <stdout>: "
-            << (err ? std::strerror(err) : "write failed") << "\n";
+  cliErr() << command << ": error: writing <stdout>: "
+           << (err ? std::strerror(err) : "write failed") << "\n";
   return false;
 }
 
-/// Loads a ModelSpec from helix model IR text.
-static bool loadModelIR(const std::string &path, ModelSpec &spec,
-                        std::string &error) {
+/// Loads a ModelSpec from helix model IR: the file at `path`, or `text`
+/// when given (`path` then names it in messages).
+static bool loadModelIR(const std::string &path, const std::string *text,
+                        ModelSpec &spec, std::string &error) {
   mlir::DialectRegistry registry;
   registerAllHelixDialects(registry);
   mlir::MLIRContext context(registry);
@@ -132,7 +135,9 @@ static bool loadModelIR(const std::string &path, ModelSpec &spec,
     return mlir::success();
   });
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(path, sourceMgr, &context);
+      text ? mlir::parseSourceString<mlir::ModuleOp>(
+                 *text, mlir::ParserConfig(&context), path)
+           : mlir::parseSourceFile<mlir::ModuleOp>(path, sourceMgr, &context);
   if (!module) {
     error = diag.empty() ? path + ": cannot read or parse the IR" : diag;
     return false;
@@ -155,13 +160,29 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
                   LoadedWorkload &out) {
   std::string error;
   auto fail = [&] {
-    std::cerr << command << ": error: " << error << "\n";
+    cliErr() << command << ": error: " << error << "\n";
     return false;
   };
-  bool isIR = args.model.size() > 5 &&
-              args.model.compare(args.model.size() - 5, 5, ".mlir") == 0;
-  if (isIR ? !loadModelIR(args.model, out.model, error)
-           : !importHFConfigFile(args.model, ImportOptions{}, out.model, error))
+  // "--model -": config.json text or model IR on standard input (or the
+  // in-process run's input), told apart by its first character.
+  bool fromInput = args.model == "-";
+  std::string text;
+  if (fromInput && !readCliInput(text, error))
+    return fail();
+  size_t first = text.find_first_not_of(" \t\r\n");
+  bool isIR = fromInput ? first != std::string::npos && text[first] != '{'
+                        : args.model.size() > 5 &&
+                              args.model.compare(args.model.size() - 5, 5,
+                                                 ".mlir") == 0;
+  const std::string source = fromInput ? cliInputName() : args.model;
+  bool loaded =
+      isIR ? loadModelIR(source.empty() ? "<input>" : source,
+                         fromInput ? &text : nullptr, out.model, error)
+      : fromInput
+          ? importHFConfigString(text, source, ImportOptions{}, out.model,
+                                 error)
+          : importHFConfigFile(args.model, ImportOptions{}, out.model, error);
+  if (!loaded)
     return fail();
   if (isIR) // model IR imported with --mtp carries its MTP layers
     for (const LayerSpec &l : out.model.layers)

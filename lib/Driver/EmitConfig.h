@@ -47,20 +47,20 @@ inline bool checkEmitConfigArgs(const std::string &command,
   std::string error;
   if (args.engine.empty()) {
     if (!args.output.empty()) {
-      std::cerr << command
-                << ": error: -o needs --emit-config ENGINE "
-                   "(trtllm, vllm or sglang)\n";
+      cliErr() << command
+               << ": error: -o needs --emit-config ENGINE "
+                  "(trtllm, vllm or sglang)\n";
       return false;
     }
     return true;
   }
   if (!parseEngine(args.engine, args.parsed, error)) {
-    std::cerr << command << ": error: --emit-config: " << error << "\n";
+    cliErr() << command << ": error: --emit-config: " << error << "\n";
     return false;
   }
   if (args.output.empty()) {
-    std::cerr << command << ": error: --emit-config " << args.engine
-              << " needs -o FILE\n";
+    cliErr() << command << ": error: --emit-config " << args.engine
+             << " needs -o FILE\n";
     return false;
   }
   args.wanted = true;
@@ -78,8 +78,8 @@ inline bool emitEngineConfig(const std::string &command,
   options.command = command;
   if (!makeEngineConfig(args.parsed, in.model, in.hardware, in.workload, config,
                         ec, error, options)) {
-    std::cerr << command << ": error: --emit-config " << args.engine << ": "
-              << error << "\n";
+    cliErr() << command << ": error: --emit-config " << args.engine << ": "
+             << error << "\n";
     return false;
   }
   if (!writeOutputFile(command, args.output,
@@ -93,16 +93,16 @@ inline bool emitEngineConfig(const std::string &command,
     std::snprintf(ttl, sizeof ttl, "TTL %.3g ms -> %.3g ms",
                   ec.plannedPrediction.ttlS * 1e3,
                   ec.emittedPrediction.ttlS * 1e3);
-    std::cerr << command << ": warning: " << engineDisplayName(args.parsed)
-              << " cannot run " << stringifyStrategy(config.strategy).str()
-              << " " << config.layout.str() << " as planned; " << args.output
-              << " configures the nearest configuration it can (" << changes
-              << "; " << ttl << ")\n";
+    cliErr() << command << ": warning: " << engineDisplayName(args.parsed)
+             << " cannot run " << stringifyStrategy(config.strategy).str()
+             << " " << config.layout.str() << " as planned; " << args.output
+             << " configures the nearest configuration it can (" << changes
+             << "; " << ttl << ")\n";
   }
   if (!ec.emittedPrediction.fits)
-    std::cerr << command << ": warning: the configuration in " << args.output
-              << " does not fit in HBM at batch " << ec.emitted.batch
-              << " by helix's memory model\n";
+    cliErr() << command << ": warning: the configuration in " << args.output
+             << " does not fit in HBM at batch " << ec.emitted.batch
+             << " by helix's memory model\n";
   return true;
 }
 

@@ -1,13 +1,14 @@
 //===- ImportCommand.cpp - helix import -----------------------------------===//
 
 #include "Commands.h"
+#include "OutputFile.h"
+#include "Streams.h"
 
 #include "helix/InitAllHelix.h"
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Translate/ImportHFConfig.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <iostream>
@@ -31,35 +32,34 @@ static int runImport(const ImportArgs &args) {
   ImportOptions opts;
   opts.includeMTP = args.mtp;
   std::string error;
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      importHFConfigToIR(context, args.config, opts, error);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (args.config == "-") { // the config on standard input
+    std::string text;
+    if (readCliInput(text, error))
+      module =
+          importHFConfigStringToIR(context, text, cliInputName(), opts, error);
+  } else {
+    module = importHFConfigToIR(context, args.config, opts, error);
+  }
   if (!module) {
-    std::cerr << "helix import: error: " << error << "\n";
+    cliErr() << "helix import: error: " << error << "\n";
     return 1;
   }
-  std::error_code ec;
-  llvm::raw_fd_ostream os(args.output, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    std::cerr << "helix import: error: cannot write " << args.output << ": "
-              << ec.message() << "\n";
-    return 1;
-  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
   int rc = 0;
   if (args.summary)
     rc = mlir::failed(printModelSummary(*module, os)) ? 1 : 0;
   else
     module->print(os);
-  // A lost write (a full disk) fails the command instead of aborting in
-  // raw_fd_ostream's destructor.
-  os.flush();
-  if (os.has_error()) {
-    std::cerr << "helix import: error: writing "
-              << (args.output == "-" ? "<stdout>" : args.output) << ": "
-              << os.error().message() << "\n";
-    os.clear_error();
-    return 1;
+  if (args.output == "-") {
+    cliOut() << text;
+    return finishStdout("helix import") ? rc : 1;
   }
-  return rc;
+  return writeOutputFile("helix import", args.output,
+                         [&](std::ostream &out) { out << text; })
+             ? rc
+             : 1;
 }
 
 Action addImportCommand(CLI::App &app) {
@@ -67,7 +67,8 @@ Action addImportCommand(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand(
       "import", "Import a Hugging Face config.json as helix model IR "
                 "(one decode step, every layer)");
-  cmd->add_option("config", args->config, "the model's config.json")
+  cmd->add_option("config", args->config,
+                  "the model's config.json (- reads standard input)")
       ->required();
   cmd->add_option("-o,--output", args->output, "output file (default: stdout)");
   cmd->add_flag("--summary", args->summary,

@@ -4,6 +4,7 @@
 #include "CommonOptions.h"
 #include "EmitConfig.h"
 #include "OutputFile.h"
+#include "Streams.h"
 
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/PerLayer.h"
@@ -40,11 +41,11 @@ static int runCost(const CostArgs &args) {
   Config config;
   std::string error;
   if (!parseLayout(args.layout, config.layout, error)) {
-    std::cerr << cmd << ": error: --layout: " << error << "\n";
+    cliErr() << cmd << ": error: --layout: " << error << "\n";
     return 1;
   }
   if (!parseStrategy(args.strategy, config.strategy, error)) {
-    std::cerr << cmd << ": error: --strategy: " << error << "\n";
+    cliErr() << cmd << ": error: --strategy: " << error << "\n";
     return 1;
   }
   if (!readInteger(cmd, "--batch", args.batch, 1, kMaxBatch, config.batch) ||
@@ -57,14 +58,14 @@ static int runCost(const CostArgs &args) {
   for (const std::string &item : args.layerLayouts) {
     std::vector<KindLayout> more;
     if (!parseKindLayouts(item, more, error)) {
-      std::cerr << cmd << ": error: --layer-layout: " << error << "\n";
+      cliErr() << cmd << ": error: --layer-layout: " << error << "\n";
       return 1;
     }
     for (const KindLayout &k : more)
       for (const KindLayout &seen : kinds)
         if (seen.kind == k.kind) {
-          std::cerr << cmd << ": error: --layer-layout: "
-                    << stringifyLayerKind(k.kind).str() << " given twice\n";
+          cliErr() << cmd << ": error: --layer-layout: "
+                   << stringifyLayerKind(k.kind).str() << " given twice\n";
           return 1;
         }
     kinds.insert(kinds.end(), more.begin(), more.end());
@@ -72,19 +73,19 @@ static int runCost(const CostArgs &args) {
   PerLayerChoice choice;
   if (!kinds.empty()) {
     if (config.strategy != Strategy::Helix || !config.hopb) {
-      std::cerr << cmd
-                << ": error: --layer-layout: per-layer layouts are "
-                   "Helix plans with HOP-B\n";
+      cliErr() << cmd
+               << ": error: --layer-layout: per-layer layouts are "
+                  "Helix plans with HOP-B\n";
       return 1;
     }
     if (emit.wanted) {
-      std::cerr << cmd
-                << ": error: --layer-layout with --emit-config: no "
-                   "serving engine runs one layout per kind of layer\n";
+      cliErr() << cmd
+               << ": error: --layer-layout with --emit-config: no "
+                  "serving engine runs one layout per kind of layer\n";
       return 1;
     }
     if (!choiceWithKinds(in.model, config.layout, kinds, choice, error)) {
-      std::cerr << cmd << ": error: --layer-layout: " << error << "\n";
+      cliErr() << cmd << ": error: --layer-layout: " << error << "\n";
       return 1;
     }
   }
@@ -94,12 +95,12 @@ static int runCost(const CostArgs &args) {
           ? evaluate(in.model, in.hardware, in.workload, config)
           : evaluate(in.model, in.hardware, in.workload, config, choice);
   if (!ev.valid()) {
-    std::cerr << cmd << ": error: invalid layout for " << in.model.name << ": "
-              << ev.error << "\n";
+    cliErr() << cmd << ": error: invalid layout for " << in.model.name << ": "
+             << ev.error << "\n";
     return 1;
   }
   const PerLayerChoice *perLayer = kinds.empty() ? nullptr : &choice;
-  writeCostText(std::cout, ev, in.model, in.hardware, in.workload, perLayer);
+  writeCostText(cliOut(), ev, in.model, in.hardware, in.workload, perLayer);
   if (!finishStdout(cmd))
     return 1;
   if (!args.json.empty() &&

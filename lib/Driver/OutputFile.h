@@ -4,23 +4,32 @@
 #define HELIX_TOOLS_HELIX_OUTPUTFILE_H
 
 #include "CommonOptions.h"
+#include "Streams.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 namespace helix::driver {
 
-/// Writes `path` ("-" is stdout) with `write`; prints one error line
+/// Writes `path` ("-" is stdout; an in-process run's memory file is
+/// kept in memory: Streams.h) with `write`; prints one error line
 /// "COMMAND: error: writing PATH: REASON" and returns false if the file
 /// cannot be opened or anything written to it is lost (a full disk).
 inline bool writeOutputFile(const std::string &command, const std::string &path,
                             const std::function<void(std::ostream &)> &write) {
+  if (std::string *memory = cliMemoryFile(path)) {
+    std::ostringstream os;
+    write(os);
+    *memory = os.str();
+    return true;
+  }
   if (path == "-") {
-    write(std::cout);
+    write(cliOut());
     return finishStdout(command);
   }
   errno = 0;
@@ -32,8 +41,8 @@ inline bool writeOutputFile(const std::string &command, const std::string &path,
   if (os)
     os.close();
   if (!os) {
-    std::cerr << command << ": error: writing " << path << ": "
-              << (errno ? std::strerror(errno) : "write failed") << "\n";
+    cliErr() << command << ": error: writing " << path << ": "
+             << (errno ? std::strerror(errno) : "write failed") << "\n";
     return false;
   }
   return true;

@@ -4,6 +4,7 @@
 #include "CommonOptions.h"
 #include "EmitConfig.h"
 #include "OutputFile.h"
+#include "Streams.h"
 
 #include "helix/Cost/Search.h"
 #include "helix/Plan/Gains.h"
@@ -44,17 +45,17 @@ static int runPlan(const PlanArgs &args) {
   if (!checkEmitConfigArgs(cmd, emit))
     return 1;
   if (!args.emitFor.empty() && !emit.wanted) {
-    std::cerr << cmd
-              << ": error: --emit-config-for needs --emit-config "
-                 "ENGINE\n";
+    cliErr() << cmd
+             << ": error: --emit-config-for needs --emit-config "
+                "ENGINE\n";
     return 1;
   }
   const std::string emitFor = args.emitFor.empty() ? "helix" : args.emitFor;
   if (emitFor != "helix" && emitFor != "baseline") {
-    std::cerr << cmd
-              << ": error: --emit-config-for: expected helix or "
-                 "baseline, got '"
-              << emitFor << "'\n";
+    cliErr() << cmd
+             << ": error: --emit-config-for: expected helix or "
+                "baseline, got '"
+             << emitFor << "'\n";
     return 1;
   }
   LoadedWorkload in;
@@ -63,7 +64,7 @@ static int runPlan(const PlanArgs &args) {
   SearchOptions opts;
   std::string error;
   if (!parseStrategyList(args.strategies, opts.strategies, error)) {
-    std::cerr << cmd << ": error: --strategies: " << error << "\n";
+    cliErr() << cmd << ": error: --strategies: " << error << "\n";
     return 1;
   }
   int64_t rows = 0;
@@ -76,8 +77,8 @@ static int runPlan(const PlanArgs &args) {
       !readInteger(cmd, "--rows", args.rows, 0, kMaxRows, rows))
     return 1;
   if (args.perLayer != "on" && args.perLayer != "off") {
-    std::cerr << cmd << ": error: --per-layer: expected on or off, got '"
-              << args.perLayer << "'\n";
+    cliErr() << cmd << ": error: --per-layer: expected on or off, got '"
+             << args.perLayer << "'\n";
     return 1;
   }
   // The HOP-B ablation is part of every report that has Helix in it.
@@ -91,16 +92,16 @@ static int runPlan(const PlanArgs &args) {
   if (opts.perLayer && in.workload.mtpTokens > 0) {
     // The per-layer search composes layer times itself and does not price
     // draft passes yet: say so rather than mix two kinds of TTL.
-    std::cerr << cmd
-              << ": note: --mtp: per-layer layouts are not searched with "
-                 "speculative decoding yet (--per-layer off)\n";
+    cliErr() << cmd
+             << ": note: --mtp: per-layer layouts are not searched with "
+                "speculative decoding yet (--per-layer off)\n";
     opts.perLayer = false;
   }
   PlanResult result = search(in.model, in.hardware, in.workload, opts);
 
   TextOptions text;
   text.maxRowsPerFront = size_t(rows);
-  writePlanSummary(std::cout, result, in.model, in.hardware, text);
+  writePlanSummary(cliOut(), result, in.model, in.hardware, text);
   bool ok = finishStdout(cmd);
   if (!args.json.empty())
     ok &= writeOutputFile(cmd, args.json,
@@ -122,8 +123,8 @@ static int runPlan(const PlanArgs &args) {
                             ? "--strategies has no helix"
                             : "--strategies has no baseline (tp, tp-pp, ep, "
                               "kvp)";
-      std::cerr << cmd << ": error: --emit-config: no " << emitFor
-                << " configuration to write: " << why << "\n";
+      cliErr() << cmd << ": error: --emit-config: no " << emitFor
+               << " configuration to write: " << why << "\n";
       return 1;
     }
     ok &= emitEngineConfig(cmd, emit, in, pt->config);
