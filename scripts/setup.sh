@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libgtest-dev
   libopenmpi-dev openmpi-bin
   clang-format
+  python3-dev pybind11-dev python3-pytest
 )
 
 missing=()

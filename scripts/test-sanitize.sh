@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds helix with AddressSanitizer and UndefinedBehaviorSanitizer in
-# ${HELIX_SANITIZE_BUILD_DIR:-build-sanitize} (no CUDA backend) and runs the
+# ${HELIX_SANITIZE_BUILD_DIR:-build-sanitize} (no CUDA backend; no Python
+# package, which an uninstrumented python3 cannot load) and runs the
 # quick and e2e tiers under them (test/README.md): lit, unit tests and the
 # CPU end-to-end runs under mpirun, generated projects linked with the
 # sanitizer runtime. The first
@@ -22,7 +23,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DHELIX_SANITIZE="address;undefined" -DHELIX_FUZZ_REPLAY=ON \
-  -DHELIX_CUDA_EMU=OFF \
+  -DHELIX_CUDA_EMU=OFF -DHELIX_PYTHON=OFF \
   -DHELIX_WERROR="${HELIX_WERROR:-OFF}" > "$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)"
