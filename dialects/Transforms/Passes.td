@@ -48,8 +48,10 @@ def HelixSearchLayouts : Pass<"helix-search-layouts", "mlir::ModuleOp"> {
            "concurrent requests (0: sweep batch sizes)">,
     Option<"context", "context", "int64_t", "1048576",
            "KV context length in tokens">,
-    Option<"dtype", "dtype", "std::string", "\"fp4\"",
-           "precision of weights, KV cache and math: fp4, fp8 or bf16">,
+    Option<"dtype", "dtype", "std::string", "\"\"",
+           "precision of weights, KV cache and math: fp4, fp8 or bf16 "
+           "(default: the hardware's narrowest native format, fp4 on "
+           "Blackwell, fp8 on Hopper)">,
     Option<"ttlMs", "ttl-ms", "double", "0.0",
            "token-to-token latency budget in ms (0: none)">,
     Option<"strategy", "strategy", "std::string", "\"helix\"",
@@ -115,8 +117,10 @@ def HelixApplyLayout : Pass<"helix-apply-layout", "mlir::ModuleOp"> {
            "KV context length in tokens">,
     Option<"hardware", "hardware", "std::string", "\"gb200-nvl72\"",
            "hardware preset or a hardware JSON file">,
-    Option<"dtype", "dtype", "std::string", "\"fp4\"",
-           "precision of weights, KV cache and math: fp4, fp8 or bf16">,
+    Option<"dtype", "dtype", "std::string", "\"\"",
+           "precision of weights, KV cache and math: fp4, fp8 or bf16 "
+           "(default: the hardware's narrowest native format, fp4 on "
+           "Blackwell, fp8 on Hopper)">,
     Option<"hopb", "hopb", "bool", "true",
            "HOP-B overlap of the attention exchange (Helix with kvp > 1)">,
     Option<"layerLayouts", "layer-layouts", "std::string", "\"\"",

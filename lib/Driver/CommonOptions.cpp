@@ -41,14 +41,19 @@ void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
   cmd->add_option("--context", args.context, "KV context length in tokens")
       ->capture_default_str();
   cmd->add_option("--dtype", args.dtype,
-                  "precision of weights, KV cache and math: fp4, fp8, bf16")
-      ->capture_default_str();
+                  "precision of weights, KV cache and math: fp4, fp8, bf16 "
+                  "(default: the hardware's narrowest native format, fp4 "
+                  "on Blackwell, fp8 on Hopper)")
+      ->each([&args](const std::string &) { args.dtypeGiven[0] = true; });
   cmd->add_option("--weights-dtype", args.weightsDType,
-                  "precision of the weights (overrides --dtype)");
+                  "precision of the weights (overrides --dtype)")
+      ->each([&args](const std::string &) { args.dtypeGiven[1] = true; });
   cmd->add_option("--kv-dtype", args.kvDType,
-                  "precision of the KV cache (overrides --dtype)");
+                  "precision of the KV cache (overrides --dtype)")
+      ->each([&args](const std::string &) { args.dtypeGiven[2] = true; });
   cmd->add_option("--compute-dtype", args.computeDType,
-                  "precision of the arithmetic (overrides --dtype)");
+                  "precision of the arithmetic (overrides --dtype)")
+      ->each([&args](const std::string &) { args.dtypeGiven[3] = true; });
   cmd->add_flag("--nvfp4-scales", args.nvfp4Scales,
                 "count NVFP4 block scales: FP4 values take 0.5625 bytes (the "
                 "default whenever a stored format is fp4)");
@@ -193,9 +198,23 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
                     out.workload.context, error))
     return fail();
   Precision &p = out.workload.precision;
+  const char *dtypeFlags[4] = {"--dtype", "--weights-dtype", "--kv-dtype",
+                               "--compute-dtype"};
+  const std::string *dtypeValues[4] = {&args.dtype, &args.weightsDType,
+                                       &args.kvDType, &args.computeDType};
+  for (int i = 0; i < 4; ++i)
+    if (args.dtypeGiven[i] && dtypeValues[i]->empty()) {
+      error =
+          std::string(dtypeFlags[i]) + ": expected fp4, fp8 or bf16, got ''";
+      return fail();
+    }
+  // No --dtype: the narrowest format the GPU computes in.
+  const std::string all =
+      args.dtypeGiven[0] ? args.dtype
+                         : stringifyDType(out.hardware.nativeDType()).str();
   if (!applyDTypeOptions(
-          {args.dtype, args.weightsDType, args.kvDType, args.computeDType},
-          "--", p, error))
+          {all, args.weightsDType, args.kvDType, args.computeDType}, "--", p,
+          error))
     return fail();
   if (!parseReal("--routing-skew", args.routingSkew, 0.0, 4.0,
                  out.workload.routingSkew, error))

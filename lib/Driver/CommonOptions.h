@@ -19,8 +19,12 @@ struct WorkloadArgs {
   std::string model;
   std::string hardware = "gb200-nvl72";
   std::string context = "1048576"; // as typed: see readInteger
-  std::string dtype = "fp4";
+  /// Empty when not given: the hardware's native format (Hardware::
+  /// nativeDType). Which of the four were typed (an empty value typed is
+  /// an error, not the default).
+  std::string dtype;
   std::string weightsDType, kvDType, computeDType;
+  bool dtypeGiven[4] = {false, false, false, false};
   bool nvfp4Scales = false;
   bool noNvfp4Scales = false;
   std::string routingSkew; // as typed (addWorkloadOptions sets the default)

@@ -8,6 +8,9 @@
 #include "CommonFields.h"
 #include "Families.h"
 
+#include <cstdio>
+#include <string>
+
 namespace helix {
 namespace import {
 
@@ -29,6 +32,21 @@ bool importGptOss(const FieldReader &r, const std::string &, ModelSpec &m) {
       !readRoutedExperts(r, "num_local_experts", topKKey, "intermediate_size",
                          moe))
     return false;
+  // The experts' clamped SwiGLU: gate and up clipped at swiglu_limit
+  // (transformers' GptOssConfig default 7.0, every released checkpoint's).
+  // The generated program's kernel clamps at 7, so another limit would
+  // compute a different model: refused rather than planned as this one.
+  double swigluLimit = 7.0;
+  if (!r.getOptDouble("swiglu_limit", swigluLimit, 7.0))
+    return false;
+  if (swigluLimit != 7.0) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", swigluLimit);
+    return r.fail("swiglu_limit",
+                  std::string("helix models gpt-oss's SwiGLU clamped at 7 "
+                              "(the released models' value), got ") +
+                      got);
+  }
   attn.qkvBias = attn.outBias = bias;
   attn.sinks = true;
   moe.expertBias = true;

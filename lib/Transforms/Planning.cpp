@@ -199,7 +199,11 @@ bool loadPassWorkload(const std::string &hardware, const std::string &dtype,
                       int64_t context, double routingSkew, Hardware &hw,
                       Workload &workload, std::string &error) {
   DType dt;
-  if (!loadHardware(hardware, hw, error) || !parseDType(dtype, dt, error) ||
+  if (!loadHardware(hardware, hw, error))
+    return false;
+  // No dtype: the hardware's narrowest native format.
+  dt = hw.nativeDType();
+  if ((!dtype.empty() && !parseDType(dtype, dt, error)) ||
       !checkReal("routing-skew", routingSkew, 0, 4, error))
     return false;
   workload.context = context;

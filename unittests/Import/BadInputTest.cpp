@@ -116,6 +116,11 @@ const BadCase kBadCases[] = {
      "first_k_dense_replace: expected a non-negative integer, got -1"},
     {"negative-mtp-layers.json",
      "num_nextn_predict_layers: expected a non-negative integer, got -1"},
+    {"gpt-oss-negative-swiglu-limit.json",
+     "swiglu_limit: expected a positive number, got -7"},
+    {"gpt-oss-swiglu-limit-not-7.json",
+     "swiglu_limit: helix models gpt-oss's SwiGLU clamped at 7 (the released "
+     "models' value), got 10"},
     // Layer patterns.
     {"layer-types-wrong-length.json",
      "layer_types: has 3 entries, expected num_hidden_layers = 4"},

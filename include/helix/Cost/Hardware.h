@@ -143,6 +143,14 @@ struct Hardware {
     return peakFlops[static_cast<int>(dtype)] > 0;
   }
   double peak(DType dtype) const { return peakFlops[static_cast<int>(dtype)]; }
+  /// The narrowest format with arithmetic on this GPU (FP4 on Blackwell,
+  /// FP8 on Hopper, else BF16): what --dtype defaults to.
+  DType nativeDType() const {
+    for (DType d : {DType::FP4, DType::FP8})
+      if (supports(d))
+        return d;
+    return DType::BF16;
+  }
   const CollectiveParams &collective(CollectiveKind kind) const {
     return collectives[static_cast<int>(kind)];
   }
