@@ -69,13 +69,16 @@ inline bool checkEmitConfigArgs(const std::string &command,
 
 /// Writes the engine configuration for `config`; when the engine cannot run
 /// it as planned, says so on stderr (the file's header says it too).
+/// `ttlBudgetMs` (helix plan --ttl-ms; 0: none) bounds the fallback.
 inline bool emitEngineConfig(const std::string &command,
                              const EmitConfigArgs &args,
-                             const LoadedWorkload &in, const Config &config) {
+                             const LoadedWorkload &in, const Config &config,
+                             double ttlBudgetMs = 0) {
   EngineConfig ec;
   std::string error;
   EngineConfigOptions options;
   options.command = command;
+  options.ttlBudgetMs = ttlBudgetMs;
   if (!makeEngineConfig(args.parsed, in.model, in.hardware, in.workload, config,
                         ec, error, options)) {
     cliErr() << command << ": error: --emit-config " << args.engine << ": "
@@ -99,6 +102,12 @@ inline bool emitEngineConfig(const std::string &command,
              << " configures the nearest configuration it can (" << changes
              << "; " << ttl << ")\n";
   }
+  if (!ec.meetsBudget)
+    cliErr() << command << ": warning: " << engineDisplayName(args.parsed)
+             << " runs no configuration on these GPUs within the --ttl-ms "
+                "budget; "
+             << args.output << " configures the nearest (TTL "
+             << ec.emittedPrediction.ttlS * 1e3 << " ms)\n";
   if (!ec.emittedPrediction.fits)
     cliErr() << command << ": warning: the configuration in " << args.output
              << " does not fit in HBM at batch " << ec.emitted.batch

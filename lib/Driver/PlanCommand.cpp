@@ -127,7 +127,7 @@ static int runPlan(const PlanArgs &args) {
                << " configuration to write: " << why << "\n";
       return 1;
     }
-    ok &= emitEngineConfig(cmd, emit, in, pt->config);
+    ok &= emitEngineConfig(cmd, emit, in, pt->config, opts.ttlMs);
   }
   return ok ? 0 : 1;
 }

@@ -35,8 +35,22 @@ ModelFacts modelFacts(const ModelSpec &model) {
       ++f.denseLayers;
     }
   }
-  if (!model.layers.empty())
-    f.kvHeads = std::max<int64_t>(1, model.layers.front().attention.numKVHeads);
+  for (const LayerSpec &l : model.layers) {
+    if (l.attention.slidingWindow > 0)
+      f.slidingWindow = true;
+    if (l.attention.sinks)
+      f.sinks = true;
+  }
+  if (!model.layers.empty()) {
+    const AttentionSpec &a = model.layers.front().attention;
+    f.kvHeads = std::max<int64_t>(1, a.numKVHeads);
+    f.heads = std::max<int64_t>(1, a.numHeads);
+    f.nativeContext =
+        a.rope.scaling == "yarn"
+            ? static_cast<int64_t>(double(a.rope.originalMaxPosition) *
+                                   a.rope.factor)
+            : model.maxPositionEmbeddings;
+  }
   return f;
 }
 
@@ -142,8 +156,23 @@ bool parseEngine(const std::string &text, Engine &engine, std::string &error) {
 }
 
 std::string engineCannotRun(Engine engine, const ModelSpec &model,
-                            const Hardware &hw, const Config &config) {
-  return rulesFor(engine).cannotRun(modelFacts(model), hw, config);
+                            const Hardware &hw, const Workload &workload,
+                            const Config &config) {
+  return rulesFor(engine).cannotRun(modelFacts(model), hw, workload, config);
+}
+
+bool engineKVCache(Engine engine, const ModelSpec &model,
+                   const Workload &workload, Workload &engineWorkload,
+                   std::string &change) {
+  engineWorkload = workload;
+  change.clear();
+  DType kv = workload.precision.kvCache;
+  std::string why = rulesFor(engine).kvCacheUnsupported(modelFacts(model), kv);
+  if (why.empty())
+    return false;
+  engineWorkload.precision.kvCache = DType::FP8;
+  change = "KV cache " + stringifyDType(kv).str() + " -> fp8 (" + why + ")";
+  return true;
 }
 
 namespace {
@@ -220,8 +249,8 @@ std::string checkpointKind(DType d) {
 bool nearestEngineConfig(Engine engine, const ModelSpec &model,
                          const Hardware &hw, const Workload &workload,
                          const Config &config, Config &nearest,
-                         std::vector<std::string> &changes,
-                         std::string &error) {
+                         std::vector<std::string> &changes, std::string &error,
+                         double ttlBudgetS) {
   const Rules &rules = rulesFor(engine);
   const ModelFacts m = modelFacts(model);
   const std::string engineText = engineDisplayName(engine);
@@ -231,7 +260,6 @@ bool nearestEngineConfig(Engine engine, const ModelSpec &model,
     error = invalid;
     return false;
   }
-
   // No engine slices the batch to overlap the attention-side collective:
   // where the plan did (more than one slice), the engine runs it exposed.
   Evaluation planned = evaluate(model, hw, workload, config);
@@ -243,50 +271,69 @@ bool nearestEngineConfig(Engine engine, const ModelSpec &model,
     changes.push_back("HOP-B off: " + engineText + " " +
                       rules.noOverlap(config));
   }
-  std::string why = rules.cannotRun(m, hw, base);
+  auto meets = [&](double ttlS) {
+    return ttlBudgetS <= 0 || ttlS <= ttlBudgetS * (1 + 1e-9);
+  };
+  std::string why = rules.cannotRun(m, hw, workload, base);
   if (why.empty()) {
-    nearest = base;
-    return true;
+    Evaluation be = evaluate(model, hw, workload, base);
+    if (meets(be.ttlS)) {
+      nearest = base;
+      return true;
+    }
+    why = "at TTL " + fmt::duration(be.ttlS) + " it misses the " +
+          fmt::duration(ttlBudgetS) + " budget";
   }
-
-  // The closest layout the engine runs on the same GPUs, fitting first.
+  // The closest configuration the engine runs on the same GPUs: fitting
+  // first, then within the budget, then nearest. Under a budget smaller
+  // batches are candidates too (halving down to 1).
   struct Candidate {
     Config config;
     bool fits = false;
+    bool meets = false;
     double distance = 0;
     double ttlS = 0;
   };
   auto better = [](const Candidate &a, const Candidate &b) {
     if (a.fits != b.fits)
       return a.fits;
+    if (a.meets != b.meets)
+      return a.meets;
     if (std::fabs(a.distance - b.distance) > 1e-9)
       return a.distance < b.distance;
     return a.ttlS < b.ttlS;
   };
+  std::vector<int64_t> batches{config.batch};
+  if (ttlBudgetS > 0)
+    for (int64_t b = config.batch / 2; b >= 1; b /= 2)
+      batches.push_back(b);
   const int64_t gpus = config.layout.gpus();
   bool found = false;
   Candidate best;
   for (Strategy s :
        {Strategy::HelixNoHopB, Strategy::TP, Strategy::TPPP, Strategy::EP})
-    for (const Layout &l : enumerateLayouts(model, hw, workload, s, gpus)) {
-      Candidate c;
-      c.config.strategy = s;
-      c.config.layout = l;
-      c.config.batch = config.batch;
-      c.config.hopb = false;
-      if (!rules.cannotRun(m, hw, c.config).empty())
-        continue;
-      Evaluation ev = evaluate(model, hw, workload, c.config);
-      if (!ev.valid())
-        continue;
-      c.fits = ev.fits;
-      c.distance = distance(base, c.config);
-      c.ttlS = ev.ttlS;
-      if (!found || better(c, best)) {
-        best = c;
-        found = true;
+    for (const Layout &l : enumerateLayouts(model, hw, workload, s, gpus))
+      for (int64_t batch : batches) {
+        Candidate c;
+        c.config.strategy = s;
+        c.config.layout = l;
+        c.config.batch = batch;
+        c.config.hopb = false;
+        if (!rules.cannotRun(m, hw, workload, c.config).empty())
+          continue;
+        Evaluation ev = evaluate(model, hw, workload, c.config);
+        if (!ev.valid())
+          continue;
+        c.fits = ev.fits;
+        c.meets = meets(ev.ttlS);
+        c.distance = distance(base, c.config) +
+                     std::fabs(std::log2(double(batch) / double(config.batch)));
+        c.ttlS = ev.ttlS;
+        if (!found || better(c, best)) {
+          best = c;
+          found = true;
+        }
       }
-    }
   if (!found) {
     error = engineText + " cannot run " +
             stringifyStrategy(base.strategy).str() + " " + base.layout.str() +
@@ -306,10 +353,21 @@ bool nearestEngineConfig(Engine engine, const ModelSpec &model,
   std::string f0 = ffnDesc(base, m), f1 = ffnDesc(nearest, m);
   if (f0 != f1)
     diffs.push_back("FFN " + f0 + " -> " + f1);
+  if (nearest.batch != base.batch)
+    diffs.push_back("batch " + std::to_string(base.batch) + " -> " +
+                    std::to_string(nearest.batch));
   std::string line;
   for (const std::string &d : diffs)
     line += (line.empty() ? "" : ", ") + d;
-  changes.push_back(line + " (" + why + ")");
+  changes.push_back((line.empty() ? std::string("no change") : line) + " (" +
+                    why + ")");
+  if (!best.meets)
+    changes.push_back("no configuration " + engineText + " runs on " +
+                      std::to_string(gpus) + " GPUs meets the " +
+                      fmt::duration(ttlBudgetS) +
+                      " budget; this is the "
+                      "nearest, at TTL " +
+                      fmt::duration(best.ttlS));
   return true;
 }
 
@@ -323,11 +381,21 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
   out = EngineConfig();
   out.engine = engine;
   out.planned = config;
-  if (!nearestEngineConfig(engine, model, hw, workload, config, out.emitted,
-                           out.changes, error))
+  // The KV cache in a format the engine stores for this attention kind;
+  // the emitted configuration is searched and priced in it.
+  Workload emittedWorkload;
+  std::string kvChange;
+  engineKVCache(engine, model, workload, emittedWorkload, kvChange);
+  const double budgetS = options.ttlBudgetMs / 1e3;
+  if (!nearestEngineConfig(engine, model, hw, emittedWorkload, config,
+                           out.emitted, out.changes, error, budgetS))
     return false;
+  if (!kvChange.empty())
+    out.changes.insert(out.changes.begin(), kvChange);
+  out.kvCache = emittedWorkload.precision.kvCache;
   Evaluation pe = evaluate(model, hw, workload, out.planned);
-  Evaluation ee = evaluate(model, hw, workload, out.emitted);
+  Evaluation ee = evaluate(model, hw, emittedWorkload, out.emitted);
+  out.meetsBudget = budgetS <= 0 || ee.ttlS <= budgetS * (1 + 1e-9);
   out.plannedPrediction = predict(pe);
   out.emittedPrediction = predict(ee);
 
@@ -346,7 +414,20 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
         fmt::number(workload.mtpAcceptance) +
         " (the predictions are per accepted token); the engine's own "
         "acceptance decides the speed");
-  rules.addNotes(m, workload, out.emitted, out.notes);
+  out.notes.push_back("context: " + rules.contextSetting(workload.context) +
+                      " configures the planned " +
+                      fmt::count(workload.context) + "-token context");
+  if (m.nativeContext > 0 && workload.context > m.nativeContext)
+    out.notes.push_back(
+        "the model's config serves at most " + fmt::count(m.nativeContext) +
+        " positions (max_position_embeddings, or YaRN's original length x "
+        "factor): " +
+        engineText + " " + rules.longContextOverride() +
+        ". helix does not extend RoPE for you: positions past " +
+        fmt::count(m.nativeContext) +
+        " are outside what the model was trained on, so serving this "
+        "context needs a checkpoint trained or RoPE-scaled for it");
+  rules.addNotes(m, emittedWorkload, out.emitted, out.notes);
   if (!ee.fits)
     out.notes.push_back("the emitted configuration does not fit in HBM at "
                         "batch " +
@@ -380,6 +461,10 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
     os << "#   helix predicts: " << predictionLine(out.emittedPrediction)
        << "\n";
   }
+  if (options.ttlBudgetMs > 0 && !out.meetsBudget)
+    os << "# WARNING: the configuration here misses the "
+       << fmt::duration(budgetS) << " TTL budget (" << engineText
+       << " runs nothing on these GPUs within it)\n";
   os << "#\n# Use:\n";
   for (const std::string &u : rules.usage(m))
     os << "#   " << u << "\n";
@@ -390,7 +475,7 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
   for (const std::string &s : rules.sources())
     os << "#   - " << s << "\n";
   os << "\n";
-  rules.writeBody(os, m, workload, out.emitted);
+  rules.writeBody(os, m, emittedWorkload, out.emitted);
   out.text = os.str();
   return true;
 }

@@ -27,6 +27,13 @@ struct ModelFacts {
   bool moe = false;    // has MoE layers
   int64_t experts = 0; // routed experts of the first MoE layer
   int64_t denseLayers = 0;
+  int64_t heads = 1;          // query heads of the first layer
+  bool slidingWindow = false; // has sliding-window attention layers
+  bool sinks = false;         // has attention sinks (gpt-oss)
+  /// The longest context the model's config serves natively: YaRN's
+  /// original_max_position_embeddings x factor, else max_position_embeddings
+  /// (0: not stated), as vLLM and SGLang derive it.
+  int64_t nativeContext = 0;
 };
 ModelFacts modelFacts(const ModelSpec &model);
 
@@ -55,9 +62,19 @@ class Rules {
 public:
   virtual ~Rules() = default;
   virtual Engine engine() const = 0;
-  /// Why the engine cannot run `c` ("" when it can); HOP-B is not judged.
+  /// Why the engine cannot run `c` for workload `w` ("" when it can); HOP-B
+  /// is not judged.
   virtual std::string cannotRun(const ModelFacts &m, const Hardware &hw,
-                                const Config &c) const = 0;
+                                const Workload &w, const Config &c) const = 0;
+  /// Why the engine cannot keep this model's KV cache in `kv` ("" when it
+  /// can); the file then configures FP8, which every engine stores.
+  virtual std::string kvCacheUnsupported(const ModelFacts &m,
+                                         DType kv) const = 0;
+  /// The engine's context-length setting for `tokens` ("--max-model-len
+  /// N"), and what it does past the model's native length (a clause after
+  /// the engine's name: "refuses ... unless ...").
+  virtual std::string contextSetting(int64_t tokens) const = 0;
+  virtual std::string longContextOverride() const = 0;
   /// What the engine does not overlap when helix's plan used HOP-B, for the
   /// "HOP-B off" line ("does not overlap ...").
   virtual std::string noOverlap(const Config &c) const = 0;

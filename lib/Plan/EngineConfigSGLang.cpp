@@ -6,8 +6,12 @@
 //     merges partial outputs with one all-to-all.
 //   - advanced_features/server_arguments: --tp-size, --pp-size, --dp-size,
 //     --enable-dp-attention (attention TP = tp / dp), --ep-size (MoE TP =
-//     tp / ep), --kv-cache-dtype (auto, fp8_e4m3, fp8_e5m2, bf16, fp4_e2m1),
-//     --max-running-requests (total over DP ranks).
+//     tp / ep), --kv-cache-dtype (auto, fp8_e4m3, fp8_e5m2, bf16; nvfp4
+//     since sgl-project/sglang PRs 21601 and 36340, for MHA / GQA),
+//     --context-length, --max-running-requests (total over DP ranks).
+//   - srt/configs/model_config.py: a --context-length past the model's
+//     derived length needs SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1, or
+//     a RoPE override (--json-model-override-args rope_scaling).
 //   - advanced_features/expert_parallelism: EP < TP needs
 //     --moe-a2a-backend none (the default).
 //
@@ -26,7 +30,7 @@ class SGLangRules final : public Rules {
 public:
   Engine engine() const override { return Engine::SGLang; }
 
-  std::string cannotRun(const ModelFacts &m, const Hardware &,
+  std::string cannotRun(const ModelFacts &m, const Hardware &, const Workload &,
                         const Config &c) const override {
     const Layout &l = c.layout;
     switch (c.strategy) {
@@ -50,6 +54,26 @@ public:
       return "";
     }
     return "";
+  }
+
+  std::string kvCacheUnsupported(const ModelFacts &m, DType kv) const override {
+    // --kv-cache-dtype nvfp4: NVFP4 KV for MHA / GQA attention (PRs 21601,
+    // 36340: SM120, then SM100 through TRT-LLM GenMHA); no MLA path.
+    if (kv == DType::FP4 && m.mla)
+      return "SGLang's nvfp4 KV cache serves MHA / GQA attention (TRT-LLM "
+             "GenMHA), not MLA";
+    return "";
+  }
+
+  std::string contextSetting(int64_t tokens) const override {
+    return "--context-length " + s(tokens);
+  }
+
+  std::string longContextOverride() const override {
+    return "refuses a longer --context-length at start-up unless "
+           "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set or "
+           "--json-model-override-args '{\"rope_scaling\": {\"rope_type\": "
+           "\"yarn\", ...}}' lengthens the model's RoPE";
   }
 
   std::string noOverlap(const Config &c) const override {
@@ -82,8 +106,14 @@ public:
       notes.push_back("--max-running-requests is the total over the " +
                       s(l.dp) + " DP ranks (a multiple of " + s(l.dp) + ")");
     if (w.precision.kvCache == DType::FP4)
-      notes.push_back("--kv-cache-dtype fp4_e2m1 is SGLang's FP4 KV cache "
-                      "(MXFP4 scales); helix priced NVFP4");
+      notes.push_back("--kv-cache-dtype nvfp4 (E4M3 scale per 16 values, "
+                      "what helix prices) needs a recent SGLang (SM100: PR "
+                      "36340); fp4_e2m1 is the older MXFP4 cache, which "
+                      "current releases reject");
+    if (kvSharded(c.strategy) && l.kvp > 1)
+      notes.push_back("--dcp-size needs a recent SGLang (decode context "
+                      "parallelism for MLA: PRs 14194 and 33926, 2026); "
+                      "older releases reject the flag");
     if (w.precision.kvCache == DType::BF16)
       notes.push_back("--kv-cache-dtype auto keeps the checkpoint's KV "
                       "dtype: bf16 for a BF16 checkpoint");
@@ -138,10 +168,11 @@ public:
     }
     if (m.moe && l.ep > 1)
       flags.push_back("--ep-size " + s(l.ep));
-    const char *dtype = w.precision.kvCache == DType::FP4   ? "fp4_e2m1"
+    const char *dtype = w.precision.kvCache == DType::FP4   ? "nvfp4"
                         : w.precision.kvCache == DType::FP8 ? "fp8_e4m3"
                                                             : "auto";
     flags.push_back(std::string("--kv-cache-dtype ") + dtype);
+    flags.push_back(contextSetting(w.context));
     flags.push_back("--max-running-requests " + s(maxRunning));
     if (w.mtpTokens > 0) {
       // The MTP layer as a chain of K drafts (top-1 each): what helix

@@ -2,9 +2,13 @@
 //
 // Follows TensorRT-LLM 1.3.0rc26/rc27 (docs/engine-configs.md):
 //   - features/helix.html: context_parallel_size >= 2 with
-//     cp_config {cp_type: HELIX, tokens_per_block} equal to
-//     kv_cache_config.tokens_per_block; MLA models on Blackwell; generation
-//     servers of a disaggregated deployment.
+//     cp_config {cp_type: HELIX, tokens_per_block: 32} equal to
+//     kv_cache_config.tokens_per_block; MLA models on Blackwell (GQA
+//     through trtllm-gen on SM100 since NVIDIA/TensorRT-LLM PR 11570);
+//     speculative decoding with Helix: Eagle3 one-model only (MTP with
+//     Helix is PR 16003, not merged); generation servers of a
+//     disaggregated deployment.
+//   - max_seq_len: the LLM-API's longest sequence.
 //   - tensorrt_llm/mapping.py: world = tp x pp x cp; under HELIX attention
 //     is cp x tp (attn_cp x attn_tp) and MoE runs moe_tp x moe_ep = tp x cp;
 //     otherwise moe_tp x moe_ep = tp.
@@ -20,12 +24,17 @@ namespace engine {
 
 namespace {
 
+/// The KV block of TensorRT-LLM's Helix kernels: every Helix example and
+/// test in the engine's documentation uses 32 (features/helix.html), with
+/// kv_cache_config.tokens_per_block equal.
+constexpr int64_t kHelixTokensPerBlock = 32;
+
 class TRTLLMRules final : public Rules {
 public:
   Engine engine() const override { return Engine::TRTLLM; }
 
   std::string cannotRun(const ModelFacts &m, const Hardware &hw,
-                        const Config &c) const override {
+                        const Workload &w, const Config &c) const override {
     const Layout &l = c.layout;
     switch (c.strategy) {
     case Strategy::KVP:
@@ -35,14 +44,14 @@ public:
     case Strategy::HelixNoHopB:
       if (l.kvp == 1)
         return ""; // plain attention TP
-      if (!m.mla)
-        return "TensorRT-LLM's Helix (cp_type HELIX) supports MLA models "
-               "only; " +
-               m.name + " does not use MLA";
       if (!hw.supports(DType::FP4))
         return "TensorRT-LLM documents Helix (cp_type HELIX) on Blackwell "
                "GPUs only; " +
                hw.name + " has no FP4 arithmetic";
+      if (w.mtpTokens > 0)
+        return "TensorRT-LLM runs speculative decoding with Helix as Eagle3 "
+               "one-model only; MTP (decoding_type MTP) with cp_type HELIX "
+               "is not supported";
       return "";
     case Strategy::EP:
       if (l.tpa != 1)
@@ -55,6 +64,19 @@ public:
       return "";
     }
     return "";
+  }
+
+  std::string kvCacheUnsupported(const ModelFacts &, DType) const override {
+    return ""; // kv_cache_config.dtype auto | fp8 | nvfp4, MLA and GQA
+  }
+
+  std::string contextSetting(int64_t tokens) const override {
+    return "max_seq_len: " + std::to_string(tokens);
+  }
+
+  std::string longContextOverride() const override {
+    return "reads the RoPE scaling from the checkpoint's config.json "
+           "(rope_scaling): lengthen it there";
   }
 
   std::string noOverlap(const Config &c) const override {
@@ -73,15 +95,22 @@ public:
   void addNotes(const ModelFacts &m, const Workload &w, const Config &c,
                 std::vector<std::string> &notes) const override {
     const Layout &l = c.layout;
+    if (kvSharded(c.strategy) && l.kvp > 1 && !m.mla)
+      notes.push_back("GQA Helix runs through trtllm-gen attention on SM100 "
+                      "(NVIDIA/TensorRT-LLM PR 11570); the Helix page still "
+                      "documents MLA models: check that your release's " +
+                      m.name + " model class takes cp_type HELIX");
     if (kvSharded(c.strategy) && l.kvp > 1) {
       notes.push_back("TensorRT-LLM runs Helix on the generation (decode) "
                       "servers of a disaggregated prefill/decode deployment: "
                       "this file is for those servers");
       notes.push_back(
           "cp_config.tokens_per_block = kv_cache_config.tokens_per_block = " +
+          std::to_string(kHelixTokensPerBlock) +
+          ": the block TensorRT-LLM's Helix kernels take (the two must "
+          "match); helix priced blocks of " +
           std::to_string(w.kvBlock) +
-          ": helix's KV block (tokens dealt to one KVP rank at a time); "
-          "TensorRT-LLM requires the two to match");
+          " tokens per KVP rank (the same bytes per rank)");
     }
     if (c.strategy == Strategy::EP)
       notes.push_back("max_batch_size is per attention-DP rank: " +
@@ -142,15 +171,17 @@ public:
       os << "moe_expert_parallel_size: " << l.ep << "\n";
     }
     os << "enable_attention_dp: " << (attentionDP ? "true" : "false") << "\n";
+    const int64_t block = cp > 1 ? kHelixTokensPerBlock : w.kvBlock;
     if (cp > 1)
-      os << "cp_config:\n  cp_type: HELIX\n  tokens_per_block: " << w.kvBlock
+      os << "cp_config:\n  cp_type: HELIX\n  tokens_per_block: " << block
          << "\n";
     const char *dtype = w.precision.kvCache == DType::FP4   ? "nvfp4"
                         : w.precision.kvCache == DType::FP8 ? "fp8"
                                                             : "auto";
     os << "kv_cache_config:\n  dtype: " << dtype
-       << "\n  tokens_per_block: " << w.kvBlock << "\n";
+       << "\n  tokens_per_block: " << block << "\n";
     os << "max_batch_size: " << batch << "\n";
+    os << contextSetting(w.context) << "\n";
     if (w.mtpTokens > 0) // the model's MTP layer drafts K tokens per step
       os << "speculative_config:\n  decoding_type: MTP\n"
             "  num_nextn_predict_layers: "

@@ -13,7 +13,21 @@
 //     layers run TP over DP x TP ranks, or EP with --enable-expert-parallel
 //     (no TPF x EP grid); data-parallel attention replicas of a dense model
 //     are independent engines.
-//   - vllm/config/cache.py: --kv-cache-dtype auto | fp8 | nvfp4 | ...
+//   - vllm/config/model.py (verify_with_parallel_config): for GQA, tp >
+//     KV heads, dcp <= tp / KV heads and dcp divides the query heads per
+//     KV head; MLA only needs tp % dcp.
+//   - vllm/config/cache.py: --kv-cache-dtype auto | fp8 | nvfp4 | ...;
+//     the FlashInfer and TRTLLM (GQA) backends list nvfp4, the dense MLA
+//     backends (FLASHINFER_MLA, ...) auto / bf16 / fp8 only.
+//   - vllm/utils/flashinfer.py: TRTLLM attention is off under DCP (it
+//     returns no LSE), and FlashInfer refuses attention sinks without it:
+//     gpt-oss's sink layers get no DCP backend.
+//   - vllm/v1/worker/cp_utils.py: with speculative decoding, an
+//     interleave size above 1 needs a backend that declares it
+//     (supports_mtp_with_cp_non_trivial_interleave_size, false by default).
+//   - vllm/config/model.py (_get_and_verify_max_len): --max-model-len past
+//     the derived length fails unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 or a
+//     RoPE override (--hf-overrides rope_parameters) lengthens it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +56,7 @@ public:
            " grid";
   }
 
-  std::string cannotRun(const ModelFacts &m, const Hardware &,
+  std::string cannotRun(const ModelFacts &m, const Hardware &, const Workload &,
                         const Config &c) const override {
     const Layout &l = c.layout;
     switch (c.strategy) {
@@ -51,12 +65,24 @@ public:
              "the TPA group, replicated over KVP)";
     case Strategy::Helix:
     case Strategy::HelixNoHopB:
-      if (l.kvp > 1 && l.tpa < m.kvHeads)
-        return "vLLM bounds decode context parallelism by TP / KV heads "
-               "(-dcp <= " +
-               s(l.gpus()) + " / " + s(m.kvHeads) +
-               "), so KVP x TPA = " + s(l.kvp) + " x " + s(l.tpa) +
-               " needs TPA >= " + s(m.kvHeads);
+      if (l.kvp > 1 && !m.mla) {
+        if (l.tpa < m.kvHeads)
+          return "vLLM bounds decode context parallelism by TP / KV heads "
+                 "(-dcp <= " +
+                 s(l.gpus()) + " / " + s(m.kvHeads) +
+                 "), so KVP x TPA = " + s(l.kvp) + " x " + s(l.tpa) +
+                 " needs TPA >= " + s(m.kvHeads);
+        int64_t qPerKV = m.heads / m.kvHeads;
+        if (qPerKV % l.kvp != 0)
+          return "vLLM needs -dcp to divide the query heads per KV head (" +
+                 s(m.heads) + " / " + s(m.kvHeads) + " = " + s(qPerKV) +
+                 "), not -dcp " + s(l.kvp);
+        if (m.sinks)
+          return "vLLM has no decode-context-parallel backend for " + m.name +
+                 "'s sliding-window layers with attention sinks (TRTLLM "
+                 "attention, which returns no LSE, is off under DCP, and "
+                 "FlashInfer refuses sinks)";
+      }
       return moeGrid(m, l, l.gpus());
     case Strategy::TP:
       return moeGrid(m, l, l.gpus());
@@ -70,6 +96,25 @@ public:
       return moeGrid(m, l, l.gpus());
     }
     return "";
+  }
+
+  std::string kvCacheUnsupported(const ModelFacts &m, DType kv) const override {
+    if (kv == DType::FP4 && m.mla)
+      return "no vLLM MLA attention backend stores an nvfp4 KV cache "
+             "(FLASHINFER_MLA and the other dense MLA backends take auto, "
+             "bf16 or fp8)";
+    return "";
+  }
+
+  std::string contextSetting(int64_t tokens) const override {
+    return "--max-model-len " + s(tokens);
+  }
+
+  std::string longContextOverride() const override {
+    return "refuses a longer --max-model-len at start-up unless "
+           "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set or --hf-overrides "
+           "'{\"rope_parameters\": {\"rope_type\": \"yarn\", ...}}' "
+           "lengthens the model's RoPE";
   }
 
   std::string noOverlap(const Config &c) const override {
@@ -93,11 +138,18 @@ public:
           "vLLM's DCP combines partial attention outputs with all-gather + "
           "reduce-scatter by default (--dcp-comm-backend ag_rs; a2a is the "
           "all-to-all helix prices)");
-      notes.push_back(
-          "--cp-kv-cache-interleave-size " + s(w.kvBlock) +
-          " deals KV to the DCP ranks in helix's blocks of " + s(w.kvBlock) +
-          " tokens; the KV block size must be a multiple of it (releases "
-          "before the rename: --dcp-kv-cache-interleave-size)");
+      if (w.mtpTokens > 0)
+        notes.push_back(
+            "--cp-kv-cache-interleave-size 1: with MTP, vLLM's attention "
+            "backends take no larger interleave by default, so KV is dealt "
+            "to the DCP ranks token by token; helix priced blocks of " +
+            s(w.kvBlock) + " tokens (the same bytes per rank)");
+      else
+        notes.push_back(
+            "--cp-kv-cache-interleave-size " + s(w.kvBlock) +
+            " deals KV to the DCP ranks in helix's blocks of " + s(w.kvBlock) +
+            " tokens; the KV block size must be a multiple of it (releases "
+            "before the rename: --dcp-kv-cache-interleave-size)");
     }
     if (c.strategy == Strategy::EP) {
       notes.push_back("--max-num-seqs is per data-parallel engine: " +
@@ -144,7 +196,8 @@ public:
       flags.push_back("--tensor-parallel-size " + s(l.gpus()));
       if (l.kvp > 1) {
         flags.push_back("--decode-context-parallel-size " + s(l.kvp));
-        flags.push_back("--cp-kv-cache-interleave-size " + s(w.kvBlock));
+        flags.push_back("--cp-kv-cache-interleave-size " +
+                        s(w.mtpTokens > 0 ? 1 : w.kvBlock));
       }
       break;
     case Strategy::TP:
@@ -166,6 +219,7 @@ public:
                         : w.precision.kvCache == DType::FP8 ? "fp8"
                                                             : "auto";
     flags.push_back(std::string("--kv-cache-dtype ") + dtype);
+    flags.push_back(contextSetting(w.context));
     flags.push_back("--max-num-seqs " + s(maxSeqs));
     if (w.mtpTokens > 0) // the model's MTP layer drafts K tokens per step
       flags.push_back("--speculative-config '{\"method\": \"deepseek_mtp\", "

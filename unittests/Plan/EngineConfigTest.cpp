@@ -44,6 +44,13 @@ protected:
     return out;
   }
 
+  /// FP4 weights with an FP8 KV cache, which every engine stores for MLA.
+  static Workload fp8KV() {
+    Workload w;
+    w.precision.kvCache = DType::FP8;
+    return w;
+  }
+
   static bool contains(const std::string &text, const std::string &what) {
     return text.find(what) != std::string::npos;
   }
@@ -107,34 +114,49 @@ TEST_F(EngineConfigs, TRTLLMHelixForMLA) {
   }
 }
 
-// Helix's GQA plan: TensorRT-LLM documents Helix for MLA only, so the
-// nearest configuration is attention TP over the same GPUs.
-TEST_F(EngineConfigs, TRTLLMHelixForGQAFallsBackToTP) {
+// Helix's GQA plan: TensorRT-LLM runs GQA Helix through trtllm-gen on
+// SM100 (PR 11570), with the Helix KV block of 32 tokens; the file says the
+// Helix page documents MLA models.
+TEST_F(EngineConfigs, TRTLLMHelixForGQA) {
   Config c = config(Strategy::Helix, "kvp=4,tpa=8,tpf=32,ep=1", 8);
-  EXPECT_NE(engineCannotRun(Engine::TRTLLM, llama, gb200, c).find("MLA"),
-            std::string::npos);
+  EXPECT_EQ(engineCannotRun(Engine::TRTLLM, llama, gb200, Workload(), c), "");
   EngineConfig ec = make(Engine::TRTLLM, llama, gb200, c);
-  ASSERT_FALSE(ec.exact());
-  EXPECT_EQ(ec.emitted.strategy, Strategy::TP);
-  EXPECT_EQ(ec.emitted.layout.tpa, 32);
-  EXPECT_EQ(ec.emitted.layout.tpf, 32);
-  EXPECT_EQ(ec.emitted.batch, 8);
-  ASSERT_EQ(ec.changes.size(), 1u);
-  EXPECT_TRUE(contains(ec.changes[0], "attention KVP x TPA = 4 x 8 -> TP = 32"))
-      << ec.changes[0];
-  EXPECT_TRUE(contains(ec.text, "cannot run it as planned"));
-  EXPECT_TRUE(contains(ec.text, "tensor_parallel_size: 32\n"));
-  EXPECT_FALSE(contains(body(ec), "cp_config"));
+  EXPECT_TRUE(ec.exact()) << (ec.changes.empty() ? "" : ec.changes[0]);
+  EXPECT_TRUE(contains(body(ec), "context_parallel_size: 4\n"));
+  EXPECT_TRUE(contains(body(ec), "cp_config:\n  cp_type: HELIX\n  "
+                                 "tokens_per_block: 32\n"));
+  EXPECT_TRUE(contains(body(ec), "kv_cache_config:\n  dtype: nvfp4\n  "
+                                 "tokens_per_block: 32\n"));
+  EXPECT_TRUE(contains(ec.text, "PR 11570"));
   EXPECT_FALSE(contains(body(ec), "moe_")); // dense model
-  EXPECT_GT(ec.emittedPrediction.ttlS, ec.plannedPrediction.ttlS);
+}
+
+// MTP with cp_type HELIX is not a TensorRT-LLM combination: the nearest
+// configuration drops Helix attention and says why.
+TEST_F(EngineConfigs, TRTLLMHelixWithMTPFallsBack) {
+  Workload w;
+  w.mtpTokens = 2;
+  ModelSpec withMTP = deepSeek;
+  withMTP.mtpLayers = 1;
+  Config c = config(Strategy::Helix, "kvp=8,tpa=1,tpf=1,ep=8", 8);
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, withMTP, gb200, w, c)
+                .find("Eagle3 one-model only"),
+            std::string::npos);
+  EngineConfig ec = make(Engine::TRTLLM, withMTP, gb200, c, w);
+  ASSERT_FALSE(ec.exact());
+  EXPECT_EQ(ec.emitted.layout.kvp, 1);
+  EXPECT_FALSE(contains(body(ec), "cp_type: HELIX"));
+  EXPECT_TRUE(contains(body(ec), "decoding_type: MTP"));
 }
 
 // Hopper: TensorRT-LLM documents Helix on Blackwell only.
 TEST_F(EngineConfigs, TRTLLMHelixNeedsBlackwell) {
   Config c = config(Strategy::Helix, "kvp=8,tpa=1,tpf=1,ep=8", 8);
-  std::string why = engineCannotRun(Engine::TRTLLM, deepSeek, h200, c);
+  std::string why =
+      engineCannotRun(Engine::TRTLLM, deepSeek, h200, Workload(), c);
   EXPECT_NE(why.find("Blackwell"), std::string::npos) << why;
-  EXPECT_EQ(engineCannotRun(Engine::TRTLLM, deepSeek, gb200, c), "");
+  EXPECT_EQ(engineCannotRun(Engine::TRTLLM, deepSeek, gb200, Workload(), c),
+            "");
 }
 
 // Attention DP: one replica per GPU, max_batch_size per rank.
@@ -147,7 +169,8 @@ TEST_F(EngineConfigs, TRTLLMAttentionDP) {
   EXPECT_TRUE(contains(ec.text, "moe_expert_parallel_size: 8\n"));
   EXPECT_TRUE(contains(ec.text, "max_batch_size: 13\n")); // ceil(100 / 8)
   Config wide = config(Strategy::EP, "tpa=2,dp=4,tpf=1,ep=8", 100);
-  EXPECT_NE(engineCannotRun(Engine::TRTLLM, deepSeek, gb200, wide), "");
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, deepSeek, gb200, Workload(), wide),
+            "");
 }
 
 // vLLM: -tp N -dcp KVP, which needs TPA >= KV heads (dcp <= tp / H).
@@ -177,7 +200,7 @@ TEST_F(EngineConfigs, VLLMDecodeContextParallel) {
 // vLLM's MoE layers are all TP or all EP: a TPF x EP grid is not runnable.
 TEST_F(EngineConfigs, VLLMMoEGrid) {
   Config c = config(Strategy::Helix, "kvp=64,tpa=1,tpf=8,ep=8", 4);
-  EngineConfig ec = make(Engine::VLLM, deepSeek, gb200, c);
+  EngineConfig ec = make(Engine::VLLM, deepSeek, gb200, c, fp8KV());
   ASSERT_FALSE(ec.exact());
   const Layout &l = ec.emitted.layout;
   EXPECT_EQ(l.kvp, 64);
@@ -189,7 +212,7 @@ TEST_F(EngineConfigs, VLLMMoEGrid) {
   EXPECT_EQ(contains(body(ec), "--enable-expert-parallel"), l.ep == 64);
 
   Config allEP = config(Strategy::Helix, "kvp=64,tpa=1,tpf=1,ep=64", 4);
-  EngineConfig ep = make(Engine::VLLM, deepSeek, gb200, allEP);
+  EngineConfig ep = make(Engine::VLLM, deepSeek, gb200, allEP, fp8KV());
   EXPECT_TRUE(ep.exact());
   EXPECT_TRUE(contains(ep.text, "--enable-expert-parallel \\\n"));
 }
@@ -198,25 +221,25 @@ TEST_F(EngineConfigs, VLLMMoEGrid) {
 // model's DP replicas share no FFN.
 TEST_F(EngineConfigs, VLLMDataParallel) {
   Config c = config(Strategy::EP, "tpa=1,dp=8,tpf=1,ep=8", 20);
-  EngineConfig ec = make(Engine::VLLM, deepSeek, gb200, c);
+  EngineConfig ec = make(Engine::VLLM, deepSeek, gb200, c, fp8KV());
   EXPECT_TRUE(ec.exact());
   EXPECT_TRUE(contains(ec.text, "--tensor-parallel-size 1 \\\n"));
   EXPECT_TRUE(contains(ec.text, "--data-parallel-size 8 \\\n"));
   EXPECT_TRUE(contains(ec.text, "--enable-expert-parallel \\\n"));
   EXPECT_TRUE(contains(ec.text, "--max-num-seqs 3 \\\n")); // ceil(20 / 8)
   Config dense = config(Strategy::EP, "tpa=8,dp=8,tpf=64,ep=1", 8);
-  EXPECT_NE(engineCannotRun(Engine::VLLM, llama, gb200, dense), "");
+  EXPECT_NE(engineCannotRun(Engine::VLLM, llama, gb200, Workload(), dense), "");
 }
 
 // SGLang: --dcp-size for MLA only; any TPF x EP grid via --ep-size.
 TEST_F(EngineConfigs, SGLang) {
   Config c = config(Strategy::Helix, "kvp=64,tpa=1,tpf=8,ep=8", 4);
-  EngineConfig ec = make(Engine::SGLang, deepSeek, gb200, c);
+  EngineConfig ec = make(Engine::SGLang, deepSeek, gb200, c, fp8KV());
   EXPECT_TRUE(ec.exact());
   EXPECT_TRUE(contains(ec.text, "--tp-size 64 \\\n"));
   EXPECT_TRUE(contains(ec.text, "--dcp-size 64 \\\n"));
   EXPECT_TRUE(contains(ec.text, "--ep-size 8 \\\n"));
-  EXPECT_TRUE(contains(ec.text, "--kv-cache-dtype fp4_e2m1 \\\n"));
+  EXPECT_TRUE(contains(ec.text, "--kv-cache-dtype fp8_e4m3 \\\n"));
   EXPECT_TRUE(contains(ec.text, "--moe-a2a-backend none"));
 
   Config gqa = config(Strategy::Helix, "kvp=4,tpa=8,tpf=32,ep=1", 8);
@@ -226,7 +249,7 @@ TEST_F(EngineConfigs, SGLang) {
   EXPECT_TRUE(contains(near.changes[0], "MLA")) << near.changes[0];
 
   Config dp = config(Strategy::EP, "tpa=2,dp=4,tpf=1,ep=8", 10);
-  EngineConfig dpa = make(Engine::SGLang, deepSeek, gb200, dp);
+  EngineConfig dpa = make(Engine::SGLang, deepSeek, gb200, dp, fp8KV());
   EXPECT_TRUE(dpa.exact());
   EXPECT_TRUE(contains(dpa.text, "--tp-size 8 \\\n"));
   EXPECT_TRUE(contains(dpa.text, "--dp-size 4 \\\n"));
@@ -239,7 +262,8 @@ TEST_F(EngineConfigs, SGLang) {
 TEST_F(EngineConfigs, MedhaKVPIsNotRunnable) {
   Config c = config(Strategy::KVP, "kvp=16,tpa=1,tpf=1,ep=1", 2);
   for (Engine e : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang}) {
-    EXPECT_NE(engineCannotRun(e, deepSeek, gb200, c), "") << engineName(e);
+    EXPECT_NE(engineCannotRun(e, deepSeek, gb200, Workload(), c), "")
+        << engineName(e);
     EngineConfig ec = make(e, deepSeek, gb200, c);
     ASSERT_FALSE(ec.exact()) << engineName(e);
     EXPECT_EQ(ec.emitted.strategy, Strategy::HelixNoHopB) << engineName(e);
@@ -297,6 +321,129 @@ TEST_F(EngineConfigs, InvalidConfigIsAnError) {
   EXPECT_FALSE(
       makeEngineConfig(Engine::VLLM, llama, gb200, Workload(), c, out, error));
   EXPECT_NE(error.find("tpa"), std::string::npos) << error;
+}
+
+// The KV cache in a format the engine stores for the attention kind: no
+// vLLM or SGLang MLA backend keeps NVFP4, so DeepSeek's FP4 KV is
+// configured (and priced) as FP8 there; TensorRT-LLM keeps nvfp4, and GQA
+// models keep it on all three.
+TEST_F(EngineConfigs, KVCacheFormatPerEngineAndAttention) {
+  Config mla = config(Strategy::Helix, "kvp=64,tpa=1,tpf=1,ep=64", 4);
+  for (Engine e : {Engine::VLLM, Engine::SGLang}) {
+    EngineConfig ec = make(e, deepSeek, gb200, mla);
+    ASSERT_FALSE(ec.exact()) << engineName(e);
+    EXPECT_TRUE(contains(ec.changes[0], "KV cache fp4 -> fp8 ("))
+        << ec.changes[0];
+    EXPECT_EQ(ec.kvCache, DType::FP8);
+    EXPECT_TRUE(contains(body(ec), e == Engine::VLLM
+                                       ? "--kv-cache-dtype fp8 \\\n"
+                                       : "--kv-cache-dtype fp8_e4m3 \\\n"));
+    // The emitted configuration is priced with the KV it configures.
+    Workload w8;
+    w8.precision.kvCache = DType::FP8;
+    EXPECT_DOUBLE_EQ(ec.emittedPrediction.ttlS,
+                     evaluate(deepSeek, gb200, w8, ec.emitted).ttlS);
+    EXPECT_GT(ec.emittedPrediction.ttlS, ec.plannedPrediction.ttlS);
+  }
+  EngineConfig trt = make(Engine::TRTLLM, deepSeek, gb200, mla);
+  EXPECT_EQ(trt.kvCache, DType::FP4);
+  EXPECT_TRUE(contains(body(trt), "dtype: nvfp4\n"));
+
+  Config gqa = config(Strategy::TP, "tpa=8,tpf=8", 4);
+  EXPECT_TRUE(contains(body(make(Engine::SGLang, llama, gb200, gqa)),
+                       "--kv-cache-dtype nvfp4 \\\n"));
+  EXPECT_TRUE(contains(body(make(Engine::VLLM, llama, gb200, gqa)),
+                       "--kv-cache-dtype nvfp4 \\\n"));
+}
+
+// vLLM's GQA decode context parallelism: -dcp divides the query heads per
+// KV head (Llama-3.1-405B: 128 / 8 = 16), and no backend serves attention
+// sinks under DCP.
+TEST_F(EngineConfigs, VLLMDecodeContextParallelLimits) {
+  Config wide = config(Strategy::Helix, "kvp=32,tpa=8,tpf=256,ep=1", 8);
+  std::string why =
+      engineCannotRun(Engine::VLLM, llama, gb200, Workload(), wide);
+  EXPECT_TRUE(contains(why, "divide the query heads per KV head (128 / 8 = "
+                            "16), not -dcp 32"))
+      << why;
+  Config ok = config(Strategy::Helix, "kvp=16,tpa=8,tpf=128,ep=1", 8);
+  EXPECT_EQ(engineCannotRun(Engine::VLLM, llama, gb200, Workload(), ok), "");
+
+  ModelSpec sinks = llama;
+  for (LayerSpec &l : sinks.layers)
+    l.attention.sinks = true;
+  EXPECT_TRUE(contains(
+      engineCannotRun(Engine::VLLM, sinks, gb200, Workload(), ok), "sinks"));
+
+  // With MTP, KV is dealt token by token (interleave 1).
+  Workload mtp = fp8KV();
+  mtp.mtpTokens = 1;
+  ModelSpec withMTP = deepSeek;
+  withMTP.mtpLayers = 1;
+  EngineConfig ec =
+      make(Engine::VLLM, withMTP, gb200,
+           config(Strategy::Helix, "kvp=8,tpa=1,tpf=8,ep=1", 4), mtp);
+  EXPECT_TRUE(contains(body(ec), "--cp-kv-cache-interleave-size 1 \\\n"));
+}
+
+// Every file sets the engine's maximum sequence length to the planned
+// context, and says when the model's config does not reach it.
+TEST_F(EngineConfigs, ContextLength) {
+  Config c = config(Strategy::TP, "tpa=8,tpf=8", 4);
+  Workload w = fp8KV();
+  w.context = 1048576;
+  const char *setting[] = {"max_seq_len: 1048576\n",
+                           "--max-model-len 1048576 \\\n",
+                           "--context-length 1048576 \\\n"};
+  const char *overrideHint[] = {"rope_scaling", "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+                                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"};
+  int i = 0;
+  for (Engine e : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang}) {
+    EngineConfig ec = make(e, llama, gb200, c, w);
+    EXPECT_TRUE(contains(body(ec), setting[i])) << engineName(e);
+    // Llama-3.1-405B's config serves 131,072 positions.
+    EXPECT_TRUE(contains(ec.text, "serves at most 131,072 positions"))
+        << engineName(e);
+    EXPECT_TRUE(contains(ec.text, overrideHint[i])) << engineName(e);
+    ++i;
+  }
+  w.context = 65536;
+  EngineConfig shortContext = make(Engine::VLLM, llama, gb200, c, w);
+  EXPECT_TRUE(contains(body(shortContext), "--max-model-len 65536 \\\n"));
+  EXPECT_FALSE(contains(shortContext.text, "serves at most"));
+}
+
+// Under a TTL budget the nearest runnable configuration meets it where one
+// does (a smaller batch here: Llama's KV read grows with the batch), and
+// the file warns where none does.
+TEST_F(EngineConfigs, FallbackMeetsTheBudget) {
+  // TPA 4 < 8 KV heads: not a vLLM DCP layout.
+  Config c = config(Strategy::Helix, "kvp=8,tpa=4,tpf=32,ep=1", 8);
+  EngineConfig free = make(Engine::VLLM, llama, gb200, c, fp8KV());
+  ASSERT_FALSE(free.exact());
+  EngineConfigOptions tight;
+  tight.ttlBudgetMs = free.emittedPrediction.ttlS * 1e3 * 0.9;
+  EngineConfig out;
+  std::string error;
+  ASSERT_TRUE(makeEngineConfig(Engine::VLLM, llama, gb200, fp8KV(), c, out,
+                               error, tight))
+      << error;
+  EXPECT_TRUE(out.meetsBudget);
+  EXPECT_LE(out.emittedPrediction.ttlS * 1e3, tight.ttlBudgetMs * 1.000001);
+  EXPECT_LT(out.emitted.batch, c.batch);
+  EXPECT_FALSE(contains(out.text, "WARNING"));
+
+  EngineConfigOptions impossible;
+  impossible.ttlBudgetMs = 1e-6;
+  ASSERT_TRUE(makeEngineConfig(Engine::VLLM, llama, gb200, fp8KV(), c, out,
+                               error, impossible))
+      << error;
+  EXPECT_FALSE(out.meetsBudget);
+  EXPECT_TRUE(contains(out.text, "WARNING: the configuration here misses"));
+  bool said = false;
+  for (const std::string &line : out.changes)
+    said |= contains(line, "meets the");
+  EXPECT_TRUE(said);
 }
 
 } // namespace

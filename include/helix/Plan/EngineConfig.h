@@ -42,7 +42,15 @@ bool parseEngine(const std::string &text, Engine &engine, std::string &error);
 /// off where it was in use); everything else is: strategy, layout widths
 /// against the model (MLA or GQA, KV heads, MoE) and the hardware.
 std::string engineCannotRun(Engine engine, const ModelSpec &model,
-                            const Hardware &hw, const Config &config);
+                            const Hardware &hw, const Workload &workload,
+                            const Config &config);
+
+/// `workload` with the KV cache in a format `engine` stores for `model`'s
+/// attention: unchanged (false) when it stores the planned one, else FP8
+/// (true), with `change` saying why ("KV cache fp4 -> fp8 (...)").
+bool engineKVCache(Engine engine, const ModelSpec &model,
+                   const Workload &workload, Workload &engineWorkload,
+                   std::string &change);
 
 /// The configuration `engine` runs in place of `config`, on the same GPUs and
 /// batch: `config` itself when the engine can run it; with HOP-B off when the
@@ -51,12 +59,16 @@ std::string engineCannotRun(Engine engine, const ModelSpec &model,
 /// GPU count, the one that fits in memory and is closest to `config`
 /// (strategy family first, then log2 distance of each width), ties broken by
 /// the lower TTL. `changes` gets one line per difference ("HOP-B off: ...",
-/// "attention KVP x TPA = 4 x 8 -> TP = 32: ..."). Returns false with
-/// `error` set when no layout on that GPU count is runnable by the engine.
+/// "attention KVP x TPA = 4 x 8 -> TP = 32: ..."). With `ttlBudgetS` > 0 a
+/// configuration that misses the budget is replaced too, and the search
+/// prefers (after fitting) those within it, smaller batches included; a line
+/// says so when none is. Returns false with `error` set when no layout on
+/// that GPU count is runnable by the engine.
 bool nearestEngineConfig(Engine engine, const ModelSpec &model,
                          const Hardware &hw, const Workload &workload,
                          const Config &config, Config &nearest,
-                         std::vector<std::string> &changes, std::string &error);
+                         std::vector<std::string> &changes, std::string &error,
+                         double ttlBudgetS = 0);
 
 /// helix's prediction for one configuration.
 struct EnginePrediction {
@@ -83,6 +95,12 @@ struct EngineConfig {
   /// with helix's predictions, changes, notes, the documentation followed)
   /// and then the engine's configuration.
   std::string text;
+  /// The KV cache format the file configures (the planned one, or FP8 where
+  /// the engine does not store it: engineKVCache).
+  DType kvCache = DType::FP8;
+  /// Whether the emitted configuration meets EngineConfigOptions'
+  /// ttlBudgetMs (true without one).
+  bool meetsBudget = true;
 
   bool exact() const { return changes.empty(); }
 };
@@ -90,6 +108,9 @@ struct EngineConfig {
 struct EngineConfigOptions {
   /// The command that wrote the file, for the header ("helix plan").
   std::string command = "helix";
+  /// The user's TTL budget (--ttl-ms; 0: none): a fallback configuration is
+  /// searched among those that meet it, and the file says when none does.
+  double ttlBudgetMs = 0;
 };
 
 /// Maps `config` to `engine`'s configuration (nearestEngineConfig, then the

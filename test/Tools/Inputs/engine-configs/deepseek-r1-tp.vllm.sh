@@ -2,14 +2,19 @@
 # vLLM configuration for DeepSeek-R1, written by helix cost --emit-config vllm
 # DeepSeek-R1 on gb200-nvl72, 131,072-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
 #
-# Planned by helix and configured here: tp kvp=1,tpa=8,tpf=1,ep=8 (8 GPUs), batch 32, HOP-B off
+# Planned by helix: tp kvp=1,tpa=8,tpf=1,ep=8 (8 GPUs), batch 32, HOP-B off
+#   helix predicts: N
+# vLLM cannot run it as planned; this file configures the nearest configuration it can run:
+#   - KV cache fp4 -> fp8 (no vLLM MLA attention backend stores an nvfp4 KV cache (FLASHINFER_MLA and the other dense MLA backends take auto, bf16 or fp8))
+# Configured here: tp kvp=1,tpa=8,tpf=1,ep=8 (8 GPUs), batch 32, HOP-B off
 #   helix predicts: N
 #
 # Use:
 #   MODEL=<DeepSeek-R1 checkpoint> sh THIS_FILE [more vllm serve flags]
 # Notes:
 #   - weights: helix priced fp4 weights; vLLM takes the weight format from the checkpoint: serve an NVFP4 checkpoint of DeepSeek-R1
-#   - --kv-cache-dtype nvfp4 needs vLLM 0.21 or later
+#   - context: --max-model-len 131072 configures the planned 131,072-token context
+#   - the emitted configuration does not fit in HBM at batch 32 by helix's memory model
 # Follows (docs/engine-configs.md):
 #   - https://docs.vllm.ai/en/latest/serving/context_parallel_deployment.html (-dcp in [1, tp / KV heads])
 #   - https://docs.vllm.ai/en/latest/serving/data_parallel_deployment.html (DP attention, MoE TP or EP)
@@ -19,6 +24,7 @@ MODEL=${MODEL:?set MODEL to the DeepSeek-R1 checkpoint, a path or a Hugging Face
 exec vllm serve "$MODEL" \
   --tensor-parallel-size 8 \
   --enable-expert-parallel \
-  --kv-cache-dtype nvfp4 \
+  --kv-cache-dtype fp8 \
+  --max-model-len 131072 \
   --max-num-seqs 32 \
   "$@"

@@ -13,7 +13,9 @@
 #   MODEL=<Llama-3.1-405B checkpoint> sh THIS_FILE [more sglang.launch_server flags]
 # Notes:
 #   - weights: helix priced fp4 weights; SGLang takes the weight format from the checkpoint: serve an NVFP4 checkpoint of Llama-3.1-405B
-#   - --kv-cache-dtype fp4_e2m1 is SGLang's FP4 KV cache (MXFP4 scales); helix priced NVFP4
+#   - context: --context-length 1048576 configures the planned 1,048,576-token context
+#   - the model's config serves at most 131,072 positions (max_position_embeddings, or YaRN's original length x factor): SGLang refuses a longer --context-length at start-up unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 is set or --json-model-override-args '{"rope_scaling": {"rope_type": "yarn", ...}}' lengthens the model's RoPE. helix does not extend RoPE for you: positions past 131,072 are outside what the model was trained on, so serving this context needs a checkpoint trained or RoPE-scaled for it
+#   - --kv-cache-dtype nvfp4 (E4M3 scale per 16 values, what helix prices) needs a recent SGLang (SM100: PR 36340); fp4_e2m1 is the older MXFP4 cache, which current releases reject
 # Follows (docs/engine-configs.md):
 #   - https://docs.sglang.io/docs/advanced_features/dcp.md (--dcp-size, MLA only)
 #   - https://docs.sglang.io/advanced_features/server_arguments.html (--tp-size, --dp-size, --enable-dp-attention, --ep-size, --kv-cache-dtype, --max-running-requests)
@@ -22,6 +24,7 @@
 MODEL=${MODEL:?set MODEL to the Llama-3.1-405B checkpoint, a path or a Hugging Face id}
 exec python -m sglang.launch_server --model-path "$MODEL" \
   --tp-size 32 \
-  --kv-cache-dtype fp4_e2m1 \
+  --kv-cache-dtype nvfp4 \
+  --context-length 1048576 \
   --max-running-requests 8 \
   "$@"

@@ -9,6 +9,8 @@
 #   MODEL=<Llama-3.1-405B checkpoint> sh THIS_FILE [more vllm serve flags]
 # Notes:
 #   - weights: helix priced fp4 weights; vLLM takes the weight format from the checkpoint: serve an NVFP4 checkpoint of Llama-3.1-405B
+#   - context: --max-model-len 1048576 configures the planned 1,048,576-token context
+#   - the model's config serves at most 131,072 positions (max_position_embeddings, or YaRN's original length x factor): vLLM refuses a longer --max-model-len at start-up unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set or --hf-overrides '{"rope_parameters": {"rope_type": "yarn", ...}}' lengthens the model's RoPE. helix does not extend RoPE for you: positions past 131,072 are outside what the model was trained on, so serving this context needs a checkpoint trained or RoPE-scaled for it
 #   - vLLM's DCP combines partial attention outputs with all-gather + reduce-scatter by default (--dcp-comm-backend ag_rs; a2a is the all-to-all helix prices)
 #   - --cp-kv-cache-interleave-size 16 deals KV to the DCP ranks in helix's blocks of 16 tokens; the KV block size must be a multiple of it (releases before the rename: --dcp-kv-cache-interleave-size)
 #   - --kv-cache-dtype nvfp4 needs vLLM 0.21 or later
@@ -23,5 +25,6 @@ exec vllm serve "$MODEL" \
   --decode-context-parallel-size 4 \
   --cp-kv-cache-interleave-size 16 \
   --kv-cache-dtype nvfp4 \
+  --max-model-len 1048576 \
   --max-num-seqs 8 \
   "$@"
