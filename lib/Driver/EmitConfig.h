@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <sys/stat.h>
 
 namespace helix::driver {
 
@@ -79,6 +80,7 @@ inline bool emitEngineConfig(const std::string &command,
   EngineConfigOptions options;
   options.command = command;
   options.ttlBudgetMs = ttlBudgetMs;
+  options.outputPath = args.output;
   if (!makeEngineConfig(args.parsed, in.model, in.hardware, in.workload, config,
                         ec, error, options)) {
     cliErr() << command << ": error: --emit-config " << args.engine << ": "
@@ -88,6 +90,14 @@ inline bool emitEngineConfig(const std::string &command,
   if (!writeOutputFile(command, args.output,
                        [&](std::ostream &os) { os << ec.text; }))
     return false;
+  // The deployment's other files, beside it.
+  for (const EngineFile &f : ec.extraFiles) {
+    if (!writeOutputFile(command, f.path,
+                         [&](std::ostream &os) { os << f.text; }))
+      return false;
+    if (f.executable && !cliMemoryFile(f.path))
+      ::chmod(f.path.c_str(), 0755);
+  }
   if (!ec.exact()) {
     std::string changes;
     for (const std::string &c : ec.changes)

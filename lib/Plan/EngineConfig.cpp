@@ -428,6 +428,10 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
         " are outside what the model was trained on, so serving this "
         "context needs a checkpoint trained or RoPE-scaled for it");
   rules.addNotes(m, emittedWorkload, out.emitted, out.notes);
+  const std::string mainPath =
+      options.outputPath == "-" ? std::string() : options.outputPath;
+  rules.addFiles(m, emittedWorkload, out.emitted, mainPath, out.extraFiles,
+                 out.notes);
   if (!ee.fits)
     out.notes.push_back("the emitted configuration does not fit in HBM at "
                         "batch " +

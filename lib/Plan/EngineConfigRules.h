@@ -89,6 +89,15 @@ public:
   /// The configuration itself, for `c` (which the engine runs).
   virtual void writeBody(std::ostream &os, const ModelFacts &m,
                          const Workload &w, const Config &c) const = 0;
+  /// The deployment's other files for `c`, named after `mainPath` (a file
+  /// path; "" when the main file goes to standard output: then a note says
+  /// what -o FILE would add). None by default.
+  virtual void addFiles(const ModelFacts &m, const Workload &w, const Config &c,
+                        const std::string &mainPath,
+                        std::vector<EngineFile> &files,
+                        std::vector<std::string> &notes) const {
+    (void)m, (void)w, (void)c, (void)mainPath, (void)files, (void)notes;
+  }
   /// First line of the file, if any ("#!/bin/sh").
   virtual const char *firstLine() const { return nullptr; }
 };

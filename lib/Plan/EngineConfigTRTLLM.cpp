@@ -9,6 +9,12 @@
 //     Helix is PR 16003, not merged); generation servers of a
 //     disaggregated deployment.
 //   - max_seq_len: the LLM-API's longest sequence.
+//   - features/disagg-serving.html: context and generation servers each
+//     take cache_transceiver_config {backend, max_tokens_in_buffer (at
+//     least the longest input)}; context servers also
+//     disable_overlap_scheduler; `trtllm-serve disaggregated -c FILE` reads
+//     hostname, port, backend and context_servers / generation_servers
+//     {num_instances, urls}.
 //   - tensorrt_llm/mapping.py: world = tp x pp x cp; under HELIX attention
 //     is cp x tp (attn_cp x attn_tp) and MoE runs moe_tp x moe_ep = tp x cp;
 //     otherwise moe_tp x moe_ep = tp.
@@ -18,6 +24,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineConfigRules.h"
+
+#include <sstream>
 
 namespace helix {
 namespace engine {
@@ -132,13 +140,127 @@ public:
     (void)m;
   }
 
+  /// The parallel layout both servers share (FFN as planned), the KV cache
+  /// and its transfer, and the sequence length.
+  static void writeCommon(std::ostream &os, const ModelFacts &m,
+                          const Workload &w, const Layout &l) {
+    if (m.moe) {
+      os << "moe_tensor_parallel_size: " << l.tpf << "\n";
+      os << "moe_expert_parallel_size: " << l.ep << "\n";
+    }
+    (void)w;
+  }
+
+  static const char *kvDType(const Workload &w) {
+    return w.precision.kvCache == DType::FP4   ? "nvfp4"
+           : w.precision.kvCache == DType::FP8 ? "fp8"
+                                               : "auto";
+  }
+
+  static void writeTransceiver(std::ostream &os, const Workload &w) {
+    os << "cache_transceiver_config:\n  backend: DEFAULT\n"
+          "  max_tokens_in_buffer: "
+       << w.context << "\n";
+  }
+
+  void addFiles(const ModelFacts &m, const Workload &w, const Config &c,
+                const std::string &mainPath, std::vector<EngineFile> &files,
+                std::vector<std::string> &notes) const override {
+    const Layout &l = c.layout;
+    if (!kvSharded(c.strategy) || l.kvp == 1)
+      return;
+    if (mainPath.empty()) {
+      notes.push_back("with -o FILE helix also writes the context server's "
+                      "configuration, the trtllm-serve disaggregated "
+                      "configuration and a launch script beside FILE");
+      return;
+    }
+    std::string stem = mainPath;
+    size_t slash = stem.rfind('/');
+    size_t dot = stem.rfind('.');
+    if (dot != std::string::npos &&
+        (slash == std::string::npos || dot > slash + 1))
+      stem.erase(dot);
+    auto base = [](const std::string &path) {
+      size_t at = path.rfind('/');
+      return at == std::string::npos ? path : path.substr(at + 1);
+    };
+    const std::string ctxPath = stem + ".context.yaml";
+    const std::string disaggPath = stem + ".disagg.yaml";
+    const std::string launchPath = stem + ".launch.sh";
+    const int64_t gpus = l.gpus();
+
+    std::ostringstream ctx;
+    ctx << "# TensorRT-LLM context (prefill) server for " << m.name
+        << ": the partner of the Helix generation servers of " << base(mainPath)
+        << " in a disaggregated deployment (" << base(launchPath) << ")\n"
+        << "# Prefill is not what helix plans: this server runs attention "
+           "TP over the same "
+        << gpus << " GPUs, the FFN as planned, and one request at a time.\n\n";
+    ctx << "tensor_parallel_size: " << gpus << "\n";
+    ctx << "pipeline_parallel_size: 1\n";
+    ctx << "context_parallel_size: 1\n";
+    writeCommon(ctx, m, w, l);
+    ctx << "enable_attention_dp: false\n";
+    ctx << "disable_overlap_scheduler: true\n";
+    ctx << "kv_cache_config:\n  dtype: " << kvDType(w)
+        << "\n  tokens_per_block: " << kHelixTokensPerBlock << "\n";
+    writeTransceiver(ctx, w);
+    ctx << "max_batch_size: 1\n";
+    ctx << contextSetting(w.context) << "\n";
+    files.push_back({ctxPath, ctx.str(), false});
+
+    std::ostringstream dis;
+    dis << "# trtllm-serve disaggregated -c " << base(disaggPath)
+        << ": the front end of the Helix deployment of " << m.name << " ("
+        << base(launchPath) << " starts the servers)\n\n"
+        << "hostname: localhost\nport: 8000\nbackend: pytorch\n"
+        << "context_servers:\n  num_instances: 1\n  urls:\n"
+           "    - \"localhost:8001\"\n"
+        << "generation_servers:\n  num_instances: 1\n  urls:\n"
+           "    - \"localhost:8002\"\n";
+    files.push_back({disaggPath, dis.str(), false});
+
+    std::ostringstream sh;
+    sh << "#!/bin/sh\n"
+       << "# The disaggregated TensorRT-LLM deployment of " << m.name
+       << " that helix planned: a context (prefill) server (" << base(ctxPath)
+       << ", port 8001), a generation server running Helix (" << base(mainPath)
+       << ", port 8002) and the front end (" << base(disaggPath)
+       << ", port 8000).\n"
+       << "# Use: MODEL=<" << m.name << " checkpoint> sh " << base(launchPath)
+       << "\n"
+       << "# Each server spans " << gpus
+       << " GPUs: on one host give each its own CUDA_VISIBLE_DEVICES; across "
+          "hosts start each under MPI or SLURM as TensorRT-LLM's "
+          "examples/disaggregated/slurm do.\n"
+       << "set -e\n"
+       << "MODEL=${MODEL:?set MODEL to the " << m.name << " checkpoint}\n"
+       << "dir=$(dirname \"$0\")\n"
+       << "trtllm-serve \"$MODEL\" --host localhost --port 8001 --backend "
+          "pytorch --extra_llm_api_options \"$dir/"
+       << base(ctxPath) << "\" &\n"
+       << "trtllm-serve \"$MODEL\" --host localhost --port 8002 --backend "
+          "pytorch --extra_llm_api_options \"$dir/"
+       << base(mainPath) << "\" &\n"
+       << "exec trtllm-serve disaggregated -c \"$dir/" << base(disaggPath)
+       << "\"\n";
+    files.push_back({launchPath, sh.str(), true});
+    notes.push_back("the deployment: " + base(ctxPath) + " (context server), " +
+                    base(disaggPath) + " (trtllm-serve disaggregated) and " +
+                    base(launchPath) + " (starts all three), beside this file");
+  }
+
   std::vector<std::string> sources() const override {
     return {"https://nvidia.github.io/TensorRT-LLM/1.3.0rc26/features/helix."
             "html (Helix: context_parallel_size, cp_config)",
             "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/"
             "mapping.py (tp, cp, moe_tp x moe_ep)",
             "https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/llm-api/"
-            "reference/KvCacheConfig.html (kv_cache_config)"};
+            "reference/KvCacheConfig.html (kv_cache_config)",
+            "https://nvidia.github.io/TensorRT-LLM/latest/features/"
+            "disagg-serving.html (cache_transceiver_config, trtllm-serve "
+            "disaggregated)"};
   }
 
   void writeBody(std::ostream &os, const ModelFacts &m, const Workload &w,
@@ -166,20 +288,16 @@ public:
     os << "tensor_parallel_size: " << tp << "\n";
     os << "pipeline_parallel_size: " << pp << "\n";
     os << "context_parallel_size: " << cp << "\n";
-    if (m.moe) {
-      os << "moe_tensor_parallel_size: " << l.tpf << "\n";
-      os << "moe_expert_parallel_size: " << l.ep << "\n";
-    }
+    writeCommon(os, m, w, l);
     os << "enable_attention_dp: " << (attentionDP ? "true" : "false") << "\n";
     const int64_t block = cp > 1 ? kHelixTokensPerBlock : w.kvBlock;
     if (cp > 1)
       os << "cp_config:\n  cp_type: HELIX\n  tokens_per_block: " << block
          << "\n";
-    const char *dtype = w.precision.kvCache == DType::FP4   ? "nvfp4"
-                        : w.precision.kvCache == DType::FP8 ? "fp8"
-                                                            : "auto";
-    os << "kv_cache_config:\n  dtype: " << dtype
+    os << "kv_cache_config:\n  dtype: " << kvDType(w)
        << "\n  tokens_per_block: " << block << "\n";
+    if (cp > 1) // the generation servers of a disaggregated deployment
+      writeTransceiver(os, w);
     os << "max_batch_size: " << batch << "\n";
     os << contextSetting(w.context) << "\n";
     if (w.mtpTokens > 0) // the model's MTP layer drafts K tokens per step

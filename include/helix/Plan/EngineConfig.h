@@ -80,6 +80,13 @@ struct EnginePrediction {
   int64_t hopbSlices = 1;
 };
 
+/// A file of a deployment besides the main one.
+struct EngineFile {
+  std::string path; ///< beside EngineConfigOptions::outputPath
+  std::string text;
+  bool executable = false;
+};
+
 /// One engine configuration and what helix predicts for it.
 struct EngineConfig {
   Engine engine = Engine::TRTLLM;
@@ -101,6 +108,10 @@ struct EngineConfig {
   /// Whether the emitted configuration meets EngineConfigOptions'
   /// ttlBudgetMs (true without one).
   bool meetsBudget = true;
+  /// The deployment's other files (TensorRT-LLM Helix: the context server's
+  /// configuration, the `trtllm-serve disaggregated` configuration and the
+  /// launch script); empty for a single-file configuration.
+  std::vector<EngineFile> extraFiles;
 
   bool exact() const { return changes.empty(); }
 };
@@ -111,7 +122,13 @@ struct EngineConfigOptions {
   /// The user's TTL budget (--ttl-ms; 0: none): a fallback configuration is
   /// searched among those that meet it, and the file says when none does.
   double ttlBudgetMs = 0;
+  /// Where the main file goes (-o FILE; "" or "-": standard output). A
+  /// deployment of several files (TensorRT-LLM's disaggregated Helix) names
+  /// the others after it, FILE without its extension + ".context.yaml" and
+  /// so on, and only when it is a file.
+  std::string outputPath;
 };
+
 
 /// Maps `config` to `engine`'s configuration (nearestEngineConfig, then the
 /// engine's writer). `config` must be valid for `model` (validateConfig).
