@@ -129,7 +129,6 @@ struct EngineConfigOptions {
   std::string outputPath;
 };
 
-
 /// Maps `config` to `engine`'s configuration (nearestEngineConfig, then the
 /// engine's writer). `config` must be valid for `model` (validateConfig).
 /// Returns false with `error` set when the engine runs nothing close (no
