@@ -12,6 +12,9 @@
 
 #include "gtest/gtest.h"
 
+#include <fstream>
+#include <sstream>
+
 using namespace helix;
 
 namespace {
@@ -444,6 +447,71 @@ TEST_F(EngineConfigs, FallbackMeetsTheBudget) {
   for (const std::string &line : out.changes)
     said |= contains(line, "meets the");
   EXPECT_TRUE(said);
+}
+
+// docs/engine-configs.md's table of what each engine runs as planned, per
+// model family and strategy, is what engineCannotRun says (FP8 KV; the NVFP4
+// KV row from engineKVCache). The test prints the table when they differ.
+TEST_F(EngineConfigs, RunnableTableInTheDocsIsTheRules) {
+  ModelSpec sinks = llama;
+  for (LayerSpec &l : sinks.layers)
+    l.attention.sinks = true;
+  struct Family {
+    const char *name;
+    const ModelSpec *model;
+    const char *helix, *tp, *tppp, *ep, *kvp;
+  };
+  const Family families[] = {
+      {"MLA + MoE (DeepSeek-R1)", &deepSeek, "kvp=64,tpa=1,tpf=8,ep=8",
+       "tpa=8,tpf=1,ep=8", "tpa=8,pp=2,tpf=1,ep=8", "tpa=1,dp=8,tpf=1,ep=8",
+       "kvp=8,tpa=1,tpf=1,ep=1"},
+      {"GQA dense (Llama-3.1-405B)", &llama, "kvp=8,tpa=8,tpf=64,ep=1",
+       "tpa=8,tpf=8", "tpa=8,pp=2,tpf=8", "tpa=8,dp=8,tpf=64,ep=1",
+       "kvp=8,tpa=8,tpf=8,ep=1"},
+      {"GQA with attention sinks (as gpt-oss)", &sinks,
+       "kvp=8,tpa=8,tpf=64,ep=1", "tpa=8,tpf=8", "tpa=8,pp=2,tpf=8",
+       "tpa=8,dp=8,tpf=64,ep=1", "kvp=8,tpa=8,tpf=8,ep=1"}};
+  const Engine engines[] = {Engine::TRTLLM, Engine::VLLM, Engine::SGLang};
+  std::string table = "| model family | strategy | TensorRT-LLM | vLLM | "
+                      "SGLang |\n|---|---|---|---|---|\n";
+  for (const Family &f : families) {
+    const std::pair<Strategy, const char *> rows[] = {
+        {Strategy::Helix, f.helix},
+        {Strategy::TP, f.tp},
+        {Strategy::TPPP, f.tppp},
+        {Strategy::EP, f.ep},
+        {Strategy::KVP, f.kvp}};
+    for (auto [strategy, layout] : rows) {
+      Config c = config(strategy, layout, 8);
+      table += std::string("| ") + f.name + " | " +
+               stringifyStrategy(strategy).str() + " " + layout + " |";
+      for (Engine e : engines)
+        table += engineCannotRun(e, *f.model, gb200, fp8KV(), c).empty()
+                     ? " yes |"
+                     : " no |";
+      table += "\n";
+    }
+    table += std::string("| ") + f.name + " | NVFP4 KV cache |";
+    for (Engine e : engines) {
+      Workload fp4, out;
+      std::string change;
+      table += engineKVCache(e, *f.model, fp4, out, change) ? " no (fp8) |"
+                                                            : " yes |";
+    }
+    table += "\n";
+  }
+  std::ifstream in(std::string(HELIX_SOURCE_DIR) + "/docs/engine-configs.md");
+  ASSERT_TRUE(in.good());
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string begin = "<!-- runnable-table: begin -->\n";
+  const std::string end = "<!-- runnable-table: end -->";
+  size_t b = doc.str().find(begin), e = doc.str().find(end);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(e, std::string::npos);
+  EXPECT_EQ(doc.str().substr(b + begin.size(), e - b - begin.size()), table)
+      << "docs/engine-configs.md's runnable table should read:\n"
+      << table;
 }
 
 } // namespace
