@@ -94,7 +94,12 @@ def import_config(path_or_dict):
         name = path_or_dict.get("_name_or_path") or ""
         source = _os.path.basename(str(name).rstrip("/")) + ".json" \
             if name else ""
-        model = Model(_json.dumps(path_or_dict), source)
+        try:
+            text = _json.dumps(path_or_dict, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise Error("helix import: error: %s: not a JSON object: %s"
+                        % (source or "<dict>", e)) from None
+        model = Model(text, source)
     elif isinstance(path_or_dict, (str, bytes, _os.PathLike)):
         path = _os.fsdecode(path_or_dict)
         try:
@@ -122,12 +127,16 @@ def _as_model(model):
 
 # Options given more than once on the command line, not comma-joined.
 _REPEATED = {"layer_layout"}
+# Options that take on / off: True and False mean those.
+_ON_OFF = {"per_layer", "hopb"}
 
 
 def _flags(options):
     flags = []
     for key, value in options.items():
         name = "--" + key.replace("_", "-")
+        if key in _ON_OFF and isinstance(value, bool):
+            value = "on" if value else "off"
         if value is None or value is False:
             continue
         if value is True:

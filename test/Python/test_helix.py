@@ -161,6 +161,15 @@ def test_errors_are_the_cli_lines(call, message):
     assert e.value.exit_code != 0
 
 
+def test_on_off_options_take_bools():
+    m = helix.import_config(model_path("tiny-llama-tied"))
+    assert "per_layer" not in helix.plan(m, max_gpus=8, per_layer=False)
+    assert "per_layer" in helix.plan(m, max_gpus=8, per_layer=True)
+    off = helix.cost(m, batch=2, layout="kvp=2,tpa=1,tpf=2", hopb=False)
+    assert off == helix.cost(m, batch=2, layout="kvp=2,tpa=1,tpf=2",
+                             hopb="off")
+
+
 def test_bad_configs():
     with pytest.raises(helix.Error, match="cannot read /no/such.json"):
         helix.import_config("/no/such.json")
@@ -168,6 +177,8 @@ def test_bad_configs():
         helix.import_config({"model_type": "llama"})
     with pytest.raises(helix.Error, match="model_type"):
         helix.import_config({"_name_or_path": "org/Thing", "hidden_size": 8})
+    with pytest.raises(helix.Error, match="not a JSON object"):
+        helix.import_config({"model_type": "llama", "hidden_size": 1e999})
     with pytest.raises(helix.Error, match="expected a config.json path"):
         helix.import_config(42)
 
