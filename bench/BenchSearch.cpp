@@ -6,8 +6,12 @@
 // prints configurations evaluated per second. --max-gpus 576 is rack scale
 // (eight NVL72 domains); --per-layer on adds the per-layer Helix search.
 //
-//   helix-bench-search [--repeat N] [--model r1|llama405b] [--hw NAME]
-//                      [--max-gpus N] [--per-layer on|off]
+//   helix-bench-search [--repeat N] [--model r1|llama405b|CONFIG.json]
+//                      [--hw NAME] [--max-gpus N] [--per-layer on|off]
+//
+// --model takes a Hugging Face config.json too (test/Inputs/models/
+// Kimi-K3.json: the hybrid KDA + MLA model whose per-layer search has the
+// most kinds).
 //
 // Measured 2026-11-23 on one core of a 2-vCPU Intel Xeon VM shared with
 // other builds (load average 4-5): 1..64 GPUs 21,363 configurations in a
@@ -20,6 +24,7 @@
 #include "PaperModels.h"
 
 #include "helix/Cost/Search.h"
+#include "helix/Import/HFConfig.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -58,10 +63,17 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "--per-layer"))
       perLayer = !std::strcmp(argv[i + 1], "on");
   }
-  ModelSpec model =
-      modelName == "r1" ? paper::deepSeekR1() : paper::llama405B();
-  Hardware hw;
+  ModelSpec model;
   std::string error;
+  if (modelName == "r1")
+    model = paper::deepSeekR1();
+  else if (modelName == "llama405b")
+    model = paper::llama405B();
+  else if (!importHFConfigFile(modelName, ImportOptions{}, model, error)) {
+    std::fprintf(stderr, "helix-bench-search: %s\n", error.c_str());
+    return 1;
+  }
+  Hardware hw;
   if (!loadHardware(hwName, hw, error)) {
     std::fprintf(stderr, "helix-bench-search: %s\n", error.c_str());
     return 1;

@@ -79,6 +79,13 @@ def Helix_AttentionKind : I32EnumAttr<"AttentionKind", "attention variant", [
   let cppNamespace = "::mlir::helix";
 }
 
+def Helix_LinearAttnVariant : I32EnumAttr<"LinearAttnVariant",
+    "recurrent linear-attention variant", [
+    I32EnumAttrCase<"gated_deltanet", 0>, I32EnumAttrCase<"kda", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::helix";
+}
+
 def Helix_ScoringFunc : I32EnumAttr<"ScoringFunc", "MoE router scoring", [
     I32EnumAttrCase<"softmax", 0>, I32EnumAttrCase<"sigmoid", 1>]> {
   let genSpecializedAttr = 0;
@@ -103,6 +110,10 @@ def Helix_AttentionConfigAttr : Helix_Attr<"AttentionConfig", "attn"> {
     shared by all query heads; `head_dim` is the q/k head size
     (qk_nope + qk_rope) and `v_head_dim` the value head size.
     `window` is the sliding-window size in tokens (0: full attention).
+    `output_gate` multiplies the head outputs by a sigmoid gate projected
+    from the layer input (Qwen3.5, Kimi-K3's MLA); `no_rope` applies no
+    positions (Kimi Linear's MLA, Nemotron-H); `partial_rotary` is the
+    fraction of each head RoPE rotates (Qwen3.5: 0.25).
 
     ```mlir
     #helix.attn<kind = gqa, heads = 128, kv_heads = 8, head_dim = 128, v_head_dim = 128>
@@ -125,7 +136,10 @@ def Helix_AttentionConfigAttr : Helix_Attr<"AttentionConfig", "attn"> {
     Helix_BoolParameter<"bias on the output projection">:$out_bias,
     Helix_BoolParameter<"RMSNorm on q and k per head">:$qk_norm,
     Helix_BoolParameter<"learned attention sinks">:$sinks,
-    Helix_I64Parameter<"sliding window (0: full)", "0">:$window
+    Helix_I64Parameter<"sliding window (0: full)", "0">:$window,
+    Helix_BoolParameter<"sigmoid gate on the attention output">:$output_gate,
+    Helix_BoolParameter<"no RoPE (the rope dims are cached unrotated)">:$no_rope,
+    Helix_F64Parameter<"fraction of each q/k head RoPE rotates", "1.0">:$partial_rotary
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -207,7 +221,110 @@ def Helix_MoEConfigAttr : Helix_Attr<"MoEConfig", "moe"> {
     DefaultValuedParameter<"ScoringFunc", "ScoringFunc::softmax",
                            "router scoring">:$scoring,
     StringRefParameter<"activation", "\"silu\"">:$activation,
-    Helix_BoolParameter<"experts have biases">:$expert_bias
+    Helix_BoolParameter<"experts have biases">:$expert_bias,
+    Helix_I64Parameter<"latent width of the routed experts (0: hidden)", "0">:$latent_size,
+    Helix_BoolParameter<"RMSNorm on the latent expert output">:$latent_norm,
+    Helix_BoolParameter<"sigmoid gate on the shared experts">:$shared_expert_gate
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Helix_LinearAttentionConfigAttr
+    : Helix_Attr<"LinearAttentionConfig", "linear_attn"> {
+  let summary = "A recurrent linear-attention mixer (Gated DeltaNet, KDA)";
+  let description = [{
+    The sizes of one linear-attention layer. `variant` is `gated_deltanet`
+    (Qwen3-Next, Qwen3.5: a scalar decay per value head) or `kda` (Kimi
+    Delta Attention: a per-channel decay, whose lower bound is
+    `gate_lower_bound`, and an output gate that is one full-rank projection
+    when `full_rank_gate`). Each of the `value_heads` heads keeps a
+    `key_head_dim` x `value_head_dim` state in `state_dtype`; q and k have
+    `key_heads` heads (each shared by value_heads / key_heads value heads);
+    q, k and v pass a causal convolution of `conv_kernel` taps.
+
+    ```mlir
+    #helix.linear_attn<variant = gated_deltanet, key_heads = 16, value_heads = 64,
+                       key_head_dim = 128, value_head_dim = 128, conv_kernel = 4>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Helix_LinearAttnVariant>:$variant,
+    "int64_t":$key_heads,
+    "int64_t":$value_heads,
+    "int64_t":$key_head_dim,
+    "int64_t":$value_head_dim,
+    Helix_I64Parameter<"causal convolution taps", "4">:$conv_kernel,
+    Helix_BoolParameter<"KDA: full-rank output gate">:$full_rank_gate,
+    Helix_F64Parameter<"KDA: decay lower bound", "0.0">:$gate_lower_bound,
+    StringRefParameter<"state dtype", "\"float32\"">:$state_dtype
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Values of the short convolution's channels (q, k, v).
+    int64_t getConvChannels() const {
+      return 2 * getKeyHeads() * getKeyHeadDim() +
+             getValueHeads() * getValueHeadDim();
+    }
+    int64_t getOutputDim() const { return getValueHeads() * getValueHeadDim(); }
+  }];
+}
+
+def Helix_MambaConfigAttr : Helix_Attr<"MambaConfig", "mamba"> {
+  let summary = "A Mamba-2 mixer";
+  let description = [{
+    The sizes of one Mamba-2 layer (Nemotron-H): `heads` heads of
+    `head_dim` channels, each with a `head_dim` x `state_size` SSM state in
+    `state_dtype`; B and C are shared by the heads of each of `groups`
+    groups; x, B and C pass a causal convolution of `conv_kernel` taps
+    (with a bias when `conv_bias`).
+
+    ```mlir
+    #helix.mamba<heads = 128, head_dim = 64, state_size = 128, groups = 8,
+                 conv_kernel = 4, conv_bias = true>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$heads,
+    "int64_t":$head_dim,
+    "int64_t":$state_size,
+    Helix_I64Parameter<"groups sharing B and C", "1">:$groups,
+    Helix_I64Parameter<"causal convolution taps", "4">:$conv_kernel,
+    Helix_BoolParameter<"bias on the convolution">:$conv_bias,
+    StringRefParameter<"state dtype", "\"float32\"">:$state_dtype
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getInnerSize() const { return getHeads() * getHeadDim(); }
+    int64_t getConvChannels() const {
+      return getInnerSize() + 2 * getGroups() * getStateSize();
+    }
+  }];
+}
+
+def Helix_IndexerConfigAttr : Helix_Attr<"IndexerConfig", "indexer"> {
+  let summary = "DeepSeek Sparse Attention's lightning indexer";
+  let description = [{
+    Every cached token keeps one index key of `head_dim` values (FP8 with
+    an FP32 scale); each query scores all of them with `heads` index heads
+    (`sum_h w_h * relu(q_h . k)`, RoPE on the first `rope_dim` values,
+    interleaved pairs when `rope_interleave`) and the layer's MLA attends
+    to the `top_k` best. A layer that `reuses_previous` keeps no index keys
+    and attends to the previous layer's selection (GLM-5's shared layers).
+
+    ```mlir
+    #helix.indexer<heads = 64, head_dim = 128, top_k = 2048, rope_dim = 64>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$heads,
+    "int64_t":$head_dim,
+    "int64_t":$top_k,
+    Helix_I64Parameter<"dims RoPE rotates", "0">:$rope_dim,
+    Helix_BoolParameter<"interleaved RoPE pairs">:$rope_interleave,
+    Helix_BoolParameter<"reuses the previous layer's selection">:$reuses_previous
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -52,6 +52,9 @@ ProgramSummary summarize(ModuleOp m) {
       if (attention) {
         widths.push_back({"kvp", l.getKvp()});
         widths.push_back({"tpa", l.getTpa()});
+      } else if (isRecurrentKind(l.getKind())) {
+        widths.push_back({"tpa", l.getTpa()});
+        widths.push_back({"replicas", l.getReplicas()});
       } else {
         widths.push_back({"tpf", l.getTpf()});
         widths.push_back({"ep", l.getEp()});

@@ -29,6 +29,28 @@ using ::helix::placementFor;
 struct LayerShape {
   bool mla = false;
   bool moe = false;
+  /// The halves the layer has (hybrid blocks have one), and what its mixer
+  /// is: attention over a KV cache (qkv.. below) or a recurrent mixer
+  /// (linear attention, Mamba-2: the recurrent fields).
+  bool hasMixer = true, hasFFN = true;
+  bool recurrent = false;
+  double norms = 2; // RMSNorm weight vectors of H (one per half)
+  // Recurrent mixer (qkvParams / oprojParams hold its in / out projections'
+  // shards, qkvOutWidth what the in projections produce per token).
+  double recurrentGroup = 1;       // GPUs its heads split over
+  double stateBytesPerRequest = 0; // recurrent + convolution state, one GPU
+  double recurrentFlopsPerToken = 0;
+  // DeepSeek Sparse Attention (MLA with an indexer; tokensRead is then the
+  // busiest KVP rank's share of the selected tokens).
+  bool sparse = false;
+  double topK = 0;          // tokens each query attends to
+  double indexerParams = 0; // the indexer's projections (replicated)
+  double indexKeyBytes = 0; // bytes of one cached index key (0: none)
+  double indexHeads = 0, indexHeadDim = 0;
+  double tokensScored = 0;      // cached index keys one GPU scores
+  double indexTokensStored = 0; // index-key slots one GPU holds
+  double latentParams = 0;      // latent MoE: shared down / up projections
+  double expertInput = 0;       // values a routed expert reads per token
   // Attention.
   double qkvParams = 0;   // QKV / MLA projections held and read (TPA shard)
   double qkvOutWidth = 0; // values the projections produce per token
@@ -47,7 +69,7 @@ struct LayerShape {
   // FFN.
   double ffnParams = 0; // dense shard
   double ffnWidth = 0;  // dense: local gate+up outputs per token
-  double numExperts = 0, topK = 0, localExperts = 0;
+  double numExperts = 0, expertTopK = 0, localExperts = 0;
   double expertParams = 0; // one expert's shard (TPF)
   double expertWidth = 0;  // local gate+up outputs per token of one expert
   double sharedParams = 0;
@@ -100,6 +122,10 @@ struct Prepared {
   /// cost the same, so totals price one of them (Totals.cpp).
   std::vector<int64_t> sameLayersAs;
 };
+
+/// A layer of class `c` of `p` (the MTP layer's shape for the class only
+/// the MTP drafter has).
+LayerSpec layerOfClass(const ModelSpec &model, const Prepared &p, size_t c);
 
 /// Builds the prepared shapes; `config` must be valid (validateConfig).
 void prepare(const ModelSpec &model, const Hardware &hw,
@@ -154,7 +180,9 @@ struct LayerCost {
   OpCost oproj;   // output projection
   OpCost ffn;     // norm and dense FFN, or router, experts and their sum
   double activeExperts = 0;
-  CommCost exchange;  // KVP all-to-all (HOP-B) or all-gather of partials
+  /// KVP all-to-all (HOP-B) or all-gather of partials; for DSA under KVP
+  /// also the all-gather of the ranks' top-k scores (exposed).
+  CommCost exchange;
   CommCost oprojComm; // output-projection all-reduce (overlapped for TP)
   CommCost ffnComm;   // FFN / MoE collectives
   int64_t slices = 1;

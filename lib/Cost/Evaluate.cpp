@@ -22,7 +22,8 @@ static bool repeatsPrevious(const std::vector<LayerSpec> &layers,
     return false;
   const LayerSpec &prev = (&layer)[-1];
   const AttentionSpec &a = prev.attention, &b = layer.attention;
-  return a.kind == b.kind && a.numHeads == b.numHeads &&
+  return prev.mixer == layer.mixer && prev.hasFFN == layer.hasFFN &&
+         a.kind == b.kind && a.numHeads == b.numHeads &&
          a.numKVHeads == b.numKVHeads && a.vHeadDim == b.vHeadDim &&
          prev.isMoE == layer.isMoE &&
          prev.ffn.intermediate == layer.ffn.intermediate &&
@@ -85,7 +86,7 @@ static std::string checkFFN(const Config &c, const ModelSpec &m) {
              (l.pp > 1 ? " per stage)" : ")");
   }
   for (const LayerSpec &layer : m.layers)
-    if (!repeatsPrevious(m.layers, layer) && layer.isMoE &&
+    if (!repeatsPrevious(m.layers, layer) && layer.hasFFN && layer.isMoE &&
         layer.moe.numExperts % l.ep != 0)
       return "ep=" + str(l.ep) + " does not divide the " +
              str(layer.moe.numExperts) + " experts";
@@ -102,10 +103,14 @@ static std::string checkEvenSplits(const Config &c, const ModelSpec &m) {
       continue;
     const AttentionSpec &a = layer.attention;
     int64_t rows = a.numHeads * a.vHeadDim;
-    if (rows % pl.oprojWidth != 0)
+    if (layer.hasAttention() && rows % pl.oprojWidth != 0)
       return "the output projection's " + str(rows) +
              " input rows (heads x v_head_dim) do not split over " +
              str(pl.oprojWidth) + " GPUs";
+    // A recurrent mixer runs on the widest group its heads allow
+    // (recurrentGroupWidth): always an even split.
+    if (!layer.hasFFN)
+      continue;
     if (!layer.isMoE && layer.ffn.intermediate % pl.ffnWidth != 0)
       return "the dense FFN's intermediate size " +
              str(layer.ffn.intermediate) + " does not split over " +
@@ -182,7 +187,7 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
     return std::string(name) +
            " has no data-parallel attention (dp=" + str(l.dp) + "); use ep";
   for (const LayerSpec &layer : model.layers) {
-    if (repeatsPrevious(model.layers, layer))
+    if (repeatsPrevious(model.layers, layer) || !layer.hasAttention())
       continue;
     std::string err = checkAttention(config, layer.attention);
     if (!err.empty())
@@ -299,29 +304,25 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
     ev.error = check.error();
   if (!ev.valid())
     return ev;
-  const KindLayout &full = choice.of(LayerKind::FullAttention);
-  const KindLayout &attn =
-      full.layers > 0 ? full : choice.of(LayerKind::WindowAttention);
+  const KindLayout &attn = choice.mainMixer();
   std::array<detail::Prepared, kNumLayerKinds> kinds;
   for (int k = 0; k < kNumLayerKinds; ++k) {
     const KindLayout &kl = choice.kinds[k];
     if (kl.layers == 0)
       continue;
-    const KindLayout &a = kl.isAttention() ? kl : attn;
+    const KindLayout &a = kl.isMixer() ? kl : attn;
     detail::prepare(model, hw, workload,
                     kindConfig(kl, gpus, a, config.hopbSlices),
                     kindPlacement(kl, gpus, a, config.hopbSlices), kinds[k]);
   }
   // Each class: its attention half under its attention kind, its FFN half
   // under its FFN kind (classes are the same in every kind's Prepared).
-  const detail::Prepared &p0 = kinds[int(attentionKindOf(model.layers[0]))];
+  const detail::Prepared &p0 = kinds[int(mixerPricingKindOf(model.layers[0]))];
   std::vector<LayerKind> attnOf, ffnOf;
   for (size_t c = 0; c < p0.classes.size(); ++c) {
-    size_t layer = 0;
-    while (p0.classOfLayer[layer] != int64_t(c))
-      ++layer;
-    attnOf.push_back(attentionKindOf(model.layers[layer]));
-    ffnOf.push_back(ffnKindOf(model.layers[layer]));
+    const LayerSpec &l = detail::layerOfClass(model, p0, c);
+    attnOf.push_back(mixerPricingKindOf(l));
+    ffnOf.push_back(ffnPricingKindOf(l));
   }
   auto price = [&](bool balanced, std::vector<detail::LayerCost> &perClass) {
     perClass.clear();

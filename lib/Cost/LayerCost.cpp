@@ -61,6 +61,8 @@ static KernelMix gemmMix(DType format, double m, int gemms, int elementwise) {
 // reads is not (one pass over it serves all its query tokens).
 
 OpCost costQKV(const Prepared &p, const LayerShape &s, int64_t batch) {
+  if (!s.hasMixer)
+    return OpCost();
   const double act = p.precision.activationBytes();
   const double t = attentionRequests(p, batch) * p.queryTokens;
   return kernelCost(
@@ -69,8 +71,59 @@ OpCost costQKV(const Prepared &p, const LayerShape &s, int64_t batch) {
       gemmMix(p.attnWeightFormat, t, s.qkvGemms, s.qkvElementwise));
 }
 
+/// A recurrent mixer's step: the convolution over its last inputs, the
+/// state update and read-out (each request's state read and written once,
+/// whatever its query tokens), the gated norm.
+static OpCost costRecurrentCore(const Prepared &p, const LayerShape &s,
+                                int64_t batch) {
+  const double b = attentionRequests(p, batch);
+  const double t = b * p.queryTokens;
+  KernelMix k = gemmMix(p.attnWeightFormat, t, 0, s.coreElementwise);
+  return kernelCost(*p.hw, p.precision.compute, t * s.recurrentFlopsPerToken, 0,
+                    2.0 * b * s.stateBytesPerRequest,
+                    2.0 * t * s.qkvOutWidth * p.precision.activationBytes(), k);
+}
+
+/// DSA's indexer on one GPU: its projections (replicated over the TPA
+/// group), the scores of every index key the GPU holds with every index
+/// head (FP8 keys, FP8 math where the GPU has it), and the top-k of those
+/// scores.
+static OpCost costIndexer(const Prepared &p, const LayerShape &s,
+                          int64_t batch) {
+  const Hardware &hw = *p.hw;
+  const double act = p.precision.activationBytes();
+  const double b = attentionRequests(p, batch);
+  const double t = b * p.queryTokens;
+  // wq_b (from the q latent) and wk with weights_proj (from the input);
+  // the key's norm, RoPE, FP8 quantization and append.
+  OpCost c = kernelCost(hw, p.precision.compute, 2.0 * t * s.indexerParams,
+                        s.indexerParams * Prepared::kPlainWeightBytes, 0,
+                        t * (p.hidden + s.indexHeads * s.indexHeadDim) * act,
+                        gemmMix(Prepared::kPlainWeightFormat, t, 2, 1));
+  const DType scoreMath =
+      hw.supports(DType::FP8) ? DType::FP8 : p.precision.compute;
+  KernelMix scores = gemmMix(p.attnWeightFormat, t, 0, 0);
+  scores.attention = 1;
+  scores.rows = t;
+  scores.localHeads = s.indexHeads;
+  scores.kvFormat = DType::FP8;
+  c += kernelCost(hw, scoreMath,
+                  2.0 * t * s.indexHeads * s.indexHeadDim * s.tokensScored, 0,
+                  b * s.indexKeyBytes * s.tokensScored,
+                  t * s.tokensScored * 4.0, scores);
+  // Top-k over the fp32 scores (a radix select: read them twice), and
+  // under KVP the merge of the ranks' candidates into the threshold.
+  c += roofline(hw, p.precision.compute, 0, 0, 0,
+                2.0 * t * s.tokensScored * 4.0, p.place.kvp > 1 ? 2 : 1);
+  return c;
+}
+
 OpCost costAttentionCore(const Prepared &p, const LayerShape &s,
                          int64_t batch) {
+  if (!s.hasMixer)
+    return OpCost();
+  if (s.recurrent)
+    return costRecurrentCore(p, s, batch);
   const double b = attentionRequests(p, batch);
   const double t = b * p.queryTokens;
   KernelMix k = gemmMix(p.attnWeightFormat, t, s.coreGemms, s.coreElementwise);
@@ -86,15 +139,18 @@ OpCost costAttentionCore(const Prepared &p, const LayerShape &s,
   k.rows = t * s.attnRowsPerRequest;
   k.localHeads = s.qHeads;
   k.kvFormat = p.precision.kvCache;
-  return kernelCost(
+  OpCost c = kernelCost(
       *p.hw, p.precision.compute, t * s.coreFlopsPerRequest, 0,
       b * s.kvValuesPerToken * s.tokensRead * p.precision.kvBytes(),
       t * s.qHeads * (s.qkDim + s.outHeadDim) * p.precision.activationBytes(),
       k);
+  if (s.sparse && s.indexKeyBytes > 0)
+    c += costIndexer(p, s, batch);
+  return c;
 }
 
 OpCost costCombine(const Prepared &p, const LayerShape &s, int64_t batch) {
-  if (p.place.kvp <= 1)
+  if (p.place.kvp <= 1 || !s.hasMixer || s.recurrent)
     return OpCost();
   const double t = attentionRequests(p, batch) * p.queryTokens;
   return roofline(*p.hw, p.precision.compute, 3.0 * t * s.qHeads * s.outHeadDim,
@@ -102,6 +158,8 @@ OpCost costCombine(const Prepared &p, const LayerShape &s, int64_t batch) {
 }
 
 OpCost costOutProj(const Prepared &p, const LayerShape &s, int64_t batch) {
+  if (!s.hasMixer)
+    return OpCost();
   const double t = attentionRequests(p, batch) * p.queryTokens;
   return kernelCost(*p.hw, p.precision.compute, 2.0 * t * s.oprojParams,
                     s.oprojParams * p.attnWeightBytes, 0,
@@ -118,6 +176,16 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
   const double t = b * p.queryTokens;
   const double partials = partialBytes(p, s, t);
   const double arBytes = t * p.hidden * p.precision.activationBytes();
+  if (!s.hasMixer)
+    return;
+  if (s.recurrent) {
+    // The out projection is row-parallel within the recurrent TP group:
+    // one all-reduce over it.
+    double ar = collectiveTime(hw, CollectiveKind::AllReduce,
+                               int64_t(s.recurrentGroup), arBytes);
+    c.oprojComm = {ar, ar};
+    return;
+  }
   const double ar =
       collectiveTime(hw, CollectiveKind::AllReduce, pl.oprojWidth, arBytes);
   switch (pl.exchange) {
@@ -166,6 +234,15 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
     break;
   }
   }
+  if (s.sparse && pl.kvp > 1 && s.indexKeyBytes > 0) {
+    // Exact top-k under KVP: every rank's k best scores (fp32) are
+    // all-gathered over the KVP group, whose k-th best is the threshold
+    // each rank selects by; it precedes the attention, so nothing hides it.
+    double g = collectiveTime(hw, CollectiveKind::AllGather, pl.kvp,
+                              double(pl.kvp) * t * s.topK * 4.0);
+    c.exchange.timeS += g;
+    c.exchange.exposedS += g;
+  }
 }
 
 // RMSNorm weights (H values) are resident (see Totals.cpp) but their reads are
@@ -173,6 +250,8 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
 // the projection / FFN matrices (Appendix A of the paper).
 
 OpCost costDenseFFN(const Prepared &p, const LayerShape &s, int64_t batch) {
+  if (!s.hasFFN)
+    return OpCost();
   const double tokens = double(batch) * p.queryTokens;
   // Norm, gate-up GEMM, gated activation, down GEMM.
   return kernelCost(*p.hw, p.precision.compute, 2.0 * tokens * s.ffnParams,
@@ -212,19 +291,28 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   grouped.format = p.ffnWeightFormat;
   grouped.mxfp4 = p.ffnMXFP4;
   grouped.m = tokens;
-  c += kernelCost(hw, math, 2.0 * load.pairs * s.expertParams,
-                  activeExperts * s.expertParams * wb, 0,
-                  load.pairs * (2.0 * h + 1.5 * s.expertWidth) * act, grouped);
+  c += kernelCost(
+      hw, math, 2.0 * load.pairs * s.expertParams,
+      activeExperts * s.expertParams * wb, 0,
+      load.pairs * (2.0 * s.expertInput + 1.5 * s.expertWidth) * act, grouped);
   if (s.sharedParams > 0)
     c += kernelCost(hw, math, 2.0 * held * s.sharedParams, s.sharedParams * wb,
                     0, held * 3.0 * h * act,
                     gemmMix(p.ffnWeightFormat, held, 2, 1));
+  // A latent MoE's down and up projections around the routed experts.
+  if (s.latentParams > 0)
+    c += kernelCost(hw, math, 2.0 * held * s.latentParams,
+                    s.latentParams * Prepared::kPlainWeightBytes, 0,
+                    held * 2.0 * h * act,
+                    gemmMix(Prepared::kPlainWeightFormat, held, 2, 0));
   // Weighted sum of expert outputs.
   c += roofline(hw, math, 0, 0, 0, 2.0 * held * h * act, 1);
   return c;
 }
 
 CommCost costFFNComm(const Prepared &p, const LayerShape &s, int64_t batch) {
+  if (!s.hasFFN)
+    return CommCost();
   const Hardware &hw = *p.hw;
   const Placement &pl = p.place;
   const double act = p.precision.activationBytes();
@@ -259,8 +347,9 @@ void costAttentionHalf(const Prepared &p, const LayerShape &shape,
 
 void costFFNHalf(const Prepared &p, const LayerShape &shape, int64_t batch,
                  LayerCost &c) {
-  c.ffn = shape.moe ? costMoE(p, shape, batch, c.activeExperts)
-                    : costDenseFFN(p, shape, batch);
+  c.ffn = !shape.hasFFN ? OpCost()
+          : shape.moe   ? costMoE(p, shape, batch, c.activeExperts)
+                        : costDenseFFN(p, shape, batch);
   c.ffnComm = costFFNComm(p, shape, batch);
 }
 

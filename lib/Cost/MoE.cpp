@@ -87,7 +87,9 @@ struct SplitMix {
 namespace {
 /// What a model computes once for (experts, EP, k, skew).
 struct HotRank {
-  std::vector<double> inclusion; // pi of the busiest rank's experts
+  std::vector<double> inclusion;  // pi of the busiest rank's experts
+  std::vector<double> logMiss;    // log(1 - pi) of the same
+  double share = 0, variance = 0; // sum of pi, of pi (1 - pi)
   double zMax = 0;
 };
 
@@ -137,8 +139,16 @@ const HotRank &cachedHotRank(int64_t numExperts, int64_t ep, int64_t topK,
   std::lock_guard<std::mutex> lock(mutex);
   auto key = std::make_tuple(numExperts, ep, topK, skew);
   auto it = cache.find(key);
-  if (it == cache.end())
-    it = cache.emplace(key, computeHotRank(numExperts, ep, topK, skew)).first;
+  if (it == cache.end()) {
+    HotRank h = computeHotRank(numExperts, ep, topK, skew);
+    for (double v : h.inclusion) {
+      h.share += v;
+      h.variance += v * (1.0 - v);
+      // log(1 - pi), so that (1 - pi)^T is one exp per expert and batch.
+      h.logMiss.push_back(std::log1p(-std::min(v, 1.0)));
+    }
+    it = cache.emplace(key, std::move(h)).first;
+  }
   return it->second;
 }
 } // namespace
@@ -152,14 +162,11 @@ ExpertLoadModel::ExpertLoadModel(int64_t numExperts, int64_t ep, int64_t topK,
   ep = std::max<int64_t>(1, std::min(ep, numExperts));
   local_ = double(numExperts / ep);
   const HotRank &h = cachedHotRank(numExperts, ep, topK, skew);
-  hotInclusion_ = h.inclusion;
+  // The cache never drops an entry (std::map nodes stay put).
+  logMiss_ = &h.logMiss;
   zMax_ = h.zMax;
-  for (double v : hotInclusion_) {
-    hotShare_ += v;
-    hotVariance_ += v * (1.0 - v);
-    // log(1 - pi), so that (1 - pi)^T is one exp per expert and batch.
-    logMiss_.push_back(std::log1p(-std::min(v, 1.0)));
-  }
+  hotShare_ = h.share;
+  hotVariance_ = h.variance;
 }
 
 RankLoad ExpertLoadModel::balanced(double tokens) const {
@@ -172,6 +179,27 @@ RankLoad ExpertLoadModel::balanced(double tokens) const {
   return l;
 }
 
+/// Sum over experts of 1 - (1 - pi)^T, from their log(1 - pi): one exp
+/// per expert, remembered per (shape, T) since the search prices the same
+/// batches on every layout (a 896-expert rank's sum is 896 exps).
+static double expectedHit(const std::vector<double> &logMiss, double tokens) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void *, double>, double> memo;
+  auto key = std::make_pair(static_cast<const void *>(&logMiss), tokens);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = memo.find(key);
+    if (it != memo.end())
+      return it->second;
+  }
+  double sum = 0;
+  for (double lm : logMiss)
+    sum += 1.0 - std::exp(tokens * lm);
+  std::lock_guard<std::mutex> lock(mutex);
+  memo.emplace(key, sum);
+  return sum;
+}
+
 RankLoad ExpertLoadModel::busiest(double tokens) const {
   RankLoad l;
   if (tokens <= 0 || numExperts_ <= 0)
@@ -179,9 +207,7 @@ RankLoad ExpertLoadModel::busiest(double tokens) const {
   double mean = tokens * hotShare_;
   double pairs = mean + zMax_ * std::sqrt(tokens * hotVariance_);
   pairs = std::min(pairs, tokens * std::min(topK_, local_));
-  double expectedDistinct = 0;
-  for (double lm : logMiss_)
-    expectedDistinct += 1.0 - std::exp(tokens * lm);
+  double expectedDistinct = logMiss_ ? expectedHit(*logMiss_, tokens) : 0.0;
   double distinct = mean > 0 ? expectedDistinct * pairs / mean : 0.0;
   l.pairs = pairs;
   l.distinctExperts = std::min({local_, pairs, distinct});

@@ -71,12 +71,10 @@ OpPricer::OpPricer(const ModelSpec &model, const Hardware &hw,
   }
   impl_ = std::make_unique<Impl>();
   Impl &im = *impl_;
-  const KindLayout &full = choice.of(LayerKind::FullAttention);
-  const KindLayout &attn =
-      full.layers > 0 ? full : choice.of(LayerKind::WindowAttention);
+  const KindLayout &attn = choice.mainMixer();
   for (const LayerSpec &l : model.layers) {
-    im.attnKind.push_back(attentionKindOf(l));
-    im.ffnKind.push_back(ffnKindOf(l));
+    im.attnKind.push_back(mixerPricingKindOf(l));
+    im.ffnKind.push_back(ffnPricingKindOf(l));
   }
   im.microBatch = config.batch;
   for (int k = 0; k < kNumLayerKinds; ++k) {
@@ -84,7 +82,7 @@ OpPricer::OpPricer(const ModelSpec &model, const Hardware &hw,
     if (kl.layers == 0)
       continue;
     detail::Prepared p;
-    const KindLayout &a = kl.isAttention() ? kl : attn;
+    const KindLayout &a = kl.isMixer() ? kl : attn;
     detail::prepare(model, hw, workload,
                     kindConfig(kl, gpus, a, config.hopbSlices),
                     kindPlacement(kl, gpus, a, config.hopbSlices), p);

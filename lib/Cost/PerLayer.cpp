@@ -23,24 +23,98 @@ const char *layerKindName(LayerKind kind) {
     return "dense FFN";
   case LayerKind::MoEFFN:
     return "MoE FFN";
+  case LayerKind::LinearAttention:
+    return "linear attention";
+  case LayerKind::Mamba:
+    return "Mamba";
+  case LayerKind::SparseAttention:
+    return "sparse attention";
   }
   return "";
 }
 
-LayerKind attentionKindOf(const LayerSpec &l) {
-  return l.attention.slidingWindow > 0 ? LayerKind::WindowAttention
-                                       : LayerKind::FullAttention;
+std::optional<LayerKind> mixerKindOf(const LayerSpec &l) {
+  switch (l.mixer) {
+  case MixerKind::Attention:
+    if (l.attention.indexer.sparse())
+      return LayerKind::SparseAttention;
+    return l.attention.slidingWindow > 0 ? LayerKind::WindowAttention
+                                         : LayerKind::FullAttention;
+  case MixerKind::LinearAttention:
+    return LayerKind::LinearAttention;
+  case MixerKind::Mamba:
+    return LayerKind::Mamba;
+  case MixerKind::None:
+    break;
+  }
+  return std::nullopt;
 }
 
-LayerKind ffnKindOf(const LayerSpec &l) {
+std::optional<LayerKind> ffnKindOf(const LayerSpec &l) {
+  if (!l.hasFFN)
+    return std::nullopt;
   return l.isMoE ? LayerKind::MoEFFN : LayerKind::DenseFFN;
+}
+
+LayerKind mixerPricingKindOf(const LayerSpec &l) {
+  if (std::optional<LayerKind> k = mixerKindOf(l))
+    return *k;
+  return ffnKindOf(l).value_or(LayerKind::DenseFFN);
+}
+
+LayerKind ffnPricingKindOf(const LayerSpec &l) {
+  if (std::optional<LayerKind> k = ffnKindOf(l))
+    return *k;
+  return mixerKindOf(l).value_or(LayerKind::FullAttention);
+}
+
+int64_t recurrentGroupWidth(const LayerSpec &l, int64_t tpa) {
+  int64_t a = 1, b = 1;
+  if (l.mixer == MixerKind::LinearAttention) {
+    a = l.linear.numKeyHeads;
+    b = l.linear.numValueHeads;
+  } else if (l.mixer == MixerKind::Mamba) {
+    a = l.mamba.numHeads;
+    b = l.mamba.nGroups;
+  }
+  for (int64_t g = tpa; g > 1; --g)
+    if (tpa % g == 0 && a % g == 0 && b % g == 0)
+      return g;
+  return 1;
 }
 
 std::string KindLayout::str() const {
   if (isAttention())
     return "kvp=" + std::to_string(kvp) + ",tpa=" + std::to_string(tpa);
+  if (isRecurrent())
+    return "tpa=" + std::to_string(tpa) +
+           (replicas > 1 ? " x" + std::to_string(replicas) : "");
   std::string s = "tpf=" + std::to_string(tpf) + ",ep=" + std::to_string(ep);
   return replicas > 1 ? s + " x" + std::to_string(replicas) : s;
+}
+
+const KindLayout &PerLayerChoice::mainMixer() const {
+  for (LayerKind k : {LayerKind::FullAttention, LayerKind::SparseAttention,
+                      LayerKind::WindowAttention, LayerKind::LinearAttention,
+                      LayerKind::Mamba})
+    if (of(k).layers > 0)
+      return of(k);
+  return of(LayerKind::FullAttention);
+}
+
+std::vector<const KindLayout *> PerLayerChoice::present() const {
+  std::vector<const KindLayout *> out;
+  for (LayerKind k : {LayerKind::FullAttention, LayerKind::WindowAttention,
+                      LayerKind::SparseAttention, LayerKind::LinearAttention,
+                      LayerKind::Mamba, LayerKind::DenseFFN, LayerKind::MoEFFN})
+    if (of(k).layers > 0)
+      out.push_back(&of(k));
+  return out;
+}
+
+const KindLayout &PerLayerChoice::mainFFN() const {
+  return of(LayerKind::MoEFFN).layers > 0 ? of(LayerKind::MoEFFN)
+                                          : of(LayerKind::DenseFFN);
 }
 
 bool PerLayerChoice::uniform(int64_t gpus) const {
@@ -52,6 +126,10 @@ bool PerLayerChoice::uniform(int64_t gpus) const {
       if (attn && (attn->kvp != k.kvp || attn->tpa != k.tpa))
         return false;
       attn = &k;
+    } else if (k.isRecurrent()) {
+      // Uniform: the attention's TP group, or its widest divisor the heads
+      // allow (recurrentGroupWidth), replicated.
+      continue;
     } else if (k.replicas != 1 || k.tpf * k.ep != gpus) {
       return false;
     }
@@ -63,13 +141,13 @@ int64_t layoutChanges(const ModelSpec &model, const PerLayerChoice &choice) {
   int64_t changes = 0;
   for (size_t i = 1; i < model.layers.size(); ++i) {
     const LayerSpec &a = model.layers[i - 1], &b = model.layers[i];
-    const KindLayout &attnA = choice.of(attentionKindOf(a)),
-                     &attnB = choice.of(attentionKindOf(b));
-    const KindLayout &ffnA = choice.of(ffnKindOf(a)),
-                     &ffnB = choice.of(ffnKindOf(b));
+    const KindLayout &attnA = choice.of(mixerPricingKindOf(a)),
+                     &attnB = choice.of(mixerPricingKindOf(b));
+    const KindLayout &ffnA = choice.of(ffnPricingKindOf(a)),
+                     &ffnB = choice.of(ffnPricingKindOf(b));
     if (!(attnA.kvp == attnB.kvp && attnA.tpa == attnB.tpa &&
-          ffnA.tpf == ffnB.tpf && ffnA.ep == ffnB.ep &&
-          ffnA.replicas == ffnB.replicas))
+          attnA.replicas == attnB.replicas && ffnA.tpf == ffnB.tpf &&
+          ffnA.ep == ffnB.ep && ffnA.replicas == ffnB.replicas))
       ++changes;
   }
   return changes;
@@ -86,7 +164,9 @@ bool choiceWithKinds(const ModelSpec &model, const Layout &layout,
       error = model.name + " has no " + layerKindName(k.kind) + " layers";
       return false;
     }
-    if (!k.isAttention() && k.replicas == 0)
+    if (k.isRecurrent() && k.replicas == 0)
+      k.replicas = std::max<int64_t>(1, gpus / k.tpa);
+    else if (!k.isMixer() && k.replicas == 0)
       k.replicas = std::max<int64_t>(1, gpus / (k.tpf * k.ep));
     k.layers = slot.layers;
     slot = k;
@@ -123,7 +203,7 @@ std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
     if (k.kvp * k.tpa != gpus)
       return what + ": kvp x tpa must be the " + text(gpus) + " GPUs";
     for (const LayerSpec &l : model.layers) {
-      if (attentionKindOf(l) != k.kind)
+      if (mixerKindOf(l) != k.kind)
         continue;
       const AttentionSpec &a = l.attention;
       int64_t kv = a.kind == AttentionKind::MLA ? 1 : a.numKVHeads;
@@ -140,6 +220,44 @@ std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
     }
     return "";
   }
+  const int64_t domain = std::max<int64_t>(1, hw.nvlinkDomain);
+  // Groups no wider than an NVLink domain are priced at NVLink speed
+  // (Collectives.h), so their replicas must each fit inside one of the
+  // domains the GPUs span: floor(domain / width) per domain. (A group
+  // wider than a domain is priced on the scale-out network already.)
+  auto packs = [&](int64_t width) -> std::string {
+    if (width == gpus || width > domain)
+      return "";
+    const int64_t domains = (gpus + domain - 1) / domain;
+    if (k.replicas <= domains * (domain / width))
+      return "";
+    return what + ": " + text(k.replicas) + " groups of " + text(width) +
+           " GPUs do not pack into " + text(domains) + " NVLink domain" +
+           (domains == 1 ? "" : "s") + " of " + text(domain);
+  };
+  if (k.isRecurrent()) {
+    if (k.kvp != 1)
+      return what +
+             ": a recurrent layer keeps a fixed-size state, not a "
+             "KV cache, so KV parallelism (kvp = " +
+             text(k.kvp) +
+             ") means nothing for it: use kvp=1 and a TP group (tpa), "
+             "replicated over the GPUs";
+    if (gpus % k.tpa != 0 || k.tpa * k.replicas != gpus)
+      return what + ": tpa x replicas must be the " + text(gpus) + " GPUs";
+    for (const LayerSpec &l : model.layers) {
+      if (mixerKindOf(l) != k.kind)
+        continue;
+      if (recurrentGroupWidth(l, k.tpa) != k.tpa)
+        return what + ": tpa must divide the " +
+               (l.mixer == MixerKind::Mamba
+                    ? text(l.mamba.numHeads) + " heads and " +
+                          text(l.mamba.nGroups) + " groups"
+                    : text(l.linear.numKeyHeads) + " key heads and " +
+                          text(l.linear.numValueHeads) + " value heads");
+    }
+    return packs(k.tpa);
+  }
   const bool moe = k.kind == LayerKind::MoEFFN;
   const int64_t width = k.tpf * k.ep;
   if (!moe && k.ep != 1)
@@ -150,7 +268,7 @@ std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
   if (width * k.replicas != gpus)
     return what + ": tpf x ep x replicas must be the " + text(gpus) + " GPUs";
   for (const LayerSpec &l : model.layers) {
-    if (l.isMoE != moe)
+    if (ffnKindOf(l) != k.kind)
       continue;
     if (!moe) {
       if (l.ffn.intermediate % width != 0)
@@ -169,19 +287,7 @@ std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
              " GPUs must divide the shared experts' intermediate size " +
              text(m.sharedIntermediate);
   }
-  // A group no wider than an NVLink domain is priced at NVLink speed
-  // (Collectives.h), so its replicas must each fit inside one of the
-  // domains the GPUs span: floor(domain / width) per domain. (A group
-  // wider than a domain is priced on the scale-out network already.)
-  const int64_t domain = std::max<int64_t>(1, hw.nvlinkDomain);
-  if (width != gpus && width <= domain) {
-    const int64_t domains = (gpus + domain - 1) / domain;
-    if (k.replicas > domains * (domain / width))
-      return what + ": " + text(k.replicas) + " groups of " + text(width) +
-             " GPUs do not pack into " + text(domains) + " NVLink domain" +
-             (domains == 1 ? "" : "s") + " of " + text(domain);
-  }
-  return "";
+  return packs(width);
 }
 
 Config kindConfig(const KindLayout &k, int64_t gpus,
@@ -190,18 +296,21 @@ Config kindConfig(const KindLayout &k, int64_t gpus,
   c.strategy = Strategy::Helix;
   c.gpus = gpus;
   c.hopbSlices = slices;
-  const KindLayout &a = k.isAttention() ? k : attention;
-  c.layout.kvp = a.kvp;
+  const KindLayout &a = k.isMixer() ? k : attention;
+  // A recurrent kind's group of tpa GPUs, replicated: priced as the
+  // attention TP group tpa of a kvp = replicas layout (its layers read no
+  // KV, so kvp only replicates them; recurrentGroupWidth is then tpa).
+  c.layout.kvp = k.isRecurrent() ? gpus / k.tpa : a.kvp;
   c.layout.tpa = a.tpa;
-  c.layout.tpf = k.isAttention() ? gpus : k.tpf;
-  c.layout.ep = k.isAttention() ? 1 : k.ep;
+  c.layout.tpf = k.isMixer() ? gpus : k.tpf;
+  c.layout.ep = k.isMixer() ? 1 : k.ep;
   return c;
 }
 
 Placement kindPlacement(const KindLayout &k, int64_t gpus,
                         const KindLayout &attention, int64_t slices) {
   Placement p = placementFor(kindConfig(k, gpus, attention, slices));
-  if (!k.isAttention()) {
+  if (!k.isMixer()) {
     p.ffnWidth = k.tpf * k.ep;
     p.sharedWidth = p.ffnWidth;
   }
@@ -223,12 +332,13 @@ bool parseKindLayouts(const std::string &text, std::vector<KindLayout> &out,
     if (eq == std::string::npos || !kind) {
       error = "per-layer layout '" + item +
               "' is not KIND=LAYOUT with KIND full_attention, "
-              "window_attention, dense_ffn or moe_ffn";
+              "window_attention, sparse_attention, linear_attention, mamba, "
+              "dense_ffn or moe_ffn";
       return false;
     }
     std::string layoutText = item.substr(eq + 1);
     // Only the kind's own widths.
-    const bool attn = isAttentionKind(*kind);
+    const bool attn = isMixerKind(*kind);
     for (size_t i = 0; i < layoutText.size();) {
       size_t comma = layoutText.find(',', i);
       std::string key = layoutText.substr(i, layoutText.find('=', i) - i);
@@ -257,7 +367,7 @@ bool parseKindLayouts(const std::string &text, std::vector<KindLayout> &out,
     k.tpa = attn ? l.tpa : 1;
     k.tpf = attn ? 1 : l.tpf;
     k.ep = attn ? 1 : l.ep;
-    k.replicas = attn ? 1 : 0;
+    k.replicas = isAttentionKind(*kind) ? 1 : 0;
     kinds.push_back(k);
   }
   out = std::move(kinds);
@@ -268,17 +378,26 @@ PerLayerChoice uniformChoice(const ModelSpec &model, const Layout &l) {
   PerLayerChoice c;
   for (int k = 0; k < kNumLayerKinds; ++k)
     c.kinds[k].kind = LayerKind(k);
-  for (const LayerSpec &layer : model.layers) {
-    ++c.kinds[int(attentionKindOf(layer))].layers;
-    ++c.kinds[int(ffnKindOf(layer))].layers;
-  }
   const int64_t stage = l.gpusPerStage();
   for (KindLayout &k : c.kinds) {
     k.kvp = l.kvp;
     k.tpa = l.tpa;
     k.tpf = k.kind == LayerKind::MoEFFN ? l.tpf : stage;
     k.ep = k.kind == LayerKind::MoEFFN ? l.ep : 1;
-    k.replicas = k.isAttention() ? 1 : stage / (k.tpf * k.ep);
+    k.replicas = k.isMixer() ? 1 : stage / (k.tpf * k.ep);
+  }
+  for (const LayerSpec &layer : model.layers) {
+    if (std::optional<LayerKind> m = mixerKindOf(layer)) {
+      KindLayout &k = c.kinds[int(*m)];
+      ++k.layers;
+      if (k.isRecurrent()) {
+        k.kvp = 1;
+        k.tpa = recurrentGroupWidth(layer, l.tpa);
+        k.replicas = stage / k.tpa;
+      }
+    }
+    if (std::optional<LayerKind> f = ffnKindOf(layer))
+      ++c.kinds[int(*f)].layers;
   }
   return c;
 }
@@ -359,7 +478,10 @@ struct PerLayerSearch::Impl {
   std::array<int64_t, kNumLayerKinds> layersOfKind{};
   /// Class structure (the same in every candidate's Prepared).
   std::vector<int64_t> classCount;
+  /// The kinds that price each class's halves (mixerPricingKindOf), and
+  /// whether it has them.
   std::vector<LayerKind> attnKindOfClass, ffnKindOfClass;
+  std::vector<bool> classHasMixer, classHasFFN;
 
   PerLayerReuse::Impl *reuse;
 
@@ -378,12 +500,16 @@ struct PerLayerSearch::Impl {
       return;
     }
     for (const LayerSpec &l : m.layers) {
-      ++layersOfKind[int(attentionKindOf(l))];
-      ++layersOfKind[int(ffnKindOf(l))];
+      if (std::optional<LayerKind> k = mixerKindOf(l))
+        ++layersOfKind[int(*k)];
+      if (std::optional<LayerKind> k = ffnKindOf(l))
+        ++layersOfKind[int(*k)];
     }
-    // Attention kinds first: FFN candidates are prepared with their widths.
-    addKind(LayerKind::FullAttention);
-    addKind(LayerKind::WindowAttention);
+    // Mixer kinds first: FFN candidates are prepared with their widths.
+    for (LayerKind k : {LayerKind::FullAttention, LayerKind::WindowAttention,
+                        LayerKind::SparseAttention, LayerKind::LinearAttention,
+                        LayerKind::Mamba})
+      addKind(k);
     if (!ok)
       return;
     addKind(LayerKind::DenseFFN);
@@ -394,11 +520,11 @@ struct PerLayerSearch::Impl {
     const Prepared &p = anyPrepared();
     for (size_t c = 0; c < p.classes.size(); ++c) {
       classCount.push_back(p.stageCounts[0][c]);
-      int64_t layer = 0;
-      while (p.classOfLayer[layer] != int64_t(c))
-        ++layer;
-      attnKindOfClass.push_back(attentionKindOf(m.layers[layer]));
-      ffnKindOfClass.push_back(ffnKindOf(m.layers[layer]));
+      const LayerSpec l = detail::layerOfClass(m, p, c);
+      attnKindOfClass.push_back(mixerPricingKindOf(l));
+      ffnKindOfClass.push_back(ffnPricingKindOf(l));
+      classHasMixer.push_back(mixerKindOf(l).has_value());
+      classHasFFN.push_back(l.hasFFN);
     }
   }
 
@@ -408,7 +534,13 @@ struct PerLayerSearch::Impl {
       error = why;
   }
 
+  /// A candidate prepared on these GPUs: a mixer kind's (FFN candidates
+  /// may come from another GPU count through `reuse`, and the step outside
+  /// the layers reads the stage width).
   const Prepared &anyPrepared() const {
+    for (int k = 0; k < kNumLayerKinds; ++k)
+      if (isMixerKind(LayerKind(k)) && !candidates[k].empty())
+        return *candidates[k].front().prepared;
     for (const auto &list : candidates)
       if (!list.empty())
         return *list.front().prepared;
@@ -432,6 +564,15 @@ struct PerLayerSearch::Impl {
       }
       return all;
     }
+    if (isRecurrentKind(kind)) {
+      for (int64_t tpa : divisorsOf(gpus)) {
+        k.tpa = tpa;
+        k.kvp = 1;
+        k.replicas = gpus / tpa;
+        all.push_back(k);
+      }
+      return all;
+    }
     for (int64_t width : divisorsOf(gpus))
       for (int64_t ep : kind == LayerKind::MoEFFN ? divisorsOf(width)
                                                   : std::vector<int64_t>{1}) {
@@ -451,7 +592,7 @@ struct PerLayerSearch::Impl {
   void addKind(LayerKind kind) {
     if (layersOfKind[int(kind)] == 0)
       return;
-    const bool attention = isAttentionKind(kind);
+    const bool attention = isMixerKind(kind);
     for (KindLayout k : layoutsOf(kind)) {
       std::string why = validateKindLayout(model, hw, gpus, k);
       if (!why.empty()) {
@@ -483,18 +624,21 @@ struct PerLayerSearch::Impl {
            std::to_string(gpus) + " GPUs");
   }
 
+  /// The first mixer candidate, attention kinds first.
   const KindLayout &firstAttention() const {
-    const auto &full = candidates[int(LayerKind::FullAttention)];
-    return full.empty()
-               ? candidates[int(LayerKind::WindowAttention)].front().layout
-               : full.front().layout;
+    for (LayerKind k : {LayerKind::FullAttention, LayerKind::WindowAttention,
+                        LayerKind::SparseAttention})
+      if (!candidates[int(k)].empty())
+        return candidates[int(k)].front().layout;
+    return candidates[int(LayerKind::LinearAttention)].empty()
+               ? candidates[int(LayerKind::Mamba)].front().layout
+               : candidates[int(LayerKind::LinearAttention)].front().layout;
   }
 
   /// The candidates of `kind` at `batch`, those beaten by another dropped.
   std::vector<Priced> priceKind(LayerKind kind, int64_t batch) const {
     std::vector<Priced> all;
-    bool attention =
-        kind == LayerKind::FullAttention || kind == LayerKind::WindowAttention;
+    const bool attention = isMixerKind(kind);
     for (const Candidate &cand : candidates[int(kind)]) {
       const Prepared &p = *cand.prepared;
       Priced *known = nullptr;
@@ -590,8 +734,12 @@ struct PerLayerSearch::Impl {
       if (depth == kinds.size()) {
         double ws = logits;
         for (size_t c = 0; c < numClasses; ++c)
-          ws = std::max(ws, pick[int(attnKindOfClass[c])]->workspace[c] +
-                                pick[int(ffnKindOfClass[c])]->workspace[c]);
+          ws = std::max(
+              ws,
+              (classHasMixer[c] ? pick[int(attnKindOfClass[c])]->workspace[c]
+                                : 0.0) +
+                  (classHasFFN[c] ? pick[int(ffnKindOfClass[c])]->workspace[c]
+                                  : 0.0));
         double total = bytes + fixedBytes + ws;
         if (total <= capacity && timeS < bestS) {
           bestS = timeS;
@@ -636,12 +784,8 @@ struct PerLayerSearch::Impl {
     point = PlanPoint();
     point.strategy = Strategy::Helix;
     point.config.strategy = Strategy::Helix;
-    const KindLayout &attn = choice.of(LayerKind::FullAttention).layers > 0
-                                 ? choice.of(LayerKind::FullAttention)
-                                 : choice.of(LayerKind::WindowAttention);
-    const KindLayout &ffn = choice.of(LayerKind::MoEFFN).layers > 0
-                                ? choice.of(LayerKind::MoEFFN)
-                                : choice.of(LayerKind::DenseFFN);
+    const KindLayout &attn = choice.mainMixer();
+    const KindLayout &ffn = choice.mainFFN();
     point.config.layout.kvp = attn.kvp;
     point.config.layout.tpa = attn.tpa;
     point.config.layout.tpf = ffn.tpf;

@@ -15,9 +15,28 @@ double prefillAttentionFlops(const ModelSpec &model, int64_t tokens) {
   const double t = double(tokens);
   double flops = 0;
   for (const LayerSpec &layer : model.layers) {
+    if (layer.mixer == MixerKind::LinearAttention) {
+      // One state update and read per token.
+      flops += 7.0 * t * double(layer.linear.stateValues());
+      continue;
+    }
+    if (layer.mixer == MixerKind::Mamba) {
+      flops += 5.0 * t * double(layer.mamba.stateValues());
+      continue;
+    }
+    if (!layer.hasAttention())
+      continue;
     const AttentionSpec &a = layer.attention;
     double span =
         a.slidingWindow > 0 ? std::min<double>(t, a.slidingWindow) : t;
+    if (a.indexer.sparse()) {
+      // DSA: the indexer scores every earlier token, attention reads the
+      // top-k of them.
+      if (!a.indexer.reusesPrevious)
+        flops += 2.0 * (t * span / 2.0) * double(a.indexer.numHeads) *
+                 double(a.indexer.headDim);
+      span = std::min<double>(span, 2.0 * double(a.indexer.topK));
+    }
     // Causal: query i sees min(i, window) keys, about T * span / 2 pairs.
     double pairs = t * span / 2.0;
     double qk = double(a.headDim), v = double(a.vHeadDim);

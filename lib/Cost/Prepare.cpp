@@ -4,6 +4,7 @@
 
 #include "helix/Common/KVCapacity.h"
 #include "helix/Common/WeightFormat.h"
+#include "helix/Cost/PerLayer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,43 +14,146 @@ namespace detail {
 
 /// Layers whose cost cannot differ share a class.
 static bool sameCostShape(const LayerSpec &a, const LayerSpec &b) {
-  const AttentionSpec &x = a.attention, &y = b.attention;
-  bool attn = x.kind == y.kind && x.numHeads == y.numHeads &&
-              x.numKVHeads == y.numKVHeads && x.headDim == y.headDim &&
-              x.vHeadDim == y.vHeadDim && x.qLoraRank == y.qLoraRank &&
-              x.kvLoraRank == y.kvLoraRank &&
-              x.qkNopeHeadDim == y.qkNopeHeadDim &&
-              x.qkRopeHeadDim == y.qkRopeHeadDim && x.qkvBias == y.qkvBias &&
-              x.outBias == y.outBias && x.qkNorm == y.qkNorm &&
-              x.sinks == y.sinks && x.slidingWindow == y.slidingWindow;
-  if (!attn || a.isMoE != b.isMoE)
+  if (a.mixer != b.mixer || a.hasFFN != b.hasFFN)
     return false;
+  const AttentionSpec &x = a.attention, &y = b.attention;
+  const IndexerSpec &i = x.indexer, &j = y.indexer;
+  const LinearAttentionSpec &la = a.linear, &lb = b.linear;
+  const MambaSpec &ma = a.mamba, &mb = b.mamba;
+  bool mixer = true;
+  switch (a.mixer) {
+  case MixerKind::Attention:
+    mixer =
+        x.kind == y.kind && x.numHeads == y.numHeads &&
+        x.numKVHeads == y.numKVHeads && x.headDim == y.headDim &&
+        x.vHeadDim == y.vHeadDim && x.qLoraRank == y.qLoraRank &&
+        x.kvLoraRank == y.kvLoraRank && x.qkNopeHeadDim == y.qkNopeHeadDim &&
+        x.qkRopeHeadDim == y.qkRopeHeadDim && x.qkvBias == y.qkvBias &&
+        x.outBias == y.outBias && x.qkNorm == y.qkNorm && x.sinks == y.sinks &&
+        x.slidingWindow == y.slidingWindow && x.outputGate == y.outputGate &&
+        i.numHeads == j.numHeads && i.headDim == j.headDim &&
+        i.topK == j.topK && i.reusesPrevious == j.reusesPrevious;
+    break;
+  case MixerKind::LinearAttention:
+    mixer =
+        la.variant == lb.variant && la.numKeyHeads == lb.numKeyHeads &&
+        la.numValueHeads == lb.numValueHeads &&
+        la.keyHeadDim == lb.keyHeadDim && la.valueHeadDim == lb.valueHeadDim &&
+        la.convKernel == lb.convKernel && la.fullRankGate == lb.fullRankGate &&
+        la.stateDType == lb.stateDType;
+    break;
+  case MixerKind::Mamba:
+    mixer = ma.numHeads == mb.numHeads && ma.headDim == mb.headDim &&
+            ma.stateSize == mb.stateSize && ma.nGroups == mb.nGroups &&
+            ma.convKernel == mb.convKernel && ma.convBias == mb.convBias &&
+            ma.stateDType == mb.stateDType;
+    break;
+  case MixerKind::None:
+    break;
+  }
+  if (!mixer || a.isMoE != b.isMoE)
+    return false;
+  if (!a.hasFFN)
+    return true;
   if (!a.isMoE)
-    return a.ffn.intermediate == b.ffn.intermediate && a.ffn.bias == b.ffn.bias;
+    return a.ffn.intermediate == b.ffn.intermediate &&
+           a.ffn.bias == b.ffn.bias && a.ffn.activation == b.ffn.activation;
   const MoESpec &m = a.moe, &n = b.moe;
   return m.numExperts == n.numExperts && m.topK == n.topK &&
          m.expertIntermediate == n.expertIntermediate &&
          m.numSharedExperts == n.numSharedExperts &&
          m.sharedIntermediate == n.sharedIntermediate &&
-         m.expertBias == n.expertBias;
+         m.expertBias == n.expertBias && m.latentSize == n.latentSize &&
+         m.latentNorm == n.latentNorm &&
+         m.sharedExpertGate == n.sharedExpertGate && m.gated() == n.gated();
 }
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
-                          const Placement &pl, const Workload &workload) {
+/// The busiest of `kvp` ranks' share of `k` selected tokens placed
+/// round-robin: each rank's count is Binomial(k, 1/kvp); the expected
+/// maximum of kvp of them is about mean + sqrt(2 var ln kvp) (the Gaussian
+/// extreme-value estimate), at most all k or the rank's own tokens.
+static double busiestSelectedShare(double k, double kvp, double perRank) {
+  if (kvp <= 1)
+    return std::min(k, perRank);
+  const double mean = k / kvp;
+  const double var = k * (1.0 / kvp) * (1.0 - 1.0 / kvp);
+  return std::min({mean + std::sqrt(2.0 * var * std::log(kvp)), k, perRank});
+}
+
+/// A recurrent mixer (linear attention, Mamba-2) on its TP group: the in
+/// and out projections' shards, its state and the math of one token.
+static void recurrentShape(const LayerSpec &layer, const ModelSpec &model,
+                           const Placement &pl, const Workload &workload,
+                           LayerShape &s) {
+  const int64_t h = model.hiddenSize;
+  const double g = double(recurrentGroupWidth(layer, pl.tpa));
+  const double act = workload.precision.activationBytes();
+  s.recurrent = true;
+  s.recurrentGroup = g;
+  s.coreGemms = 0;
+  if (layer.mixer == MixerKind::LinearAttention) {
+    const LinearAttentionSpec &l = layer.linear;
+    s.qkvParams = double(linearAttentionInParameterCount(l, h)) / g;
+    s.oprojParams = double(linearAttentionOutParameterCount(l, h)) / g;
+    // q, k, v (and GDN's output gate z, KDA's gates) per token.
+    s.qkvOutWidth = double(l.convChannels() + l.outputDim()) / g;
+    // The state (its dtype) and the convolution's last kernel - 1 inputs
+    // (activation dtype).
+    s.stateBytesPerRequest =
+        (double(l.stateValues()) * double(stateDTypeBytes(l.stateDType)) +
+         double(l.convChannels() * (l.convKernel - 1)) * act) /
+        g;
+    // Per value head and token: decay, k^T S, the delta update and q^T S
+    // (about 7 flops per state value), plus the convolution.
+    s.recurrentFlopsPerToken = (7.0 * double(l.stateValues()) +
+                                2.0 * double(l.convChannels() * l.convKernel)) /
+                               g;
+    // GDN: in_proj_qkvz and in_proj_ba; KDA: q/k/v, the gates' two
+    // bottleneck halves, beta.
+    s.qkvGemms = l.variant == LinearAttentionSpec::Variant::KDA ? 4 : 2;
+    s.qkvElementwise = 1; // the norm
+    // Convolution, the recurrent update, the gated RMSNorm.
+    s.coreElementwise = 3;
+    s.outHeadDim = double(l.valueHeadDim);
+    s.qHeads = double(l.numValueHeads) / g;
+    return;
+  }
+  const MambaSpec &m = layer.mamba;
+  s.qkvParams = double(mambaInParameterCount(m, h)) / g;
+  s.oprojParams = double(mambaOutParameterCount(m, h)) / g;
+  s.qkvOutWidth =
+      double(2 * m.innerSize() + 2 * m.nGroups * m.stateSize + m.numHeads) / g;
+  s.stateBytesPerRequest =
+      (double(m.stateValues()) * double(stateDTypeBytes(m.stateDType)) +
+       double(m.convChannels() * (m.convKernel - 1)) * act) /
+      g;
+  // Per head channel and state value: decay, the x B update, the C read.
+  s.recurrentFlopsPerToken = (5.0 * double(m.stateValues()) +
+                              2.0 * double(m.convChannels() * m.convKernel)) /
+                             g;
+  s.qkvGemms = 1;
+  s.qkvElementwise = 1;
+  s.coreElementwise = 3; // convolution, the SSM update, the gated RMSNorm
+  s.outHeadDim = double(m.headDim);
+  s.qHeads = double(m.numHeads) / g;
+}
+
+/// Attention over a KV cache (GQA, MLA; sliding windows; DSA's indexer
+/// and sparse selection) on its kvp x tpa share.
+static void attentionShape(const LayerSpec &layer, const ModelSpec &model,
+                           const Placement &pl, const Workload &workload,
+                           LayerShape &s) {
   const int64_t context = workload.context;
   const int64_t kvBlock = workload.kvBlock;
   const AttentionSpec &a = layer.attention;
-  LayerShape s;
-  s.mla = a.kind == AttentionKind::MLA;
-  s.moe = layer.isMoE;
-
   // Attention: each GPU holds the projections of its TPA share of heads.
   int64_t kvHeads = s.mla ? 1 : std::max<int64_t>(1, a.numKVHeads);
   int64_t localKV = ceilDiv(kvHeads, pl.tpa);
   AttentionSpec shard = a;
   shard.numHeads = a.numHeads / pl.tpa;
+  shard.indexer = IndexerSpec(); // priced apart (indexerParams)
   if (!s.mla)
     shard.numKVHeads = localKV;
   s.qkvParams = double(qkvParameterCount(shard, model.hiddenSize));
@@ -95,28 +199,83 @@ static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
   s.coreFlopsPerRequest =
       s.qHeads * s.tokensRead * (2.0 * s.qkDim + 2.0 * s.vDim);
 
+  if (a.outputGate) // the gate multiplies the outputs: one more kernel
+    ++s.coreElementwise;
+  if (!a.indexer.sparse())
+    return;
+  // DeepSeek Sparse Attention: each GPU scores its KVP share of the index
+  // keys with every index head (the indexer is replicated over the TPA
+  // group), keeps its top-k, and attends to its share of the selected
+  // tokens; shared-selection layers (reusesPrevious) skip the indexer.
+  const IndexerSpec &x = a.indexer;
+  s.sparse = true;
+  s.topK = double(x.topK);
+  const double perRank = s.tokensRead;
+  s.tokensRead = busiestSelectedShare(std::min(double(x.topK), double(window)),
+                                      double(pl.kvp), perRank);
+  s.coreFlopsPerRequest =
+      s.qHeads * s.tokensRead * (2.0 * s.qkDim + 2.0 * s.vDim);
+  if (!x.reusesPrevious) {
+    s.indexerParams = double(indexerParameterCount(a, model.hiddenSize));
+    s.indexKeyBytes = double(x.keyBytes());
+    s.indexHeads = double(x.numHeads);
+    s.indexHeadDim = double(x.headDim);
+    s.tokensScored = perRank;
+    s.indexTokensStored = s.tokensStored;
+  }
+}
+
+static LayerShape shapeOf(const LayerSpec &layer, const ModelSpec &model,
+                          const Placement &pl, const Workload &workload) {
+  const AttentionSpec &a = layer.attention;
+  LayerShape s;
+  s.mla = layer.hasAttention() && a.kind == AttentionKind::MLA;
+  s.moe = layer.hasFFN && layer.isMoE;
+  s.hasMixer = layer.mixer != MixerKind::None;
+  s.hasFFN = layer.hasFFN;
+  s.norms = double(int(s.hasMixer) + int(s.hasFFN));
+  if (layer.isRecurrent())
+    recurrentShape(layer, model, pl, workload, s);
+  if (layer.hasAttention())
+    attentionShape(layer, model, pl, workload, s);
+  if (!layer.hasFFN)
+    return s;
+
   // FFN.
   if (!layer.isMoE) {
     s.ffnParams =
         double(ffnParameterCount(layer.ffn, model.hiddenSize)) / pl.ffnWidth;
-    s.ffnWidth = 2.0 * double(layer.ffn.intermediate) / pl.ffnWidth;
+    s.ffnWidth = (isGatedActivation(layer.ffn.activation) ? 2.0 : 1.0) *
+                 double(layer.ffn.intermediate) / pl.ffnWidth;
     s.residentFFNParams = s.ffnParams;
     return s;
   }
   const MoESpec &m = layer.moe;
   s.numExperts = double(m.numExperts);
-  s.topK = double(m.topK);
+  s.expertTopK = double(m.topK);
   s.localExperts = double(m.numExperts) / pl.ep;
   s.expertParams = double(expertParameterCount(m, model.hiddenSize)) / pl.tpf;
-  s.expertWidth = 2.0 * double(m.expertIntermediate) / pl.tpf;
+  s.expertWidth =
+      (m.gated() ? 2.0 : 1.0) * double(m.expertIntermediate) / pl.tpf;
   s.sharedParams =
       double(sharedExpertParameterCount(m, model.hiddenSize)) / pl.sharedWidth;
   s.routerParams = double(routerParameterCount(m, model.hiddenSize));
-  s.residentFFNParams =
-      s.localExperts * s.expertParams + s.sharedParams + s.routerParams;
+  // A latent MoE's down / up projections, replicated on every GPU of the
+  // FFN (each needs the whole latent of its tokens).
+  s.latentParams = double(latentProjectionParameterCount(m, model.hiddenSize));
+  s.expertInput = double(m.latentSize > 0 ? m.latentSize : model.hiddenSize);
+  s.residentFFNParams = s.localExperts * s.expertParams + s.sharedParams +
+                        s.routerParams + s.latentParams;
   s.experts =
       ExpertLoadModel(m.numExperts, pl.ep, m.topK, workload.routingSkew);
   return s;
+}
+
+LayerSpec layerOfClass(const ModelSpec &model, const Prepared &p, size_t c) {
+  for (size_t i = 0; i < p.classOfLayer.size(); ++i)
+    if (p.classOfLayer[i] == int64_t(c))
+      return model.layers[i];
+  return mtpLayerOf(model, 0);
 }
 
 void prepare(const ModelSpec &model, const Hardware &hw,
@@ -182,9 +341,18 @@ void prepare(const ModelSpec &model, const Hardware &hw,
     out.classOfLayer[i] = cls;
   }
 
-  // The MTP layer is shaped like the last decoder layer (HFConfig.cpp).
-  if (out.draftTokens > 0 && numLayers > 0)
-    out.draftClass = out.classOfLayer.back();
+  // The MTP layer (mtpLayerOf: the last decoder layer's shape unless the
+  // model says otherwise): its class, added when no decoder layer has it.
+  if (out.draftTokens > 0 && numLayers > 0) {
+    const LayerSpec mtp = mtpLayerOf(model, 0);
+    for (size_t c = 0; c < representative.size() && out.draftClass < 0; ++c)
+      if (sameCostShape(model.layers[representative[c]], mtp))
+        out.draftClass = int64_t(c);
+    if (out.draftClass < 0) {
+      out.draftClass = int64_t(out.classes.size());
+      out.classes.push_back(shapeOf(mtp, model, out.place, workload));
+    }
+  }
 
   // Contiguous stages: stage s holds layers [s*L/pp, (s+1)*L/pp).
   out.stageCounts.assign(out.pp, std::vector<int64_t>(out.classes.size(), 0));

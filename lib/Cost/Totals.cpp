@@ -33,13 +33,16 @@ namespace detail {
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 double attentionWeightBytes(const Prepared &p, const LayerShape &s) {
-  return (s.qkvParams + s.oprojParams) * p.attnWeightBytes;
+  return (s.qkvParams + s.oprojParams) * p.attnWeightBytes +
+         s.indexerParams * Prepared::kPlainWeightBytes;
 }
 
 double kvCacheBytes(const Prepared &p, const LayerShape &s,
                     double layerRequests) {
-  return layerRequests * s.kvValuesPerToken * s.tokensStored *
-         p.precision.kvBytes();
+  // A recurrent mixer's fixed-size state; DSA's index keys beside the KV.
+  return layerRequests *
+         (s.kvValuesPerToken * s.tokensStored * p.precision.kvBytes() +
+          s.indexKeyBytes * s.indexTokensStored + s.stateBytesPerRequest);
 }
 
 double ffnMatrixBytes(const Prepared &p, const LayerShape &s) {
@@ -47,24 +50,32 @@ double ffnMatrixBytes(const Prepared &p, const LayerShape &s) {
 }
 
 double normRouterBytes(const Prepared &p, const LayerShape &s) {
-  return (2.0 * p.hidden + s.routerParams) * Prepared::kPlainWeightBytes;
+  return (s.norms * p.hidden + s.routerParams) * Prepared::kPlainWeightBytes;
 }
 
 double attentionWorkspaceBytes(const Prepared &p, const LayerShape &s,
                                double mb) {
   // fp32 partial outputs + LSE (send and receive buffers, or all KVP
-  // ranks' when gathered), QKV outputs.
+  // ranks' when gathered), QKV outputs; a recurrent mixer's projections'
+  // outputs; DSA's fp32 scores of the tokens one GPU scores.
+  if (!s.hasMixer)
+    return 0;
+  if (s.recurrent)
+    return mb * s.qkvOutWidth * p.precision.activationBytes();
   const Placement &pl = p.place;
   double copies =
       pl.exchange == Placement::Exchange::AllGather ? double(pl.kvp) : 2.0;
   return copies * mb * s.qHeads * (s.outHeadDim + 1.0) * 4.0 +
-         mb * s.qkvOutWidth * p.precision.activationBytes();
+         mb * s.qkvOutWidth * p.precision.activationBytes() +
+         mb * s.tokensScored * 4.0;
 }
 
 double ffnWorkspaceBytes(const Prepared &p, const LayerShape &s, double mb) {
   // FFN or expert intermediates.
   const double act = p.precision.activationBytes();
-  return s.moe ? mb * s.topK * (p.hidden + s.expertWidth) * act
+  if (!s.hasFFN)
+    return 0;
+  return s.moe ? mb * s.expertTopK * (p.hidden + s.expertWidth) * act
                : mb * s.ffnWidth * act;
 }
 

@@ -187,6 +187,12 @@ static int runCompile(const CompileArgs &args) {
       !readInteger(cmd, "--kv-block", args.kvBlock, 1, in.workload.context,
                    kvBlock))
     return 1;
+  std::string unsupported;
+  if (args.emit != "planned-ir" && !in.model.onlyClassicLayers(&unsupported))
+    return fail(args.workload.model + ": " + unsupported +
+                ": helix plans and prices this model (helix plan, helix "
+                "cost, --emit planned-ir) but cannot generate its program "
+                "yet (docs/long-context-architectures.md)");
   if (!in.model.quantMethod.empty() && in.model.quantFormat.empty())
     return fail(args.workload.model + ": quantization_config.quant_method \"" +
                 in.model.quantMethod +

@@ -2,6 +2,8 @@
 
 #include "CommonFields.h"
 
+#include <regex>
+
 namespace helix {
 namespace import {
 
@@ -40,7 +42,29 @@ bool readQuantization(const FieldReader &q, ModelSpec &m) {
       return false;
     m.quantExclude.insert(m.quantExclude.end(), list.begin(), list.end());
   }
+  for (const std::string &p : m.quantExclude)
+    if (p.rfind("re:", 0) == 0) {
+      try {
+        std::regex check(p.substr(3));
+      } catch (const std::regex_error &e) {
+        return q.fail("ignore",
+                      "the pattern " + json(p).dump() +
+                          " is not a regular expression: " + e.what());
+      }
+    }
   const std::string &method = m.quantMethod;
+  if (method == "compressed-tensors") {
+    // The format of the packed weights (llm-compressor): MXFP4 and NVFP4
+    // are the formats helix plans; others are priced as told.
+    std::string format;
+    if (!q.getOptString("format", format, ""))
+      return false;
+    if (format == "mxfp4-pack-quantized")
+      m.quantFormat = "mxfp4";
+    else if (format == "nvfp4-pack-quantized")
+      m.quantFormat = "nvfp4";
+    return true;
+  }
   if (method == "fp8") {
     std::string fmt;
     std::vector<int64_t> block;

@@ -4,6 +4,7 @@
 
 #include "helix/Common/JSONParse.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -100,8 +101,59 @@ static size_t findDeepNesting(const std::string &text) {
   return std::string::npos;
 }
 
-bool parseConfigText(const std::string &text, const std::string &source,
+/// Python's json.dump writes the non-finite floats as the bare words
+/// Infinity, -Infinity and NaN (Nemotron-H's "time_step_limit": [0.0,
+/// Infinity]), which JSON does not have. Outside strings they become the
+/// strings "Infinity", "-Infinity" and "NaN", which the fields that accept
+/// them read (FieldReader::getOptExtendedDouble) and every other numeric
+/// field refuses as a string.
+static std::string quotePythonNonFinite(const std::string &text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  bool inString = false, escaped = false;
+  auto wordAt = [&](size_t i, const char *word) {
+    size_t n = std::strlen(word);
+    if (text.compare(i, n, word) != 0)
+      return size_t(0);
+    char next = i + n < text.size() ? text[i + n] : ' ';
+    return std::isalnum(static_cast<unsigned char>(next)) ? size_t(0) : n;
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      out += c;
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+      out += c;
+      continue;
+    }
+    size_t n = 0;
+    for (const char *word : {"-Infinity", "Infinity", "NaN"})
+      if ((n = wordAt(i, word)) != 0)
+        break;
+    if (n == 0) {
+      out += c;
+      continue;
+    }
+    out += '"';
+    out.append(text, i, n);
+    out += '"';
+    i += n - 1;
+  }
+  return out;
+}
+
+bool parseConfigText(const std::string &rawText, const std::string &source,
                      json &root, std::string &error) {
+  const std::string text = quotePythonNonFinite(rawText);
   auto fail = [&](const std::string &what) {
     error = source + ": <json>: " + what;
     return false;

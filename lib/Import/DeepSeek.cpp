@@ -1,8 +1,10 @@
-//===- DeepSeek.cpp - deepseek_v2, deepseek_v3, kimi_k2 -------------------===//
+//===- DeepSeek.cpp - deepseek_v2/v3/v32, kimi_k2, glm_moe_dsa -----------===//
 //
 // Multi-head latent attention (MLA) and DeepSeek-MoE: shared experts,
 // grouped routing, and dense layers before first_k_dense_replace and off
-// the moe_layer_freq grid. Kimi-K2 is a DeepSeek-V3 with other sizes.
+// the moe_layer_freq grid. Kimi-K2 is a DeepSeek-V3 with other sizes;
+// DeepSeek-V3.2 and GLM-5 (glm_moe_dsa) add DeepSeek Sparse Attention's
+// lightning indexer to every MLA layer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,7 @@ namespace import {
 
 /// MLA: one compressed latent (kv_lora_rank) plus a shared RoPE key is
 /// cached per token, so the spec records a single KV "head".
-static bool readMLA(const FieldReader &r, AttentionSpec &attn) {
+bool readMLA(const FieldReader &r, AttentionSpec &attn) {
   attn = AttentionSpec();
   bool bias = false;
   if (!r.getInt("num_attention_heads", attn.numHeads) ||
@@ -78,6 +80,77 @@ static bool readDeepSeekMoE(const FieldReader &r, bool isV2, MoESpec &moe) {
   return true;
 }
 
+/// DeepSeek Sparse Attention: index_n_heads index heads of index_head_dim
+/// scoring every cached token; the MLA attends to the index_topk best.
+static bool readIndexer(const FieldReader &r, AttentionSpec &attn) {
+  IndexerSpec &x = attn.indexer;
+  if (!r.getInt("index_n_heads", x.numHeads) ||
+      !r.getInt("index_head_dim", x.headDim) ||
+      !r.getInt("index_topk", x.topK) ||
+      !r.getOptBool("indexer_rope_interleave", x.ropeInterleave, false))
+    return false;
+  x.ropeDim = attn.qkRopeHeadDim;
+  if (x.ropeDim > x.headDim)
+    return r.fail("index_head_dim",
+                  std::to_string(x.headDim) +
+                      " is smaller than the RoPE part qk_rope_head_dim = " +
+                      std::to_string(x.ropeDim));
+  return true;
+}
+
+/// GLM-5's index_topk_pattern: one letter per layer, "F" for a layer with
+/// its own indexer, "S" for one that reuses the previous layer's top-k.
+static bool readSharedIndexerLayers(const FieldReader &r, ModelSpec &m) {
+  for (const char *key : {"index_topk_freq", "index_skip_topk_offset"})
+    if (r.has(key))
+      return r.fail(key, "not supported: say which layers share the "
+                         "previous layer's top-k with index_topk_pattern");
+  std::string pattern;
+  if (!r.getOptString("index_topk_pattern", pattern, ""))
+    return false;
+  if (pattern.empty())
+    return true;
+  if (pattern.size() != m.layers.size())
+    return r.fail("index_topk_pattern",
+                  "has " + std::to_string(pattern.size()) +
+                      " letters, expected num_hidden_layers = " +
+                      std::to_string(m.layers.size()));
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != 'F' && pattern[i] != 'S')
+      return r.fail("index_topk_pattern",
+                    "letter " + std::to_string(i) + " is '" +
+                        std::string(1, pattern[i]) +
+                        "', expected 'F' (own indexer) or 'S' (shared)");
+    if (i == 0 && pattern[i] == 'S')
+      return r.fail("index_topk_pattern",
+                    "layer 0 is 'S', but it has no previous layer to share "
+                    "a top-k with");
+    m.layers[i].attention.indexer.reusesPrevious = pattern[i] == 'S';
+  }
+  return true;
+}
+
+/// GLM-5 spells the q/k head size out (qk_head_dim) and interleaves its
+/// RoPE pairs (rope_interleave, as DeepSeek's MLA does): check the one and
+/// read the other.
+static bool readGlmAttention(const FieldReader &r, AttentionSpec &attn) {
+  int64_t qkHeadDim = 0;
+  bool interleave = true;
+  if (!r.getOptInt("qk_head_dim", qkHeadDim, attn.headDim) ||
+      !r.getOptBool("rope_interleave", interleave, true))
+    return false;
+  if (qkHeadDim != attn.headDim)
+    return r.fail("qk_head_dim",
+                  std::to_string(qkHeadDim) +
+                      " differs from qk_nope_head_dim + qk_rope_head_dim = " +
+                      std::to_string(attn.headDim));
+  if (!interleave)
+    return r.fail("rope_interleave",
+                  "false is not supported: MLA's decoupled RoPE key is "
+                  "interleaved");
+  return true;
+}
+
 bool importDeepSeek(const FieldReader &r, const std::string &modelType,
                     ModelSpec &m) {
   bool isV2 = modelType == "deepseek_v2";
@@ -91,6 +164,11 @@ bool importDeepSeek(const FieldReader &r, const std::string &modelType,
       !r.getOptInt("first_k_dense_replace", firstDense, 0, 0) ||
       !r.getOptInt("moe_layer_freq", freq, 1))
     return false;
+  const bool sparse = modelType == "deepseek_v32" || modelType == "glm_moe_dsa";
+  if (sparse && !readIndexer(r, attn))
+    return false;
+  if (modelType == "glm_moe_dsa" && !readGlmAttention(r, attn))
+    return false;
   if (numRouted > 0 && !readDeepSeekMoE(r, isV2, moe))
     return false;
   // Hugging Face DeepseekV2/V3DecoderLayer.
@@ -103,7 +181,7 @@ bool importDeepSeek(const FieldReader &r, const std::string &modelType,
   if (!readDenseFFN(r, anyDense, ffn))
     return false;
   buildLayers(attn, ffn, moe, std::vector<int64_t>(n, 0), isMoE, m);
-  return true;
+  return !sparse || readSharedIndexerLayers(r, m);
 }
 
 } // namespace import

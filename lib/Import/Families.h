@@ -29,6 +29,21 @@ bool importSimpleMoE(const FieldReader &r, const std::string &modelType,
 /// deepseek_v2, deepseek_v3, kimi_k2 (DeepSeek.cpp).
 bool importDeepSeek(const FieldReader &r, const std::string &modelType,
                     ModelSpec &m);
+/// deepseek_v32, glm_moe_dsa: the same with DeepSeek Sparse Attention.
+/// MLA's fields (num_attention_heads, q_lora_rank, kv_lora_rank,
+/// qk_nope_head_dim, qk_rope_head_dim, v_head_dim, attention_bias;
+/// DeepSeek.cpp), shared with Kimi Linear.
+bool readMLA(const FieldReader &r, AttentionSpec &attn);
+/// qwen3_next, qwen3_5(_text), qwen3_5_moe(_text): Gated DeltaNet + gated
+/// attention (QwenNext.cpp).
+bool importQwenNext(const FieldReader &r, const std::string &modelType,
+                    ModelSpec &m);
+/// kimi_linear: KDA + MLA, latent MoE (KimiLinear.cpp).
+bool importKimiLinear(const FieldReader &r, const std::string &modelType,
+                      ModelSpec &m);
+/// nemotron_h: Mamba-2, attention, MoE and MLP blocks (NemotronH.cpp).
+bool importNemotronH(const FieldReader &r, const std::string &modelType,
+                     ModelSpec &m);
 /// gpt_oss (GptOss.cpp).
 bool importGptOss(const FieldReader &r, const std::string &modelType,
                   ModelSpec &m);

@@ -202,6 +202,32 @@ bool FieldReader::getOptIntArray(const char *key, std::vector<int64_t> &out,
   return true;
 }
 
+bool FieldReader::getOptExtendedDoubleArray(const char *key,
+                                            std::vector<double> &out,
+                                            bool &present) const {
+  out.clear();
+  present = has(key);
+  if (!present)
+    return true;
+  const json &v = *find(key);
+  if (!v.is_array())
+    return fail(key, "expected an array of numbers, got " + describeValue(v));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string field = std::string(key) + "[" + std::to_string(i) + "]";
+    if (v[i].is_string() && (v[i] == "Infinity" || v[i] == "-Infinity")) {
+      out.push_back(v[i] == "Infinity"
+                        ? std::numeric_limits<double>::infinity()
+                        : -std::numeric_limits<double>::infinity());
+      continue;
+    }
+    double x = 0;
+    if (!checkDouble(field, v[i], x, Bound::Any))
+      return false;
+    out.push_back(x);
+  }
+  return true;
+}
+
 bool FieldReader::getOptStringArray(const char *key,
                                     std::vector<std::string> &out,
                                     bool &present) const {

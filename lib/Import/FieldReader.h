@@ -61,6 +61,11 @@ public:
                       int64_t min = 0, int64_t max = kMaxSize) const;
   bool getOptStringArray(const char *key, std::vector<std::string> &out,
                          bool &present) const;
+  /// Arrays of numbers where Python's Infinity and -Infinity are allowed
+  /// (ConfigText.cpp quotes them), NaN never; absent and null give an
+  /// empty array and `present` = false.
+  bool getOptExtendedDoubleArray(const char *key, std::vector<double> &out,
+                                 bool &present) const;
   /// Nested object; absent and null give nullptr.
   bool getOptObject(const char *key, const nlohmann::json *&out) const;
   /// A reader of a nested object whose field names are prefixed "key.".

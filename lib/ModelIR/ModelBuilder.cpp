@@ -59,6 +59,17 @@ private:
   RopeAttr rope(const ::helix::RopeSpec &r) const;
   MoEConfigAttr moeConfig(const ::helix::MoESpec &m) const;
   KVCacheType cacheType(const ::helix::AttentionSpec &a) const;
+  LinearAttentionConfigAttr
+  linearConfig(const ::helix::LinearAttentionSpec &l) const;
+  MambaConfigAttr mambaConfig(const ::helix::MambaSpec &m) const;
+  IndexerConfigAttr indexerConfig(const ::helix::IndexerSpec &x) const;
+  /// The state a layer's mixer carries: its KV cache (and DSA index keys),
+  /// a recurrent state, or nothing.
+  SmallVector<Type> cacheTypes(const ::helix::LayerSpec &l) const;
+  /// The token mixer of a layer with its output projection (state: the
+  /// layer's cacheTypes arguments, in order).
+  Value mixer(const ::helix::LayerSpec &l, Value n, Value positions,
+              ValueRange state);
   std::string layerPrefix(int64_t index) const {
     return "model.layers." + std::to_string(index);
   }
@@ -68,7 +79,10 @@ private:
                              b.getStringAttr(weight));
   }
   Value layer(const ::helix::LayerSpec &layer, Value h, Value positions,
-              Value cache);
+              ValueRange state);
+  /// The selection of the last DSA layer with an indexer (what a layer
+  /// that reuses it attends to).
+  Value lastSelection;
   /// A module with the decode-step function of `argTypes` (tokens and
   /// positions first) returning `results`, its body to be built.
   func::FuncOp stepFunction(ModuleOp module, ArrayRef<Type> argTypes,
@@ -87,7 +101,64 @@ ModelIRBuilder::attentionConfig(const ::helix::AttentionSpec &a) const {
   return AttentionConfigAttr::get(
       ctx, toAttrKind(a.kind), a.numHeads, a.numKVHeads, a.headDim, a.vHeadDim,
       mla ? a.qLoraRank : 0, mla ? a.kvLoraRank : 0, mla ? a.qkRopeHeadDim : 0,
-      a.qkvBias, a.outBias, a.qkNorm, a.sinks, a.slidingWindow);
+      a.qkvBias, a.outBias, a.qkNorm, a.sinks, a.slidingWindow, a.outputGate,
+      a.noRope, f64(a.partialRotary));
+}
+
+LinearAttentionConfigAttr
+ModelIRBuilder::linearConfig(const ::helix::LinearAttentionSpec &l) const {
+  return LinearAttentionConfigAttr::get(
+      ctx,
+      l.variant == ::helix::LinearAttentionSpec::Variant::KDA
+          ? LinearAttnVariant::kda
+          : LinearAttnVariant::gated_deltanet,
+      l.numKeyHeads, l.numValueHeads, l.keyHeadDim, l.valueHeadDim,
+      l.convKernel, l.fullRankGate, f64(l.gateLowerBound), l.stateDType);
+}
+
+MambaConfigAttr ModelIRBuilder::mambaConfig(const ::helix::MambaSpec &m) const {
+  return MambaConfigAttr::get(ctx, m.numHeads, m.headDim, m.stateSize,
+                              m.nGroups, m.convKernel, m.convBias,
+                              m.stateDType);
+}
+
+IndexerConfigAttr
+ModelIRBuilder::indexerConfig(const ::helix::IndexerSpec &x) const {
+  return IndexerConfigAttr::get(ctx, x.numHeads, x.headDim, x.topK, x.ropeDim,
+                                x.ropeInterleave, x.reusesPrevious);
+}
+
+/// The element type of a recurrent state's dtype name.
+static Type stateElement(MLIRContext *ctx, const std::string &dtype) {
+  if (dtype == "bfloat16")
+    return BFloat16Type::get(ctx);
+  if (dtype == "float16")
+    return Float16Type::get(ctx);
+  return Float32Type::get(ctx);
+}
+
+SmallVector<Type>
+ModelIRBuilder::cacheTypes(const ::helix::LayerSpec &l) const {
+  switch (l.mixer) {
+  case ::helix::MixerKind::Attention:
+    if (l.attention.indexer.sparse() && !l.attention.indexer.reusesPrevious)
+      return {cacheType(l.attention),
+              IndexCacheType::get(ctx, l.attention.indexer.headDim)};
+    return {cacheType(l.attention)};
+  case ::helix::MixerKind::LinearAttention:
+    return {RecurrentStateType::get(
+        ctx, l.linear.numValueHeads, l.linear.keyHeadDim, l.linear.valueHeadDim,
+        l.linear.convChannels(), l.linear.convKernel,
+        stateElement(ctx, l.linear.stateDType))};
+  case ::helix::MixerKind::Mamba:
+    return {RecurrentStateType::get(ctx, l.mamba.numHeads, l.mamba.headDim,
+                                    l.mamba.stateSize, l.mamba.convChannels(),
+                                    l.mamba.convKernel,
+                                    stateElement(ctx, l.mamba.stateDType))};
+  case ::helix::MixerKind::None:
+    break;
+  }
+  return {};
 }
 
 RopeAttr ModelIRBuilder::rope(const ::helix::RopeSpec &r) const {
@@ -97,10 +168,11 @@ RopeAttr ModelIRBuilder::rope(const ::helix::RopeSpec &r) const {
 MoEConfigAttr ModelIRBuilder::moeConfig(const ::helix::MoESpec &m) const {
   ScoringFunc scoring =
       m.scoringFunc == "sigmoid" ? ScoringFunc::sigmoid : ScoringFunc::softmax;
-  return MoEConfigAttr::get(
-      ctx, m.numExperts, m.topK, m.expertIntermediate, m.numSharedExperts,
-      m.sharedIntermediate, m.nGroup, m.topkGroup, f64(m.routedScalingFactor),
-      m.normTopkProb, scoring, m.activation, m.expertBias);
+  return MoEConfigAttr::get(ctx, m.numExperts, m.topK, m.expertIntermediate,
+                            m.numSharedExperts, m.sharedIntermediate, m.nGroup,
+                            m.topkGroup, f64(m.routedScalingFactor),
+                            m.normTopkProb, scoring, m.activation, m.expertBias,
+                            m.latentSize, m.latentNorm, m.sharedExpertGate);
 }
 
 KVCacheType ModelIRBuilder::cacheType(const ::helix::AttentionSpec &a) const {
@@ -112,15 +184,35 @@ KVCacheType ModelIRBuilder::cacheType(const ::helix::AttentionSpec &a) const {
                           /*latent=*/false, a.slidingWindow);
 }
 
-Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h,
-                            Value positions, Value cache) {
-  const ::helix::AttentionSpec &a = l.attention;
+Value ModelIRBuilder::mixer(const ::helix::LayerSpec &l, Value n,
+                            Value positions, ValueRange state) {
   std::string prefix = layerPrefix(l.index);
+  auto layerIdx = b.getI64IntegerAttr(l.index);
+  auto outProj = [&](Value o, const std::string &weight, bool bias) {
+    return LinearOp::create(
+        b, loc, act(spec.hiddenSize), o, b.getStringAttr(weight + ".weight"),
+        bias ? b.getStringAttr(weight + ".bias") : StringAttr(), LayoutAttr());
+  };
+  if (l.mixer == ::helix::MixerKind::LinearAttention) {
+    bool kda = l.linear.variant == ::helix::LinearAttentionSpec::Variant::KDA;
+    // Qwen3-Next / Qwen3.5: model.layers.N.linear_attn.out_proj; Kimi
+    // Linear: model.layers.N.self_attn.o_proj.
+    std::string p = prefix + (kda ? ".self_attn" : ".linear_attn");
+    Value o = LinearAttentionOp::create(
+        b, loc, act(l.linear.outputDim()), n, state[0], linearConfig(l.linear),
+        layerIdx, b.getStringAttr(p), LayoutAttr());
+    return outProj(o, p + (kda ? ".o_proj" : ".out_proj"), false);
+  }
+  if (l.mixer == ::helix::MixerKind::Mamba) {
+    std::string p = prefix + ".mixer";
+    Value o = MambaOp::create(b, loc, act(l.mamba.innerSize()), n, state[0],
+                              mambaConfig(l.mamba), layerIdx,
+                              b.getStringAttr(p), LayoutAttr());
+    return outProj(o, p + ".out_proj", false);
+  }
+  const ::helix::AttentionSpec &a = l.attention;
   std::string attnPrefix = prefix + ".self_attn";
   auto config = attentionConfig(a);
-  auto layerIdx = b.getI64IntegerAttr(l.index);
-
-  Value n = rmsNorm(h, prefix + ".input_layernorm.weight");
   SmallVector<Type> qkvTypes;
   if (config.isMLA()) {
     int64_t latent = a.kvLoraRank + a.qkRopeHeadDim;
@@ -133,17 +225,43 @@ Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h,
                                config.isMLA() ? Type() : qkvTypes[2], n,
                                positions, config, rope(a.rope), layerIdx,
                                b.getStringAttr(attnPrefix), LayoutAttr());
-  Value o = AttentionOp::create(b, loc, act(config.getOutputDim()), qkv.getQ(),
-                                qkv.getK(), qkv.getV(), cache, config, layerIdx,
-                                b.getStringAttr(attnPrefix), LayoutAttr());
-  Value proj = LinearOp::create(
-      b, loc, act(spec.hiddenSize), o,
-      b.getStringAttr(attnPrefix + ".o_proj.weight"),
-      a.outBias ? b.getStringAttr(attnPrefix + ".o_proj.bias") : StringAttr(),
-      LayoutAttr());
-  Value r = AddOp::create(b, loc, h, proj);
+  Value o;
+  if (a.indexer.sparse()) {
+    if (!a.indexer.reusesPrevious || !lastSelection) {
+      auto selected = RankedTensorType::get(
+          {ShapedType::kDynamic, a.indexer.topK}, b.getI64Type());
+      lastSelection = DSAIndexerOp::create(
+          b, loc, selected, n, positions, state[1], indexerConfig(a.indexer),
+          b.getI64IntegerAttr(a.qLoraRank), layerIdx,
+          b.getStringAttr(attnPrefix + ".indexer"), LayoutAttr());
+    }
+    o = SparseAttentionOp::create(b, loc, act(config.getOutputDim()),
+                                  qkv.getQ(), qkv.getK(), lastSelection,
+                                  state[0], config, layerIdx,
+                                  b.getStringAttr(attnPrefix), LayoutAttr());
+  } else {
+    o = AttentionOp::create(b, loc, act(config.getOutputDim()), qkv.getQ(),
+                            qkv.getK(), qkv.getV(), state[0], config, layerIdx,
+                            b.getStringAttr(attnPrefix), LayoutAttr());
+  }
+  return outProj(o, attnPrefix + ".o_proj", a.outBias);
+}
 
-  Value n2 = rmsNorm(r, prefix + ".post_attention_layernorm.weight");
+Value ModelIRBuilder::layer(const ::helix::LayerSpec &l, Value h,
+                            Value positions, ValueRange state) {
+  std::string prefix = layerPrefix(l.index);
+  auto layerIdx = b.getI64IntegerAttr(l.index);
+  Value r = h;
+  if (l.mixer != ::helix::MixerKind::None) {
+    Value n = rmsNorm(h, prefix + ".input_layernorm.weight");
+    r = AddOp::create(b, loc, h, mixer(l, n, positions, state));
+  }
+  if (!l.hasFFN)
+    return r;
+  // A single-FFN block (Nemotron-H) has one norm, the input norm.
+  Value n2 = rmsNorm(r, prefix + (l.mixer == ::helix::MixerKind::None
+                                      ? ".input_layernorm.weight"
+                                      : ".post_attention_layernorm.weight"));
   Value f;
   if (l.isMoE) {
     std::string moePrefix =
@@ -188,8 +306,12 @@ OwningOpRef<ModuleOp> ModelIRBuilder::build(bool returnHidden) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
   SmallVector<Type> argTypes = {ids, ids};
-  for (const ::helix::LayerSpec &l : spec.layers)
-    argTypes.push_back(cacheType(l.attention));
+  SmallVector<std::pair<unsigned, unsigned>> stateArgs; // first, count
+  for (const ::helix::LayerSpec &l : spec.layers) {
+    SmallVector<Type> types = cacheTypes(l);
+    stateArgs.push_back({unsigned(argTypes.size()), unsigned(types.size())});
+    argTypes.append(types.begin(), types.end());
+  }
   SmallVector<Type> results = {RankedTensorType::get(
       {ShapedType::kDynamic, spec.vocabSize}, b.getF32Type())};
   if (returnHidden)
@@ -201,7 +323,9 @@ OwningOpRef<ModuleOp> ModelIRBuilder::build(bool returnHidden) {
                             b.getI64IntegerAttr(spec.vocabSize),
                             b.getStringAttr("model.embed_tokens.weight"));
   for (auto [i, l] : llvm::enumerate(spec.layers))
-    h = layer(l, h, body->getArgument(1), body->getArgument(2 + i));
+    h = layer(
+        l, h, body->getArgument(1),
+        body->getArguments().slice(stateArgs[i].first, stateArgs[i].second));
   Value n = rmsNorm(h, "model.norm.weight");
   Value out = LMHeadOp::create(b, loc, results[0], n,
                                b.getStringAttr(spec.tieWordEmbeddings
@@ -228,8 +352,10 @@ OwningOpRef<ModuleOp> ModelIRBuilder::buildDraft() {
   auto ids = RankedTensorType::get({ShapedType::kDynamic}, b.getI64Type());
   Type logits = RankedTensorType::get({ShapedType::kDynamic, spec.vocabSize},
                                       b.getF32Type());
-  func::FuncOp func = stepFunction(
-      *module, {ids, ids, act(H), cacheType(l.attention)}, {logits, act(H)});
+  SmallVector<Type> argTypes = {ids, ids, act(H)};
+  SmallVector<Type> state = cacheTypes(l);
+  argTypes.append(state.begin(), state.end());
+  func::FuncOp func = stepFunction(*module, argTypes, {logits, act(H)});
   func.setArgAttr(2, ::mlir::helix::attrs::name, b.getStringAttr("hidden"));
   Block *body = &func.getBody().front();
   Value e = EmbedOp::create(b, loc, act(H), body->getArgument(0),
@@ -243,7 +369,8 @@ OwningOpRef<ModuleOp> ModelIRBuilder::buildDraft() {
   Value x = LinearOp::create(b, loc, act(H), both,
                              b.getStringAttr(p + "eh_proj.weight"),
                              StringAttr(), LayoutAttr());
-  Value h = layer(l, x, body->getArgument(1), body->getArgument(3));
+  Value h =
+      layer(l, x, body->getArgument(1), body->getArguments().drop_front(3));
   Value n = rmsNorm(h, p + "shared_head.norm.weight");
   Value out = LMHeadOp::create(b, loc, logits, n,
                                b.getStringAttr(p + "shared_head.head.weight"),

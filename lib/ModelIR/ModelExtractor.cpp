@@ -70,6 +70,9 @@ AttentionSpec attentionSpecOf(AttentionConfigAttr c, RopeAttr r) {
   a.qkNorm = c.getQkNorm();
   a.sinks = c.getSinks();
   a.slidingWindow = c.getWindow();
+  a.outputGate = c.getOutputGate();
+  a.noRope = c.getNoRope();
+  a.partialRotary = f64(c.getPartialRotary());
   a.rope = r.getParams();
   return a;
 }
@@ -88,7 +91,49 @@ MoESpec moeSpecOf(MoEConfigAttr c) {
   m.scoringFunc = stringifyScoringFunc(c.getScoring()).str();
   m.activation = c.getActivation().str();
   m.expertBias = c.getExpertBias();
+  m.latentSize = c.getLatentSize();
+  m.latentNorm = c.getLatentNorm();
+  m.sharedExpertGate = c.getSharedExpertGate();
   return m;
+}
+
+static ::helix::LinearAttentionSpec linearSpecOf(LinearAttentionConfigAttr c) {
+  ::helix::LinearAttentionSpec l;
+  l.variant = c.getVariant() == LinearAttnVariant::kda
+                  ? ::helix::LinearAttentionSpec::Variant::KDA
+                  : ::helix::LinearAttentionSpec::Variant::GatedDeltaNet;
+  l.numKeyHeads = c.getKeyHeads();
+  l.numValueHeads = c.getValueHeads();
+  l.keyHeadDim = c.getKeyHeadDim();
+  l.valueHeadDim = c.getValueHeadDim();
+  l.convKernel = c.getConvKernel();
+  l.fullRankGate = c.getFullRankGate();
+  l.gateLowerBound = f64(c.getGateLowerBound());
+  l.stateDType = c.getStateDtype().str();
+  return l;
+}
+
+static ::helix::MambaSpec mambaSpecOf(MambaConfigAttr c) {
+  ::helix::MambaSpec m;
+  m.numHeads = c.getHeads();
+  m.headDim = c.getHeadDim();
+  m.stateSize = c.getStateSize();
+  m.nGroups = c.getGroups();
+  m.convKernel = c.getConvKernel();
+  m.convBias = c.getConvBias();
+  m.stateDType = c.getStateDtype().str();
+  return m;
+}
+
+static ::helix::IndexerSpec indexerSpecOf(IndexerConfigAttr c) {
+  ::helix::IndexerSpec x;
+  x.numHeads = c.getHeads();
+  x.headDim = c.getHeadDim();
+  x.topK = c.getTopK();
+  x.ropeDim = c.getRopeDim();
+  x.ropeInterleave = c.getRopeInterleave();
+  x.reusesPrevious = c.getReusesPrevious();
+  return x;
 }
 
 func::FuncOp findDecodeStep(ModuleOp module) {
@@ -131,16 +176,44 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
   ::helix::ModelSpec spec = modelSpecBasics(model);
 
   std::map<int64_t, ::helix::LayerSpec> layers;
-  std::map<int64_t, bool> hasFFN;
+  std::map<int64_t, bool> hasFFN, hasMixer;
+  std::map<int64_t, IndexerConfigAttr> indexers;
+  std::map<int64_t, IndexerConfigAttr> sparseLayers; // the selection used
   bool sawNorm = false;
+  auto mixerOf = [&](int64_t index) -> ::helix::LayerSpec & {
+    ::helix::LayerSpec &l = layers[index];
+    l.index = index;
+    hasMixer[index] = true;
+    return l;
+  };
   func.walk([&](Operation *op) {
     if (auto norm = dyn_cast<RMSNormOp>(op); norm && !sawNorm) {
       spec.rmsNormEps = norm.getEps().convertToDouble();
       sawNorm = true;
     } else if (auto qkv = dyn_cast<QKVProjOp>(op)) {
-      ::helix::LayerSpec &l = layers[qkv.getLayer()];
-      l.index = qkv.getLayer();
+      ::helix::LayerSpec &l = mixerOf(qkv.getLayer());
+      l.mixer = ::helix::MixerKind::Attention;
       l.attention = attentionSpecOf(qkv.getConfig(), qkv.getRope());
+    } else if (auto la = dyn_cast<LinearAttentionOp>(op)) {
+      ::helix::LayerSpec &l = mixerOf(la.getLayer());
+      l.mixer = ::helix::MixerKind::LinearAttention;
+      l.linear = linearSpecOf(la.getConfig());
+    } else if (auto mamba = dyn_cast<MambaOp>(op)) {
+      ::helix::LayerSpec &l = mixerOf(mamba.getLayer());
+      l.mixer = ::helix::MixerKind::Mamba;
+      l.mamba = mambaSpecOf(mamba.getConfig());
+    } else if (auto idx = dyn_cast<DSAIndexerOp>(op)) {
+      indexers[idx.getLayer()] = idx.getConfig();
+    } else if (auto sa = dyn_cast<SparseAttentionOp>(op)) {
+      if (auto idx = sa.getSelected().getDefiningOp<DSAIndexerOp>()) {
+        IndexerConfigAttr c = idx.getConfig();
+        if (idx.getLayer() != sa.getLayer())
+          c = IndexerConfigAttr::get(c.getContext(), c.getHeads(),
+                                     c.getHeadDim(), c.getTopK(),
+                                     c.getRopeDim(), c.getRopeInterleave(),
+                                     /*reuses_previous=*/true);
+        sparseLayers[sa.getLayer()] = c;
+      }
     } else if (auto ffn = dyn_cast<FFNOp>(op)) {
       ::helix::LayerSpec &l = layers[ffn.getLayer()];
       l.isMoE = false;
@@ -156,12 +229,19 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
     }
   });
   for (auto &[index, l] : layers) {
-    if (l.attention.numHeads == 0)
+    l.index = index;
+    if (!hasMixer[index])
+      l.mixer = ::helix::MixerKind::None;
+    l.hasFFN = hasFFN[index];
+    if (!hasMixer[index] && !l.hasFFN)
       return func.emitError()
-             << "layer " << index << " has an FFN but no helix.qkv_proj";
-    if (!hasFFN[index])
+             << "layer " << index << " has neither a token mixer nor an FFN";
+    if (auto it = sparseLayers.find(index); it != sparseLayers.end())
+      l.attention.indexer = indexerSpecOf(it->second);
+    else if (indexers.count(index))
       return func.emitError() << "layer " << index
-                              << " has attention but no helix.ffn or helix.moe";
+                              << " has a helix.dsa_indexer but no "
+                                 "helix.sparse_attention reads it";
     l.isMTP = index >= model.getLayers();
     spec.layers.push_back(l);
   }

@@ -27,6 +27,51 @@ static std::string paramCount(int64_t n) {
   return os.str();
 }
 
+static std::string attentionText(const AttentionSpec &a);
+
+/// "4.0 MiB", "96.0 KiB", "512 B".
+static std::string bytesText(int64_t bytes) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  if (bytes >= 1024 * 1024)
+    os << double(bytes) / (1024.0 * 1024.0) << " MiB";
+  else if (bytes >= 1024)
+    os << double(bytes) / 1024.0 << " KiB";
+  else
+    os << bytes << " B";
+  return os.str();
+}
+
+/// The token mixer: attention (attentionText), a recurrent mixer with its
+/// state per request, or "-" for an FFN-only block.
+static std::string mixerText(const LayerSpec &l) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  switch (l.mixer) {
+  case MixerKind::Attention:
+    return attentionText(l.attention);
+  case MixerKind::LinearAttention: {
+    const LinearAttentionSpec &x = l.linear;
+    os << stringifyLinearAttentionVariant(x.variant) << " " << x.numKeyHeads
+       << "k/" << x.numValueHeads << "v x " << x.keyHeadDim << " state "
+       << bytesText(x.stateValues() * stateDTypeBytes(x.stateDType));
+    return os.str();
+  }
+  case MixerKind::Mamba: {
+    const MambaSpec &m = l.mamba;
+    os << "mamba2 " << m.numHeads << "h x " << m.headDim << " state "
+       << m.stateSize << " groups " << m.nGroups << " ("
+       << bytesText(m.stateValues() * stateDTypeBytes(m.stateDType)) << ")";
+    return os.str();
+  }
+  case MixerKind::None:
+    break;
+  }
+  return "-";
+}
+
 static std::string attentionText(const AttentionSpec &a) {
   std::ostringstream os;
   os << stringifyAttentionKind(a.kind) << " " << a.numHeads << "q";
@@ -42,13 +87,28 @@ static std::string attentionText(const AttentionSpec &a) {
     os << " qk-norm";
   if (a.qkvBias)
     os << " bias";
+  if (a.outputGate)
+    os << " gated";
+  if (a.noRope)
+    os << " nope";
+  if (a.partialRotary != 1.0)
+    os << " rope " << a.partialRotary;
+  if (a.indexer.sparse())
+    os << " dsa top-" << a.indexer.topK
+       << (a.indexer.reusesPrevious
+               ? " (shared)"
+               : " (" + std::to_string(a.indexer.numHeads) + " index heads)");
   return os.str();
 }
 
 static std::string ffnText(const LayerSpec &l) {
   std::ostringstream os;
-  if (!l.isMoE) {
+  if (!l.hasFFN) {
+    os << "-";
+  } else if (!l.isMoE) {
     os << "ffn " << l.ffn.intermediate;
+    if (!isGatedActivation(l.ffn.activation))
+      os << " " << l.ffn.activation;
   } else {
     const MoESpec &m = l.moe;
     os << "moe " << m.numExperts << "x" << m.expertIntermediate << " top-"
@@ -57,10 +117,38 @@ static std::string ffnText(const LayerSpec &l) {
       os << " +" << m.numSharedExperts << " shared";
     if (m.nGroup > 1)
       os << " groups " << m.topkGroup << "/" << m.nGroup;
+    if (m.latentSize > 0)
+      os << " latent " << m.latentSize;
+    if (!m.gated())
+      os << " " << m.activation;
   }
   if (l.isMTP)
     os << " (mtp)";
   return os.str();
+}
+
+/// Layer indices as ranges, "0-2,4-6,8-10", the middle elided past 8
+/// ranges: "0-2,4-6,8-10,...,56-58".
+static std::string layerList(const std::vector<int64_t> &ix) {
+  std::vector<std::string> ranges;
+  for (size_t i = 0; i < ix.size();) {
+    size_t j = i;
+    while (j + 1 < ix.size() && ix[j + 1] == ix[j] + 1)
+      ++j;
+    ranges.push_back(std::to_string(ix[i]) +
+                     (j > i ? "-" + std::to_string(ix[j]) : ""));
+    i = j + 1;
+  }
+  std::string out;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    if (ranges.size() > 8 && r == 3) {
+      out += ",...";
+      r = ranges.size() - 2;
+      continue;
+    }
+    out += (out.empty() ? "" : ",") + ranges[r];
+  }
+  return out;
 }
 
 LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
@@ -97,12 +185,29 @@ LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
   os << "parameters  " << paramCount(spec.parameterCount()) << " total, "
      << paramCount(spec.activeParameterCount()) << " active per token\n";
 
-  int64_t kvPerToken = 0;
-  for (const LayerSpec &l : spec.layers)
-    kvPerToken += l.attention.kvValuesPerToken();
+  int64_t kvPerToken = 0, indexBytes = 0, stateBytes = 0;
+  for (const LayerSpec &l : spec.layers) {
+    if (l.hasAttention()) {
+      kvPerToken += l.attention.kvValuesPerToken();
+      if (l.attention.indexer.sparse() && !l.attention.indexer.reusesPrevious)
+        indexBytes += l.attention.indexer.keyBytes();
+    }
+    if (l.mixer == MixerKind::LinearAttention)
+      stateBytes +=
+          l.linear.stateValues() * stateDTypeBytes(l.linear.stateDType);
+    if (l.mixer == MixerKind::Mamba)
+      stateBytes += l.mamba.stateValues() * stateDTypeBytes(l.mamba.stateDType);
+  }
   os << "kv cache    " << kvPerToken << " values per token (all layers), "
      << llvm::format("%.1f", kvPerToken * 2 / 1024.0)
-     << " KiB per token at 16 bits\n";
+     << " KiB per token at 16 bits";
+  if (indexBytes)
+    os << ", plus " << indexBytes << " bytes of DSA index keys";
+  os << "\n";
+  if (stateBytes)
+    os << "state       " << bytesText(stateBytes)
+       << " of recurrent state per request (all layers), whatever the "
+          "context\n";
 
   os << "ops        ";
   for (auto &[name, count] : opCounts)
@@ -111,7 +216,7 @@ LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
 
   std::vector<std::string> texts;
   for (const LayerSpec &l : spec.layers)
-    texts.push_back(attentionText(l.attention) + " | " + ffnText(l));
+    texts.push_back(mixerText(l) + " | " + ffnText(l));
   os << "layers\n";
   // Two layer kinds strictly alternating (gpt-oss: sliding, full, ...).
   size_t n = texts.size();
@@ -124,6 +229,27 @@ LogicalResult printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
       os << "  " << spec.layers[first].index << ","
          << spec.layers[first + 2].index << ",...," << spec.layers[last].index
          << "  " << texts[first] << "\n";
+    }
+    return success();
+  }
+  // Hybrid stacks (3 linear : 1 full attention, ...) make many short runs:
+  // then each kind of layer once, with the layers that have it.
+  size_t runs = 1;
+  for (size_t i = 1; i < n; ++i)
+    runs += texts[i] != texts[i - 1];
+  if (runs > 12) {
+    std::vector<size_t> order;
+    std::map<std::string, std::vector<int64_t>> indices;
+    for (size_t i = 0; i < n; ++i) {
+      if (!indices.count(texts[i]))
+        order.push_back(i);
+      indices[texts[i]].push_back(spec.layers[i].index);
+    }
+    for (size_t first : order) {
+      const std::vector<int64_t> &ix = indices[texts[first]];
+      os << "  " << texts[first] << "\n    " << ix.size()
+         << (ix.size() == 1 ? " layer: " : " layers: ") << layerList(ix)
+         << "\n";
     }
     return success();
   }

@@ -8,11 +8,10 @@ namespace helix {
 
 void kindLines(std::ostream &os, const PerLayerChoice &c,
                const std::string &indent) {
-  for (const KindLayout &k : c.kinds)
-    if (k.layers > 0)
-      os << indent << fmt::pad(layerKindName(k.kind), 18)
-         << fmt::pad(std::to_string(k.layers), 4, true) << " layers  "
-         << k.str() << "\n";
+  for (const KindLayout *k : c.present())
+    os << indent << fmt::pad(layerKindName(k->kind), 18)
+       << fmt::pad(std::to_string(k->layers), 4, true) << " layers  "
+       << k->str() << "\n";
 }
 
 } // namespace helix

@@ -30,13 +30,15 @@ static ojson pointJSON(const PlanPoint &p) {
 
 static ojson choiceJSON(const PerLayerChoice &c) {
   ojson kinds = ojson::array();
-  for (const KindLayout &k : c.kinds) {
-    if (k.layers == 0)
-      continue;
+  for (const KindLayout *kp : c.present()) {
+    const KindLayout &k = *kp;
     ojson j{{"kind", stringifyLayerKind(k.kind).str()}, {"layers", k.layers}};
     if (k.isAttention()) {
       j["kvp"] = k.kvp;
       j["tpa"] = k.tpa;
+    } else if (k.isRecurrent()) {
+      j["tpa"] = k.tpa;
+      j["replicas"] = k.replicas;
     } else {
       j["tpf"] = k.tpf;
       j["ep"] = k.ep;

@@ -54,6 +54,24 @@ struct OpLayouts {
   }
 };
 
+/// The layer and mixer kind of a model-IR token-mixer op (attention, sparse
+/// attention and its indexer, linear attention, Mamba-2), or nullopt.
+std::optional<std::pair<int64_t, LayerKind>> mixerKindOfOp(Operation *op) {
+  if (auto a = dyn_cast<AttentionOp>(op))
+    return std::make_pair(a.getLayer(), a.getConfig().getWindow() > 0
+                                            ? LayerKind::WindowAttention
+                                            : LayerKind::FullAttention);
+  if (auto a = dyn_cast<SparseAttentionOp>(op))
+    return std::make_pair(a.getLayer(), LayerKind::SparseAttention);
+  if (auto a = dyn_cast<DSAIndexerOp>(op))
+    return std::make_pair(a.getLayer(), LayerKind::SparseAttention);
+  if (auto a = dyn_cast<LinearAttentionOp>(op))
+    return std::make_pair(a.getLayer(), LayerKind::LinearAttention);
+  if (auto a = dyn_cast<MambaOp>(op))
+    return std::make_pair(a.getLayer(), LayerKind::Mamba);
+  return std::nullopt;
+}
+
 /// The layouts applyPlan puts on the ops of a per-layer plan: each op its
 /// layer's (the layer's attention kind's kvp, tpa; on an FFN its FFN
 /// kind's tpf, ep; elsewhere the MoE, else dense, kind's).
@@ -68,15 +86,12 @@ struct PerLayerOpLayouts {
   PerLayerOpLayouts(func::FuncOp func, int64_t gpus,
                     const PerLayerChoice &choice)
       : ctx(func.getContext()), gpus(gpus), choice(choice) {
-    func.walk([&](AttentionOp op) {
-      attnKindOfLayer[op.getLayer()] = op.getConfig().getWindow() > 0
-                                           ? LayerKind::WindowAttention
-                                           : LayerKind::FullAttention;
+    func.walk([&](Operation *op) {
+      if (std::optional<std::pair<int64_t, LayerKind>> k = mixerKindOfOp(op))
+        attnKindOfLayer[k->first] = k->second;
     });
-    const KindLayout &moe = choice.of(LayerKind::MoEFFN);
-    mainFFN = moe.layers > 0 ? &moe : &choice.of(LayerKind::DenseFFN);
-    const KindLayout &full = choice.of(LayerKind::FullAttention);
-    mainAttn = full.layers > 0 ? &full : &choice.of(LayerKind::WindowAttention);
+    mainFFN = &choice.mainFFN();
+    mainAttn = &choice.mainMixer();
   }
 
   LayoutAttr of(Operation *op) const {
@@ -94,7 +109,10 @@ struct PerLayerOpLayouts {
       ffn = &choice.of(LayerKind::DenseFFN);
     else if (carrier.getLayoutKind() == LayoutKind::moe)
       ffn = &choice.of(LayerKind::MoEFFN);
-    return LayoutAttr::get(ctx, gpus, attn->kvp, attn->tpa, ffn->tpf, ffn->ep,
+    // A recurrent kind's group of tpa GPUs, replicated: the layout's kvp
+    // counts the replicas (helix.linear_attention, helix.mamba).
+    int64_t kvp = attn->isRecurrent() ? attn->replicas : attn->kvp;
+    return LayoutAttr::get(ctx, gpus, kvp, attn->tpa, ffn->tpf, ffn->ep,
                            /*pp=*/1, /*dp=*/1);
   }
 };
@@ -106,10 +124,10 @@ SmallVector<KindLayoutAttr> kindLayoutAttrs(MLIRContext *ctx,
   for (const KindLayout &k : choice.kinds) {
     if (k.layers == 0)
       continue;
-    bool attn = k.isAttention();
+    bool attn = k.isAttention(), mixer = k.isMixer();
     out.push_back(KindLayoutAttr::get(ctx, k.kind, k.layers, attn ? k.kvp : 1,
-                                      attn ? k.tpa : 1, attn ? 1 : k.tpf,
-                                      attn ? 1 : k.ep, attn ? 1 : k.replicas));
+                                      mixer ? k.tpa : 1, mixer ? 1 : k.tpf,
+                                      mixer ? 1 : k.ep, attn ? 1 : k.replicas));
   }
   return out;
 }
@@ -214,12 +232,8 @@ PlanRecord planRecordOf(PlanAttr attr) {
       k.replicas = l.getReplicas();
     }
     // The representative layout, as PerLayerSearch reports it.
-    const KindLayout &full = choice.of(LayerKind::FullAttention);
-    const KindLayout &attn =
-        full.layers > 0 ? full : choice.of(LayerKind::WindowAttention);
-    const KindLayout &moe = choice.of(LayerKind::MoEFFN);
-    const KindLayout &ffn =
-        moe.layers > 0 ? moe : choice.of(LayerKind::DenseFFN);
+    const KindLayout &attn = choice.mainMixer();
+    const KindLayout &ffn = choice.mainFFN();
     c.layout.kvp = attn.kvp;
     c.layout.tpa = attn.tpa;
     c.layout.tpf = ffn.tpf;
@@ -263,9 +277,9 @@ static bool readPerLayerPlan(func::FuncOp func, PlanRecord &r, PlanRecord &plan,
                              std::string &error) {
   std::array<int64_t, kNumLayerKinds> layers{};
   func.walk([&](Operation *op) {
-    if (auto a = dyn_cast<AttentionOp>(op))
-      ++layers[int(a.getConfig().getWindow() > 0 ? LayerKind::WindowAttention
-                                                 : LayerKind::FullAttention)];
+    std::optional<std::pair<int64_t, LayerKind>> mixer = mixerKindOfOp(op);
+    if (mixer && !isa<DSAIndexerOp>(op)) // one per layer: its attention
+      ++layers[int(mixer->second)];
     else if (isa<FFNOp>(op))
       ++layers[int(LayerKind::DenseFFN)];
     else if (isa<MoEOp>(op))

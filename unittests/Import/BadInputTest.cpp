@@ -42,7 +42,9 @@ const BadCase kBadCases[] = {
     {"unknown-model-type.json",
      "model_type: unsupported model type \"gemma2\", expected one of: llama, "
      "mistral, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v2, deepseek_v3, "
-     "kimi_k2, gpt_oss"},
+     "kimi_k2, gpt_oss, deepseek_v32, glm_moe_dsa, qwen3_next, qwen3_5_text, "
+     "qwen3_5_moe_text, kimi_linear, nemotron_h, qwen3_5, qwen3_5_moe, "
+     "kimi_k3, kimi_k25"},
     // Types and ranges of single fields.
     {"missing-hidden-size.json", "hidden_size: missing required field"},
     {"null-hidden-size.json", "hidden_size: expected a positive integer, got "
@@ -136,6 +138,29 @@ const BadCase kBadCases[] = {
      "mlp_only_layers[0]: layer index 7 is out of range, expected 0..3"},
     {"mlp-only-layers-not-array.json",
      "mlp_only_layers: expected an array of integers, got 3"},
+    // Long-context models (sparse attention, linear attention, Mamba-2).
+    {"dsa-missing-index-topk.json", "index_topk: missing required field"},
+    {"qwen35-missing-text-config.json",
+     "text_config: missing, expected the language model's config inside "
+     "this qwen3_5_moe config"},
+    {"qwen35-unknown-layer-type.json",
+     "text_config.layer_types[1]: unknown layer type \"mamba\", expected "
+     "\"linear_attention\" or \"full_attention\""},
+    {"gdn-missing-linear-key-heads.json",
+     "linear_num_key_heads: missing required field"},
+    {"partial-rotary-not-whole-pairs.json",
+     "partial_rotary_factor: rotates 9.6 of head_dim = 32 values, expected "
+     "an even whole number"},
+    {"kimi-layer-listed-twice.json",
+     "linear_attn_config.kda_layers: layer 3 is listed twice"},
+    {"nemotron-unknown-pattern-letter.json",
+     "hybrid_override_pattern: letter 6 is 'X', expected M (Mamba-2), * "
+     "(attention), E (MoE) or - (MLP)"},
+    {"nemotron-pattern-length.json",
+     "hybrid_override_pattern: has 5 letters, expected num_hidden_layers = "
+     "8"},
+    {"nemotron-time-step-limit-nan.json",
+     "time_step_limit[1]: expected a number, got string \"NaN\""},
     // The model as a whole.
     {"implausible-model-size.json", "<model>: implausibly large model"},
 };

@@ -46,10 +46,14 @@ std::string readFile(const std::string &path) {
 
 TEST(ImportApi, SupportedModelTypes) {
   const std::vector<std::string> &types = supportedModelTypes();
-  EXPECT_EQ(types,
-            (std::vector<std::string>{"llama", "mistral", "qwen2", "qwen3",
-                                      "qwen3_moe", "mixtral", "deepseek_v2",
-                                      "deepseek_v3", "kimi_k2", "gpt_oss"}));
+  EXPECT_EQ(types, (std::vector<std::string>{
+                       "llama",       "mistral",      "qwen2",
+                       "qwen3",       "qwen3_moe",    "mixtral",
+                       "deepseek_v2", "deepseek_v3",  "kimi_k2",
+                       "gpt_oss",     "deepseek_v32", "glm_moe_dsa",
+                       "qwen3_next",  "qwen3_5_text", "qwen3_5_moe_text",
+                       "kimi_linear", "nemotron_h",   "qwen3_5",
+                       "qwen3_5_moe", "kimi_k3",      "kimi_k25"}));
 }
 
 TEST(ImportApi, NameFromSourceOrOption) {

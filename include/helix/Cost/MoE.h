@@ -60,8 +60,9 @@ public:
 
 private:
   double numExperts_ = 0, ep_ = 1, topK_ = 0, local_ = 0;
-  std::vector<double> hotInclusion_; // pi of the busiest rank's experts
-  std::vector<double> logMiss_;      // log(1 - pi) of the same
+  /// log(1 - pi) of the busiest rank's experts (pi: their inclusion
+  /// probabilities), shared by every model of the same shape.
+  const std::vector<double> *logMiss_ = nullptr;
   double hotShare_ = 0, hotVariance_ = 0, zMax_ = 0;
 };
 

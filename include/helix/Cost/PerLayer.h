@@ -41,28 +41,45 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace helix {
 
-/// "full attention", "window attention", "dense FFN", "MoE FFN" (the JSON
-/// and IR keys are stringifyLayerKind's: "full_attention", ...).
+/// "full attention", "window attention", "dense FFN", "MoE FFN", "linear
+/// attention", "Mamba", "sparse attention" (the JSON and IR keys are
+/// stringifyLayerKind's: "full_attention", ...).
 const char *layerKindName(LayerKind kind);
-/// The kind of a layer's attention (window when it has a sliding window)
-/// and of its FFN.
-LayerKind attentionKindOf(const LayerSpec &layer);
-LayerKind ffnKindOf(const LayerSpec &layer);
+/// The kind of a layer's token mixer (attention: window when it has a
+/// sliding window, sparse with a DSA indexer, else full; linear attention;
+/// Mamba) and of its FFN; nullopt for a layer without that half (hybrid
+/// models' single-mixer blocks).
+std::optional<LayerKind> mixerKindOf(const LayerSpec &layer);
+std::optional<LayerKind> ffnKindOf(const LayerSpec &layer);
+/// The kinds that price a layer's two halves: its own, or for a missing
+/// half (which costs nothing) the other half's kind.
+LayerKind mixerPricingKindOf(const LayerSpec &layer);
+LayerKind ffnPricingKindOf(const LayerSpec &layer);
+
+/// The TP group a recurrent mixer runs on inside an attention TP group of
+/// `tpa` GPUs: the widest divisor of tpa that divides its heads (Gated
+/// DeltaNet: key and value heads; KDA: heads; Mamba-2: heads and groups).
+int64_t recurrentGroupWidth(const LayerSpec &layer, int64_t tpa);
 
 /// The layout one kind of layer runs.
 struct KindLayout {
   LayerKind kind = LayerKind::FullAttention;
   int64_t layers = 0; // layers of this kind (0: the model has none)
-  /// Attention: kvp, tpa. FFN: tpf, ep of one group.
+  /// Attention: kvp, tpa. Recurrent mixer: tpa of one group (kvp = 1).
+  /// FFN: tpf, ep of one group.
   int64_t kvp = 1, tpa = 1, tpf = 1, ep = 1;
-  int64_t replicas = 1; // FFN groups on the N GPUs
+  int64_t replicas = 1; // FFN or recurrent groups on the N GPUs
   bool isAttention() const { return isAttentionKind(kind); }
-  /// "kvp=8,tpa=8" or "tpf=8,ep=1 x8" (x replicas when more than one).
+  bool isRecurrent() const { return isRecurrentKind(kind); }
+  bool isMixer() const { return isMixerKind(kind); }
+  /// "kvp=8,tpa=8", "tpa=8 x9" (recurrent) or "tpf=8,ep=1 x8" (x replicas
+  /// when more than one).
   std::string str() const;
   bool operator==(const KindLayout &o) const {
     return kind == o.kind && kvp == o.kvp && tpa == o.tpa && tpf == o.tpf &&
@@ -78,6 +95,15 @@ struct PerLayerChoice {
   double reshardBytes = 0;   // per GPU per step for them (0 within Helix)
   double reshardS = 0;
   const KindLayout &of(LayerKind k) const { return kinds[int(k)]; }
+  /// The layout that names the plan's attention widths: full attention's,
+  /// else sparse, window, linear attention or Mamba (the first with
+  /// layers); and its FFN's: MoE, else dense.
+  const KindLayout &mainMixer() const;
+  const KindLayout &mainFFN() const;
+  /// The kinds with layers, token mixers first (full, window, sparse
+  /// attention, linear attention, Mamba), then dense and MoE FFN: the
+  /// order reports list them in.
+  std::vector<const KindLayout *> present() const;
   /// True when the attention kinds share their widths and every FFN group
   /// spans all `gpus` GPUs (what one uniform layout runs, when that layout
   /// does not duplicate KV heads).

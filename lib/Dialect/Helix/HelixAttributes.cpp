@@ -3,6 +3,7 @@
 #include "helix/Dialect/Helix/HelixAttributes.h"
 #include "helix/Common/WeightFormat.h"
 #include "helix/Dialect/Helix/HelixDialect.h"
+#include "helix/Model/ModelSpec.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -147,7 +148,11 @@ LogicalResult AttentionConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, AttentionKind kind,
     int64_t heads, int64_t kvHeads, int64_t headDim, int64_t vHeadDim,
     int64_t qLoraRank, int64_t kvLoraRank, int64_t ropeDim, bool qkvBias,
-    bool outBias, bool qkNorm, bool sinks, int64_t window) {
+    bool outBias, bool qkNorm, bool sinks, int64_t window, bool, bool,
+    APFloat partialRotary) {
+  double rotary = partialRotary.convertToDouble();
+  if (!partialRotary.isFinite() || rotary <= 0 || rotary > 1)
+    return emitError() << "partial_rotary must be in (0, 1], got " << rotary;
   if (failed(requirePositive(emitError, "heads", heads)) ||
       failed(requirePositive(emitError, "kv_heads", kvHeads)) ||
       failed(requirePositive(emitError, "head_dim", headDim)) ||
@@ -190,6 +195,78 @@ LogicalResult AttentionConfigAttr::verify(
   if (qLoraRank != 0 || kvLoraRank != 0 || ropeDim != 0)
     return emitError() << "q_lora_rank, kv_lora_rank and rope_dim are only "
                           "valid for mla";
+  return success();
+}
+
+/// "float32", "bfloat16" or "float16": the dtypes a recurrent state is kept
+/// in (helix::stateDTypeBytes).
+static LogicalResult
+verifyStateDType(function_ref<InFlightDiagnostic()> emitError,
+                 StringRef dtype) {
+  if (::helix::stateDTypeBytes(dtype.str()) == 0)
+    return emitError() << "state_dtype must be \"float32\", \"bfloat16\" or "
+                          "\"float16\", got \""
+                       << dtype << "\"";
+  return success();
+}
+
+LogicalResult LinearAttentionConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, LinearAttnVariant variant,
+    int64_t keyHeads, int64_t valueHeads, int64_t keyHeadDim,
+    int64_t valueHeadDim, int64_t convKernel, bool fullRankGate,
+    APFloat gateLowerBound, StringRef stateDType) {
+  if (failed(requirePositive(emitError, "key_heads", keyHeads)) ||
+      failed(requirePositive(emitError, "value_heads", valueHeads)) ||
+      failed(requirePositive(emitError, "key_head_dim", keyHeadDim)) ||
+      failed(requirePositive(emitError, "value_head_dim", valueHeadDim)) ||
+      failed(requirePositive(emitError, "conv_kernel", convKernel)) ||
+      failed(verifyStateDType(emitError, stateDType)))
+    return failure();
+  if (valueHeads % keyHeads != 0)
+    return emitError() << "value_heads (" << valueHeads
+                       << ") must be a multiple of key_heads (" << keyHeads
+                       << ")";
+  if (variant == LinearAttnVariant::kda && keyHeads != valueHeads)
+    return emitError() << "kda has as many key heads as value heads, got "
+                       << keyHeads << " and " << valueHeads;
+  if (variant == LinearAttnVariant::gated_deltanet &&
+      (fullRankGate || !gateLowerBound.isZero()))
+    return emitError() << "full_rank_gate and gate_lower_bound are kda's";
+  if (!gateLowerBound.isFinite() || gateLowerBound.convertToDouble() > 0)
+    return emitError() << "gate_lower_bound must be finite and <= 0";
+  return success();
+}
+
+LogicalResult
+MambaConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t heads, int64_t headDim, int64_t stateSize,
+                        int64_t groups, int64_t convKernel, bool,
+                        StringRef stateDType) {
+  if (failed(requirePositive(emitError, "heads", heads)) ||
+      failed(requirePositive(emitError, "head_dim", headDim)) ||
+      failed(requirePositive(emitError, "state_size", stateSize)) ||
+      failed(requirePositive(emitError, "groups", groups)) ||
+      failed(requirePositive(emitError, "conv_kernel", convKernel)) ||
+      failed(verifyStateDType(emitError, stateDType)))
+    return failure();
+  if (heads % groups != 0)
+    return emitError() << "groups (" << groups << ") must divide heads ("
+                       << heads << ")";
+  return success();
+}
+
+LogicalResult
+IndexerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          int64_t heads, int64_t headDim, int64_t topK,
+                          int64_t ropeDim, bool, bool) {
+  if (failed(requirePositive(emitError, "heads", heads)) ||
+      failed(requirePositive(emitError, "head_dim", headDim)) ||
+      failed(requirePositive(emitError, "top_k", topK)) ||
+      failed(requireNonNegative(emitError, "rope_dim", ropeDim)))
+    return failure();
+  if (ropeDim > headDim)
+    return emitError() << "rope_dim (" << ropeDim
+                       << ") must not exceed head_dim (" << headDim << ")";
   return success();
 }
 
@@ -271,7 +348,12 @@ MoEConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       int64_t experts, int64_t topK, int64_t expertIntermediate,
                       int64_t sharedExperts, int64_t sharedIntermediate,
                       int64_t nGroup, int64_t topkGroup, APFloat routedScaling,
-                      bool, ScoringFunc, StringRef, bool) {
+                      bool, ScoringFunc, StringRef, bool, int64_t latentSize,
+                      bool latentNorm, bool) {
+  if (failed(requireNonNegative(emitError, "latent_size", latentSize)))
+    return failure();
+  if (latentNorm && latentSize == 0)
+    return emitError() << "latent_norm needs a latent_size";
   if (failed(requirePositive(emitError, "experts", experts)) ||
       failed(requirePositive(emitError, "top_k", topK)) ||
       failed(requirePositive(emitError, "expert_intermediate",
@@ -393,6 +475,19 @@ KindLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (tpf != 1 || ep != 1 || replicas != 1)
       return emitError() << name
                          << " layout: an attention kind has kvp and tpa only";
+  } else if (::helix::isRecurrentKind(kind)) {
+    if (kvp != 1)
+      return emitError()
+             << name
+             << " layout: a recurrent layer keeps a fixed-size state, not a "
+                "KV cache, so KV parallelism (kvp = "
+             << kvp
+             << ") means nothing for it; use kvp = 1 and a TP group (tpa) "
+                "with replicas";
+    if (tpf != 1 || ep != 1)
+      return emitError() << name
+                         << " layout: a recurrent kind has tpa and replicas "
+                            "only";
   } else {
     if (kvp != 1 || tpa != 1)
       return emitError() << name
@@ -415,6 +510,10 @@ KindLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 static std::optional<int64_t> gpusOf(KindLayoutAttr l) {
   const bool attention = ::helix::isAttentionKind(l.getKind());
   int64_t n = 1;
+  if (::helix::isRecurrentKind(l.getKind()))
+    return llvm::MulOverflow(l.getTpa(), l.getReplicas(), n)
+               ? std::nullopt
+               : std::optional<int64_t>(n);
   if (attention ? llvm::MulOverflow(l.getKvp(), l.getTpa(), n)
                 : llvm::MulOverflow(l.getTpf(), l.getEp(), n) ||
                       llvm::MulOverflow(n, l.getReplicas(), n))
@@ -455,19 +554,21 @@ LogicalResult PlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (seen[int(l.getKind())])
       return emitError() << "plan 'layouts' lists " << name << " twice";
     seen[int(l.getKind())] = true;
-    (::helix::isAttentionKind(l.getKind()) ? attention : ffn) = true;
+    (::helix::isMixerKind(l.getKind()) ? attention : ffn) = true;
     if (gpusOf(l) != gpus)
       return emitError() << "plan 'layouts': the " << name
                          << " layout does not cover the plan's " << gpus
                          << " GPUs ("
-                         << (::helix::isAttentionKind(l.getKind())
-                                 ? "kvp x tpa"
+                         << (::helix::isAttentionKind(l.getKind()) ? "kvp x tpa"
+                             : ::helix::isRecurrentKind(l.getKind())
+                                 ? "tpa x replicas"
                                  : "tpf x ep x replicas")
                          << " must be " << gpus << ")";
   }
   if (!attention || !ffn)
-    return emitError() << "plan 'layouts' need an attention kind and an FFN "
-                          "kind";
+    return emitError() << "plan 'layouts' need a token-mixer kind "
+                          "(attention, linear attention or Mamba) and an "
+                          "FFN kind";
   return success();
 }
 

@@ -220,6 +220,112 @@ LogicalResult AttentionOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// LinearAttentionOp, MambaOp
+//===----------------------------------------------------------------------===//
+
+/// The state type a recurrent mixer's config implies, and the element its
+/// state_dtype names.
+static LogicalResult verifyState(Operation *op, RecurrentStateType state,
+                                 int64_t heads, int64_t rows, int64_t cols,
+                                 int64_t convChannels, int64_t convKernel,
+                                 StringRef dtype) {
+  Type element = state.getElement();
+  bool elementOk = dtype == "float32"    ? element.isF32()
+                   : dtype == "bfloat16" ? element.isBF16()
+                                         : element.isF16();
+  if (state.getHeads() != heads || state.getRows() != rows ||
+      state.getCols() != cols || state.getConvChannels() != convChannels ||
+      state.getConvKernel() != convKernel || !elementOk)
+    return op->emitOpError()
+           << "state " << state << " does not match the config: expected "
+           << heads << " heads of " << rows << " x " << cols << " " << dtype
+           << " values and " << convChannels << " convolution channels of "
+           << convKernel << " taps";
+  return success();
+}
+
+LogicalResult LinearAttentionOp::verify() {
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())) ||
+      failed(verifyCheckpointName(*this, "prefix", getPrefix())))
+    return failure();
+  LinearAttentionConfigAttr c = getConfig();
+  if (failed(verifyState(*this, getState().getType(), c.getValueHeads(),
+                         c.getKeyHeadDim(), c.getValueHeadDim(),
+                         c.getConvChannels(), c.getConvKernel(),
+                         c.getStateDtype())) ||
+      failed(expectShape(*this, "result", getResult(),
+                         {batchOf(getInput()), c.getOutputDim()})))
+    return failure();
+  return success();
+}
+
+LogicalResult MambaOp::verify() {
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())) ||
+      failed(verifyCheckpointName(*this, "prefix", getPrefix())))
+    return failure();
+  MambaConfigAttr c = getConfig();
+  if (failed(verifyState(*this, getState().getType(), c.getHeads(),
+                         c.getHeadDim(), c.getStateSize(), c.getConvChannels(),
+                         c.getConvKernel(), c.getStateDtype())) ||
+      failed(expectShape(*this, "result", getResult(),
+                         {batchOf(getInput()), c.getInnerSize()})))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// DSAIndexerOp, SparseAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DSAIndexerOp::verify() {
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())) ||
+      failed(verifyCheckpointName(*this, "prefix", getPrefix())))
+    return failure();
+  IndexerConfigAttr c = getConfig();
+  if (c.getReusesPrevious())
+    return emitOpError() << "a layer that reuses the previous layer's "
+                            "selection has no indexer";
+  if (getCache().getType().getHeadDim() != c.getHeadDim())
+    return emitOpError() << "index cache " << getCache().getType()
+                         << " does not match the indexer's head_dim ("
+                         << c.getHeadDim() << ")";
+  if (getQLoraRank() < 0)
+    return emitOpError() << "'q_lora_rank' must not be negative";
+  if (!dimsAgree(
+          batchOf(getInput()),
+          cast<RankedTensorType>(getPositions().getType()).getDimSize(0)))
+    return emitOpError() << "input and positions batch sizes differ";
+  return expectShape(*this, "selected", getSelected(),
+                     {batchOf(getInput()), c.getTopK()});
+}
+
+LogicalResult SparseAttentionOp::verify() {
+  if (failed(verifyLayerIndex(*this, getLayerAttr().getInt())) ||
+      failed(verifyCheckpointName(*this, "prefix", getPrefix())))
+    return failure();
+  AttentionConfigAttr c = getConfig();
+  if (!c.isMLA())
+    return emitOpError() << "sparse attention is MLA's (DeepSeek Sparse "
+                            "Attention), got kind "
+                         << stringifyAttentionKind(c.getKind());
+  int64_t batch = batchOf(getQ());
+  if (failed(verifyQKV(*this, c, batch, getQ(), getK(), Value())))
+    return failure();
+  KVCacheType cache = getCache().getType();
+  if (!cache.getLatent() ||
+      cache.getKeyDim() != c.getKvLoraRank() + c.getRopeDim() ||
+      cache.getValueDim() != c.getKvLoraRank())
+    return emitOpError() << "KV cache " << cache
+                         << " does not match the attention config " << c;
+  if (!dimsAgree(batchOf(getSelected()), batch))
+    return emitOpError() << "selected and q batch sizes differ";
+  if (failed(
+          expectShape(*this, "result", getResult(), {batch, c.getOutputDim()})))
+    return failure();
+  return verifyAttentionLayout(*this, c, getLayout());
+}
+
+//===----------------------------------------------------------------------===//
 // LinearOp
 //===----------------------------------------------------------------------===//
 

@@ -43,3 +43,26 @@ LogicalResult KVCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "kv_cache 'window' must not be negative";
   return success();
 }
+
+LogicalResult RecurrentStateType::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t heads, int64_t rows,
+    int64_t cols, int64_t convChannels, int64_t convKernel, Type element) {
+  if (heads <= 0 || rows <= 0 || cols <= 0 || convChannels <= 0 ||
+      convKernel <= 0)
+    return emitError() << "recurrent_state 'heads', 'rows', 'cols', "
+                          "'conv_channels' and 'conv_kernel' must be positive";
+  if (!isa<FloatType>(element))
+    return emitError() << "recurrent_state 'element' must be a float type, "
+                          "got "
+                       << element;
+  return success();
+}
+
+LogicalResult
+IndexCacheType::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t headDim) {
+  if (headDim <= 0)
+    return emitError() << "index_cache 'head_dim' must be positive, got "
+                       << headDim;
+  return success();
+}

@@ -9,6 +9,10 @@ using namespace mlir::helix;
 
 LayoutKind QKVProjOp::getLayoutKind() { return LayoutKind::attention; }
 LayoutKind AttentionOp::getLayoutKind() { return LayoutKind::attention; }
+LayoutKind LinearAttentionOp::getLayoutKind() { return LayoutKind::attention; }
+LayoutKind MambaOp::getLayoutKind() { return LayoutKind::attention; }
+LayoutKind DSAIndexerOp::getLayoutKind() { return LayoutKind::attention; }
+LayoutKind SparseAttentionOp::getLayoutKind() { return LayoutKind::attention; }
 LayoutKind LinearOp::getLayoutKind() { return LayoutKind::linear; }
 LayoutKind FFNOp::getLayoutKind() { return LayoutKind::ffn; }
 LayoutKind MoEOp::getLayoutKind() { return LayoutKind::moe; }

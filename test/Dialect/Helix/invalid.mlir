@@ -551,5 +551,136 @@ func.func private @f() attributes {a = #helix.plan<strategy = tp, hardware = "h1
 
 // -----
 
-// expected-error@+1 {{plan 'layouts' need an attention kind and an FFN kind}}
+// expected-error@+1 {{plan 'layouts' need a token-mixer kind (attention, linear attention or Mamba) and an FFN kind}}
 func.func private @f() attributes {a = #helix.plan<strategy = helix, hardware = "h100", gpus = 4, batch = 1, context_length = 1024, layouts = [#helix.kind_layout<kind = full_attention, layers = 2, tpa = 4>]>}
+
+// -----
+
+// The long-context layers: linear attention, Mamba-2, DeepSeek Sparse
+// Attention.
+
+// expected-error@+1 {{value_heads (6) must be a multiple of key_heads (4)}}
+func.func private @f() attributes {a = #helix.linear_attn<variant = gated_deltanet, key_heads = 4, value_heads = 6, key_head_dim = 32, value_head_dim = 32>}
+
+// -----
+
+// expected-error@+1 {{kda has as many key heads as value heads, got 2 and 4}}
+func.func private @f() attributes {a = #helix.linear_attn<variant = kda, key_heads = 2, value_heads = 4, key_head_dim = 32, value_head_dim = 32>}
+
+// -----
+
+// expected-error@+1 {{full_rank_gate and gate_lower_bound are kda's}}
+func.func private @f() attributes {a = #helix.linear_attn<variant = gated_deltanet, key_heads = 2, value_heads = 4, key_head_dim = 32, value_head_dim = 32, full_rank_gate = true>}
+
+// -----
+
+// expected-error@+1 {{gate_lower_bound must be finite and <= 0}}
+func.func private @f() attributes {a = #helix.linear_attn<variant = kda, key_heads = 4, value_heads = 4, key_head_dim = 32, value_head_dim = 32, gate_lower_bound = 1.0>}
+
+// -----
+
+// expected-error@+1 {{state_dtype must be "float32", "bfloat16" or "float16", got "int8"}}
+func.func private @f() attributes {a = #helix.linear_attn<variant = gated_deltanet, key_heads = 2, value_heads = 4, key_head_dim = 32, value_head_dim = 32, state_dtype = "int8">}
+
+// -----
+
+// expected-error@+1 {{groups (3) must divide heads (8)}}
+func.func private @f() attributes {a = #helix.mamba<heads = 8, head_dim = 32, state_size = 16, groups = 3>}
+
+// -----
+
+// expected-error@+1 {{rope_dim (32) must not exceed head_dim (16)}}
+func.func private @f() attributes {a = #helix.indexer<heads = 4, head_dim = 16, top_k = 16, rope_dim = 32>}
+
+// -----
+
+// expected-error@+1 {{partial_rotary must be in (0, 1], got 1.5}}
+func.func private @f() attributes {a = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 32, v_head_dim = 32, partial_rotary = 1.5>}
+
+// -----
+
+// expected-error@+1 {{latent_norm needs a latent_size}}
+func.func private @f() attributes {a = #helix.moe<experts = 8, top_k = 2, expert_intermediate = 64, latent_norm = true>}
+
+// -----
+
+// expected-error@+1 {{recurrent_state 'element' must be a float type, got 'i32'}}
+func.func private @f(!helix.recurrent_state<heads = 4, rows = 32, cols = 32, conv_channels = 256, conv_kernel = 4, element = i32>)
+
+// -----
+
+// expected-error@+1 {{index_cache 'head_dim' must be positive, got 0}}
+func.func private @f(!helix.index_cache<head_dim = 0>)
+
+// -----
+
+func.func @f(%x: tensor<?x128xbf16>, %s: !helix.recurrent_state<heads = 4, rows = 32, cols = 32, conv_channels = 256, conv_kernel = 4, element = bf16>) -> tensor<?x128xbf16> {
+  // expected-error@+1 {{state '!helix.recurrent_state<heads = 4, rows = 32, cols = 32, conv_channels = 256, conv_kernel = 4, element = bf16>' does not match the config: expected 4 heads of 32 x 32 float32 values and 256 convolution channels of 4 taps}}
+  %o = helix.linear_attention %x state(%s : !helix.recurrent_state<heads = 4, rows = 32, cols = 32, conv_channels = 256, conv_kernel = 4, element = bf16>) {config = #helix.linear_attn<variant = gated_deltanet, key_heads = 2, value_heads = 4, key_head_dim = 32, value_head_dim = 32>, layer = 0 : i64, prefix = "model.layers.0.linear_attn"} : tensor<?x128xbf16> -> tensor<?x128xbf16>
+  return %o : tensor<?x128xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x128xbf16>, %s: !helix.recurrent_state<heads = 4, rows = 32, cols = 32, conv_channels = 256, conv_kernel = 4, element = f32>) -> tensor<?x64xbf16> {
+  // expected-error@+1 {{result must have shape [?, 128], got [?, 64]}}
+  %o = helix.linear_attention %x state(%s : !helix.recurrent_state<heads = 4, rows = 32, cols = 32, conv_channels = 256, conv_kernel = 4, element = f32>) {config = #helix.linear_attn<variant = gated_deltanet, key_heads = 2, value_heads = 4, key_head_dim = 32, value_head_dim = 32>, layer = 0 : i64, prefix = "model.layers.0.linear_attn"} : tensor<?x128xbf16> -> tensor<?x64xbf16>
+  return %o : tensor<?x64xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x128xbf16>, %s: !helix.recurrent_state<heads = 8, rows = 32, cols = 16, conv_channels = 300, conv_kernel = 4, element = f32>) -> tensor<?x256xbf16> {
+  // expected-error@+1 {{does not match the config: expected 8 heads of 32 x 16 float32 values and 320 convolution channels of 4 taps}}
+  %o = helix.mamba %x state(%s : !helix.recurrent_state<heads = 8, rows = 32, cols = 16, conv_channels = 300, conv_kernel = 4, element = f32>) {config = #helix.mamba<heads = 8, head_dim = 32, state_size = 16, groups = 2>, layer = 0 : i64, prefix = "model.layers.0.mixer"} : tensor<?x128xbf16> -> tensor<?x256xbf16>
+  return %o : tensor<?x256xbf16>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x128xbf16>, %pos: tensor<?xi64>, %ic: !helix.index_cache<head_dim = 32>) -> tensor<?x16xi64> {
+  // expected-error@+1 {{index cache '!helix.index_cache<head_dim = 32>' does not match the indexer's head_dim (16)}}
+  %sel = helix.dsa_indexer %x, %pos cache(%ic : !helix.index_cache<head_dim = 32>) {config = #helix.indexer<heads = 4, head_dim = 16, top_k = 16>, q_lora_rank = 64 : i64, layer = 0 : i64, prefix = "model.layers.0.self_attn.indexer"} : (tensor<?x128xbf16>, tensor<?xi64>) -> tensor<?x16xi64>
+  return %sel : tensor<?x16xi64>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x128xbf16>, %pos: tensor<?xi64>, %ic: !helix.index_cache<head_dim = 16>) -> tensor<?x8xi64> {
+  // expected-error@+1 {{selected must have shape [?, 16], got [?, 8]}}
+  %sel = helix.dsa_indexer %x, %pos cache(%ic : !helix.index_cache<head_dim = 16>) {config = #helix.indexer<heads = 4, head_dim = 16, top_k = 16>, q_lora_rank = 64 : i64, layer = 0 : i64, prefix = "model.layers.0.self_attn.indexer"} : (tensor<?x128xbf16>, tensor<?xi64>) -> tensor<?x8xi64>
+  return %sel : tensor<?x8xi64>
+}
+
+// -----
+
+func.func @f(%x: tensor<?x128xbf16>, %pos: tensor<?xi64>, %ic: !helix.index_cache<head_dim = 16>) -> tensor<?x16xi64> {
+  // expected-error@+1 {{a layer that reuses the previous layer's selection has no indexer}}
+  %sel = helix.dsa_indexer %x, %pos cache(%ic : !helix.index_cache<head_dim = 16>) {config = #helix.indexer<heads = 4, head_dim = 16, top_k = 16, reuses_previous = true>, q_lora_rank = 64 : i64, layer = 0 : i64, prefix = "model.layers.0.self_attn.indexer"} : (tensor<?x128xbf16>, tensor<?xi64>) -> tensor<?x16xi64>
+  return %sel : tensor<?x16xi64>
+}
+
+// -----
+
+func.func @f(%q: tensor<?x4x32xbf16>, %k: tensor<?x2x32xbf16>, %sel: tensor<?x16xi64>, %c: !helix.kv_cache<heads = 2, key_dim = 32, value_dim = 32, element = bf16>) -> tensor<?x128xbf16> {
+  // expected-error@+1 {{sparse attention is MLA's (DeepSeek Sparse Attention), got kind gqa}}
+  %o = helix.sparse_attention %q, %k, %sel cache(%c : !helix.kv_cache<heads = 2, key_dim = 32, value_dim = 32, element = bf16>) {config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 32, v_head_dim = 32>, layer = 0 : i64, prefix = "model.layers.0.self_attn"} : (tensor<?x4x32xbf16>, tensor<?x2x32xbf16>, tensor<?x16xi64>) -> tensor<?x128xbf16>
+  return %o : tensor<?x128xbf16>
+}
+
+// -----
+
+// A recurrent layer's state has a fixed size: a per-layer plan may not ask
+// KV parallelism of it.
+// expected-error@+1 {{linear_attention layout: a recurrent layer keeps a fixed-size state, not a KV cache, so KV parallelism (kvp = 2) means nothing for it; use kvp = 1 and a TP group (tpa) with replicas}}
+func.func private @f() attributes {a = #helix.kind_layout<kind = linear_attention, layers = 2, kvp = 2, tpa = 2>}
+
+// -----
+
+// expected-error@+1 {{mamba layout: a recurrent kind has tpa and replicas only}}
+func.func private @f() attributes {a = #helix.kind_layout<kind = mamba, layers = 2, tpf = 2>}
+
+// -----
+
+// expected-error@+1 {{plan 'layouts': the linear_attention layout does not cover the plan's 4 GPUs (tpa x replicas must be 4)}}
+func.func private @f() attributes {a = #helix.plan<strategy = helix, hardware = "h100", gpus = 4, batch = 1, context_length = 1024, layouts = [#helix.kind_layout<kind = full_attention, layers = 1, kvp = 4>, #helix.kind_layout<kind = linear_attention, layers = 3, tpa = 2>, #helix.kind_layout<kind = moe_ffn, layers = 4, tpf = 4>]>}
