@@ -24,5 +24,5 @@ tool_dirs = [config.helix_tools_dir, config.llvm_tools_dir]
 # only substitute it where it stands as a command.
 tools = [ToolSubst(t, unresolved="fatal", pre=r".-^/\\<,=")
          for t in ["helix-opt", "helix-translate", "helix",
-                   "helix-bench-fidelity"]]
+                   "helix-bench-fidelity", "helix-long-context-report"]]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -354,8 +354,9 @@ Action addCompileCommand(CLI::App &app) {
   cmd->add_option("--layer-layout", args->layerLayouts,
                   "a per-layer plan's layout of one kind, KIND=LAYOUT: "
                   "full_attention=kvp=..,tpa=.. | window_attention=... | "
-                  "dense_ffn=tpf=.. | moe_ffn=tpf=..,ep=.. (repeatable; "
-                  "other kinds take --layout's widths)");
+                  "sparse_attention=... | linear_attention=tpa=.. | "
+                  "mamba=tpa=.. | dense_ffn=tpf=.. | moe_ffn=tpf=..,ep=.. "
+                  "(repeatable; other kinds take --layout's widths)");
   cmd->add_option("--emit", args->emit,
                   "planned-ir, rank-ir, or project (a CMake project of the "
                   "generated host code in the -o directory)")

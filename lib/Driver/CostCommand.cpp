@@ -126,8 +126,9 @@ Action addCostCommand(CLI::App &app) {
   cmd->add_option("--layer-layout", args->layerLayouts,
                   "a per-layer Helix plan: one kind's layout, KIND=LAYOUT "
                   "(full_attention=kvp=..,tpa=.. | window_attention=... | "
-                  "dense_ffn=tpf=.. | moe_ffn=tpf=..,ep=..), repeatable; the "
-                  "other kinds take --layout's widths");
+                  "sparse_attention=... | linear_attention=tpa=.. | "
+                  "mamba=tpa=.. | dense_ffn=tpf=.. | moe_ffn=tpf=..,ep=..), "
+                  "repeatable; the other kinds take --layout's widths");
   cmd->add_option("--gpus", args->gpus,
                   "GPUs expected (checked against the layout)");
   cmd->add_option("--strategy", args->strategy,

@@ -154,7 +154,8 @@ Action addPlanCommand(CLI::App &app) {
       ->capture_default_str();
   cmd->add_option("--per-layer", args->perLayer,
                   "on or off: also search one Helix layout per kind of layer "
-                  "(full / window attention, dense / MoE FFN) and report its "
+                  "(full / window / sparse attention, linear attention, "
+                  "Mamba, dense / MoE FFN) and report its "
                   "gain over one layout for all (docs/per-layer-layouts.md)")
       ->capture_default_str();
   cmd->add_option("--json", args->json, "write the fronts as JSON");

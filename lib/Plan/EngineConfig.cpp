@@ -20,13 +20,44 @@ namespace helix {
 
 namespace engine {
 
+std::string ModelFacts::newLayers() const {
+  std::string s;
+  auto add = [&](bool has, const char *what) {
+    if (has)
+      s += (s.empty() ? "" : " and ") + std::string(what);
+  };
+  add(linearAttention && kda, "Kimi Delta Attention");
+  add(linearAttention && !kda, "Gated DeltaNet");
+  add(mamba, "Mamba-2");
+  add(sparse, "DeepSeek Sparse Attention");
+  return s;
+}
+
 ModelFacts modelFacts(const ModelSpec &model) {
   ModelFacts f;
   f.name = model.name;
+  f.modelType = model.modelType;
   f.mla = !model.layers.empty();
+  const LayerSpec *firstAttention = nullptr;
   for (const LayerSpec &l : model.layers) {
+    if (l.isRecurrent() && f.recurrentHeads == 0)
+      f.recurrentHeads = l.mixer == MixerKind::Mamba ? l.mamba.numHeads
+                                                     : l.linear.numValueHeads;
+    f.linearAttention |= l.mixer == MixerKind::LinearAttention;
+    f.kda |= l.mixer == MixerKind::LinearAttention &&
+             l.linear.variant == LinearAttentionSpec::Variant::KDA;
+    f.mamba |= l.mixer == MixerKind::Mamba;
+    if (!l.hasAttention())
+      continue;
+    if (!firstAttention)
+      firstAttention = &l;
+    f.sparse |= l.attention.indexer.sparse();
     if (l.attention.kind != AttentionKind::MLA)
       f.mla = false;
+  }
+  for (const LayerSpec &l : model.layers) {
+    if (!l.hasFFN)
+      continue;
     if (l.isMoE) {
       if (!f.moe)
         f.experts = l.moe.numExperts;
@@ -36,13 +67,17 @@ ModelFacts modelFacts(const ModelSpec &model) {
     }
   }
   for (const LayerSpec &l : model.layers) {
+    if (!l.hasAttention())
+      continue;
     if (l.attention.slidingWindow > 0)
       f.slidingWindow = true;
     if (l.attention.sinks)
       f.sinks = true;
   }
-  if (!model.layers.empty()) {
-    const AttentionSpec &a = model.layers.front().attention;
+  if (!firstAttention)
+    f.mla = false;
+  if (firstAttention) {
+    const AttentionSpec &a = firstAttention->attention;
     f.kvHeads = std::max<int64_t>(1, a.numKVHeads);
     f.heads = std::max<int64_t>(1, a.numHeads);
     f.nativeContext =

@@ -34,6 +34,17 @@ struct ModelFacts {
   /// original_max_position_embeddings x factor, else max_position_embeddings
   /// (0: not stated), as vLLM and SGLang derive it.
   int64_t nativeContext = 0;
+  // The long-context layers of 2026 (docs/long-context-architectures.md).
+  std::string modelType; // the config's model_type
+  bool sparse = false;   // DeepSeek Sparse Attention (an indexer)
+  bool linearAttention = false;
+  bool kda = false; // Kimi Delta Attention (else Gated DeltaNet)
+  bool mamba = false;
+  int64_t recurrentHeads = 0; // heads of the first recurrent layer
+  /// "" or what the model mixes besides softmax attention, for messages:
+  /// "Kimi Delta Attention", "Gated DeltaNet", "Mamba-2", "DeepSeek
+  /// Sparse Attention".
+  std::string newLayers() const;
 };
 ModelFacts modelFacts(const ModelSpec &model);
 

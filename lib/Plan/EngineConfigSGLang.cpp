@@ -43,6 +43,10 @@ public:
         return "SGLang's decode context parallelism (--dcp-size) is for MLA "
                "models only; " +
                m.name + " does not use MLA";
+      if (l.kvp > 1 && !m.newLayers().empty())
+        return "SGLang's decode context parallelism (--dcp-size) is "
+               "documented for dense MLA models, not for " +
+               m.name + "'s " + m.newLayers() + " layers (" + m.modelType + ")";
       return "";
     case Strategy::EP:
       if (!m.moe)

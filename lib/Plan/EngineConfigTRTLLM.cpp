@@ -37,6 +37,40 @@ namespace {
 /// kv_cache_config.tokens_per_block equal.
 constexpr int64_t kHelixTokensPerBlock = 32;
 
+/// Helix (cp_type HELIX) on the long-context layers of 2026: TensorRT-LLM
+/// wires it for Kimi-K3 only (NVIDIA/TensorRT-LLM PR 17796, "Kimi K3:
+/// KDA-TP + MLA-DCP (helix) wiring"): a tp = 1 x cp = N generation server
+/// runs MLA on decode context parallelism, KDA and the dense and shared
+/// MLPs TP over the N GPUs, the routed experts EP = N (moe_tp_size > 1
+/// rejected), N dividing the 96 MLA and KDA heads and the experts.
+std::string hybridHelix(const ModelFacts &m, const Layout &l) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  if (m.newLayers().empty())
+    return "";
+  if (!m.kda || m.mamba || m.sparse)
+    return "TensorRT-LLM documents Helix (cp_type HELIX) for dense MLA and "
+           "GQA models and wires it for Kimi-K3's Kimi Delta Attention "
+           "(PR 17796); " +
+           m.name + "'s " + m.newLayers() +
+           " layers under cp_type HELIX are not documented";
+  const int64_t n = l.gpus();
+  if (l.tpa != 1)
+    return "TensorRT-LLM's Kimi-K3 Helix runs tp = 1 x cp = N (PR 17796): "
+           "KVP x TPA = " +
+           s(l.kvp) + " x " + s(l.tpa) + " needs TPA = 1";
+  if (m.heads % n != 0 || m.recurrentHeads % n != 0)
+    return "TensorRT-LLM's Kimi-K3 Helix needs the " + s(m.heads) +
+           " MLA heads and the " + s(m.recurrentHeads) +
+           " KDA heads to split over cp = " + s(n);
+  if (m.moe && (l.tpf != 1 || l.ep != n || m.experts % n != 0))
+    return "TensorRT-LLM's Kimi-K3 Helix runs the routed experts EP over "
+           "the cp = " +
+           s(n) +
+           " GPUs (moe_tp_size > 1 is rejected): needs tpf = 1, ep = " + s(n) +
+           " dividing the " + s(m.experts) + " experts";
+  return "";
+}
+
 class TRTLLMRules final : public Rules {
 public:
   Engine engine() const override { return Engine::TRTLLM; }
@@ -60,7 +94,7 @@ public:
         return "TensorRT-LLM runs speculative decoding with Helix as Eagle3 "
                "one-model only; MTP (decoding_type MTP) with cp_type HELIX "
                "is not supported";
-      return "";
+      return hybridHelix(m, l);
     case Strategy::EP:
       if (l.tpa != 1)
         return "TensorRT-LLM's attention DP (enable_attention_dp) runs one "
@@ -108,6 +142,16 @@ public:
                       "(NVIDIA/TensorRT-LLM PR 11570); the Helix page still "
                       "documents MLA models: check that your release's " +
                       m.name + " model class takes cp_type HELIX");
+    if (kvSharded(c.strategy) && l.kvp > 1 && m.kda)
+      notes.push_back("TensorRT-LLM runs " + m.name +
+                      "'s KDA layers and its dense and shared MLPs TP over "
+                      "all " +
+                      std::to_string(l.gpus()) +
+                      " GPUs (CP ranks repurposed as TP, PR 17796), which "
+                      "helix's per-layer plan prices (linear_attention tpa=" +
+                      std::to_string(l.gpus()) +
+                      "); its uniform figures above keep KDA on the "
+                      "attention's TP group");
     if (kvSharded(c.strategy) && l.kvp > 1) {
       notes.push_back("TensorRT-LLM runs Helix on the generation (decode) "
                       "servers of a disaggregated prefill/decode deployment: "

@@ -65,6 +65,11 @@ public:
              "the TPA group, replicated over KVP)";
     case Strategy::Helix:
     case Strategy::HelixNoHopB:
+      // Kimi-K3's MLA layers take DCP (vllm-project/vllm PR 50484); the
+      // other long-context layers' backends are not documented under it.
+      if (l.kvp > 1 && !m.newLayers().empty() && !(m.kda && m.mla))
+        return "vLLM's decode context parallelism is not documented for " +
+               m.name + "'s " + m.newLayers() + " layers (" + m.modelType + ")";
       if (l.kvp > 1 && !m.mla) {
         if (l.tpa < m.kvHeads)
           return "vLLM bounds decode context parallelism by TP / KV heads "

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "helix/Plan/EngineConfig.h"
+#include "helix/Import/HFConfig.h"
 
 #include "PaperModels.h"
 
@@ -512,6 +513,107 @@ TEST_F(EngineConfigs, RunnableTableInTheDocsIsTheRules) {
   EXPECT_EQ(doc.str().substr(b + begin.size(), e - b - begin.size()), table)
       << "docs/engine-configs.md's runnable table should read:\n"
       << table;
+}
+
+} // namespace
+
+namespace {
+
+// The long-context models of 2026 (docs/long-context-architectures.md):
+// TensorRT-LLM wires Helix for Kimi-K3 only (tp = 1 x cp = N, KDA TP over
+// N, routed experts EP = N: PR 17796); no engine documents context
+// parallelism for Gated DeltaNet, Mamba-2 or DeepSeek Sparse Attention.
+ModelSpec longContextModel(const std::string &file) {
+  ModelSpec m;
+  std::string error;
+  EXPECT_TRUE(importHFConfigFile(std::string(HELIX_SOURCE_DIR) +
+                                     "/test/Inputs/models/" + file,
+                                 ImportOptions{}, m, error))
+      << error;
+  return m;
+}
+
+Config layoutOf(const std::string &text, int64_t batch) {
+  Config c;
+  c.strategy = Strategy::Helix;
+  std::string error;
+  EXPECT_TRUE(parseLayout(text, c.layout, error)) << error;
+  c.batch = batch;
+  return c;
+}
+
+Hardware preset(const char *name) {
+  Hardware hw;
+  std::string error;
+  EXPECT_TRUE(loadHardware(name, hw, error)) << error;
+  return hw;
+}
+
+TEST(LongContextEngineConfigs, TensorRTLLMKimiK3Helix) {
+  ModelSpec k3 = longContextModel("Kimi-K3.json");
+  Hardware gb200 = preset("gb200-nvl72");
+  Workload w;
+  // PR 17796's layout runs; TP experts or a TPA group do not.
+  EXPECT_EQ(engineCannotRun(Engine::TRTLLM, k3, gb200, w,
+                            layoutOf("kvp=32,tpa=1,tpf=1,ep=32", 1)),
+            "");
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, k3, gb200, w,
+                            layoutOf("kvp=32,tpa=1,tpf=32,ep=1", 1))
+                .find("moe_tp_size > 1 is rejected"),
+            std::string::npos);
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, k3, gb200, w,
+                            layoutOf("kvp=16,tpa=2,tpf=1,ep=32", 1))
+                .find("needs TPA = 1"),
+            std::string::npos);
+  // 64 does not divide the 96 heads.
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, k3, gb200, w,
+                            layoutOf("kvp=64,tpa=1,tpf=1,ep=64", 1))
+                .find("to split over cp = 64"),
+            std::string::npos);
+  // The file says how TensorRT-LLM lays KDA out.
+  EngineConfig ec;
+  std::string error;
+  ASSERT_TRUE(makeEngineConfig(Engine::TRTLLM, k3, gb200, w,
+                               layoutOf("kvp=32,tpa=1,tpf=1,ep=32", 1), ec,
+                               error))
+      << error;
+  EXPECT_TRUE(ec.exact());
+  EXPECT_NE(ec.text.find("KDA layers and its dense and shared MLPs TP over "
+                         "all 32 GPUs"),
+            std::string::npos);
+}
+
+TEST(LongContextEngineConfigs, ContextParallelismOnlyWhereDocumented) {
+  Hardware gb200 = preset("gb200-nvl72");
+  Workload w;
+  ModelSpec v32 = longContextModel("DeepSeek-V3.2.json");
+  ModelSpec qwen = longContextModel("Qwen3.5-397B-A17B.json");
+  ModelSpec nemotron = longContextModel("Nemotron-3-Super-120B-A12B-FP8.json");
+  ModelSpec k3 = longContextModel("Kimi-K3.json");
+  Config mla = layoutOf("kvp=8,tpa=1,tpf=8,ep=1", 1);
+  for (Engine e : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang})
+    EXPECT_NE(engineCannotRun(e, v32, gb200, w, mla)
+                  .find("DeepSeek Sparse Attention"),
+              std::string::npos)
+        << engineName(e);
+  EXPECT_NE(engineCannotRun(Engine::VLLM, qwen, gb200, w,
+                            layoutOf("kvp=2,tpa=2,tpf=4,ep=1", 1))
+                .find("Gated DeltaNet"),
+            std::string::npos);
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, nemotron, gb200, w,
+                            layoutOf("kvp=2,tpa=2,tpf=4,ep=1", 1))
+                .find("Mamba-2"),
+            std::string::npos);
+  // vLLM runs Kimi-K3's MLA layers under DCP (PR 50484).
+  EXPECT_EQ(engineCannotRun(Engine::VLLM, k3, gb200, w,
+                            layoutOf("kvp=8,tpa=1,tpf=8,ep=1", 1)),
+            "");
+  // Without KV parallelism every engine runs them.
+  for (Engine e : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang})
+    EXPECT_EQ(engineCannotRun(e, v32, gb200, w,
+                              layoutOf("kvp=1,tpa=8,tpf=8,ep=1", 1)),
+              "")
+        << engineName(e);
 }
 
 } // namespace
