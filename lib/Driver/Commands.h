@@ -18,6 +18,7 @@ Action addPlanCommand(CLI::App &app);
 Action addCostCommand(CLI::App &app);
 Action addCompileCommand(CLI::App &app);
 Action addCalibrateCommand(CLI::App &app);
+Action addValidateConfigCommand(CLI::App &app);
 
 } // namespace helix::driver
 

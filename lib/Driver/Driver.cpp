@@ -57,6 +57,7 @@ int parseAndRun(const std::string &programName, std::vector<std::string> args) {
   add(addCostCommand);
   add(addCompileCommand);
   add(addCalibrateCommand);
+  add(addValidateConfigCommand);
 
   // CLI11 takes the arguments last first.
   std::reverse(args.begin(), args.end());

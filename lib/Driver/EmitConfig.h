@@ -22,8 +22,9 @@
 namespace helix::driver {
 
 struct EmitConfigArgs {
-  std::string engine; // --emit-config, as typed
-  std::string output; // -o
+  std::string engine;  // --emit-config, as typed
+  std::string output;  // -o
+  std::string version; // --engine-version
   /// Checked: whether a file is wanted, and for which engine.
   bool wanted = false;
   Engine parsed = Engine::TRTLLM;
@@ -39,6 +40,11 @@ inline void addEmitConfigOptions(CLI::App *cmd, EmitConfigArgs &args,
                       "configuration it can (docs/engine-configs.md)");
   cmd->add_option("-o,--output", args.output,
                   "the file --emit-config writes ('-' for stdout)");
+  cmd->add_option("--engine-version", args.version,
+                  "the engine version --emit-config targets, where the "
+                  "engines' rules differ by version (data/engines: vllm "
+                  "0.10.2, 0.11.1, 0.12.0; sglang 2026-05, 2026-07; "
+                  "trtllm 1.3.0rc26; default the newest)");
 }
 
 /// Checks the options before any work; prints one error line and returns
@@ -47,6 +53,12 @@ inline bool checkEmitConfigArgs(const std::string &command,
                                 EmitConfigArgs &args) {
   std::string error;
   if (args.engine.empty()) {
+    if (!args.version.empty()) {
+      cliErr() << command
+               << ": error: --engine-version needs --emit-config "
+                  "ENGINE\n";
+      return false;
+    }
     if (!args.output.empty()) {
       cliErr() << command
                << ": error: -o needs --emit-config ENGINE "
@@ -62,6 +74,10 @@ inline bool checkEmitConfigArgs(const std::string &command,
   if (args.output.empty()) {
     cliErr() << command << ": error: --emit-config " << args.engine
              << " needs -o FILE\n";
+    return false;
+  }
+  if (!checkEngineVersion(args.parsed, args.version, error)) {
+    cliErr() << command << ": error: --engine-version: " << error << "\n";
     return false;
   }
   args.wanted = true;
@@ -81,6 +97,7 @@ inline bool emitEngineConfig(const std::string &command,
   options.command = command;
   options.ttlBudgetMs = ttlBudgetMs;
   options.outputPath = args.output;
+  options.version = args.version;
   if (!makeEngineConfig(args.parsed, in.model, in.hardware, in.workload, config,
                         ec, error, options)) {
     cliErr() << command << ": error: --emit-config " << args.engine << ": "

@@ -8,6 +8,7 @@
 #include "helix/Plan/EngineConfig.h"
 
 #include "EngineConfigRules.h"
+#include "EngineData.h"
 #include "Format.h"
 #include "helix/Cost/Search.h"
 
@@ -190,10 +191,87 @@ bool parseEngine(const std::string &text, Engine &engine, std::string &error) {
   return false;
 }
 
+std::string engineVersion(Engine engine, const std::string &asked) {
+  return asked.empty() ? engine::engineData(engine).defaultVersion : asked;
+}
+
+std::vector<std::string> engineVersions(Engine engine) {
+  std::vector<std::string> out;
+  for (const auto &v : engine::engineData(engine).versions)
+    out.push_back(v.first);
+  return out;
+}
+
+bool checkEngineVersion(Engine engine, const std::string &version,
+                        std::string &error) {
+  if (version.empty() || engine::engineData(engine).versionIndex(version) >= 0)
+    return true;
+  std::string known;
+  for (const std::string &v : engineVersions(engine))
+    known += (known.empty() ? "" : ", ") + v;
+  error = "unknown " + std::string(engineDisplayName(engine)) + " version '" +
+          version + "' (data/engines/" + engineName(engine) + ".json knows " +
+          known + ")";
+  return false;
+}
+
+namespace engine {
+
+std::string fieldName(Engine engine, const ModelFacts &m,
+                      const std::string &var, const std::string &fallback) {
+  const FieldSpec *f = engineData(engine).fieldFor(var, m.version);
+  return f ? f->name : fallback;
+}
+
+/// Why the engine's KV cache cannot hold `kv` for the model's attention
+/// ("" when it can): data/engines' kv_cache_dtypes.
+static std::string kvUnsupported(Engine engine, const ModelFacts &m, DType kv) {
+  const EngineData &d = engineData(engine);
+  auto it = d.kvDTypes.find(m.mla ? "mla" : "gqa");
+  if (it == d.kvDTypes.end())
+    return "";
+  std::string name = rulesFor(engine).kvDTypeName(kv);
+  for (const std::string &v : it->second.values)
+    if (v == name)
+      return "";
+  return it->second.why.empty()
+             ? std::string(engineDisplayName(engine)) + " does not store a " +
+                   name + " KV cache for this attention"
+             : it->second.why;
+}
+
+/// Why the engine cannot run `c` ("" when it can): the strategy-level
+/// rules (Rules::cannotRun), then data/engines' rules on the file `c`
+/// writes (the KV format aside: engineKVCache substitutes it).
+static std::string cannotRun(Engine engine, const ModelFacts &m,
+                             const Hardware &hw, const Workload &w,
+                             const Config &c) {
+  const Rules &rules = rulesFor(engine);
+  std::string why = rules.cannotRun(m, hw, w, c);
+  if (!why.empty())
+    return why;
+  std::ostringstream os;
+  rules.writeBody(os, m, w, c);
+  const EngineData &d = engineData(engine);
+  std::vector<std::string> problems = checkEngineFile(
+      d, m.version, m, parseEngineFile(d, os.str()), /*checkKV=*/false);
+  if (problems.empty())
+    return "";
+  // "line 4: --dcp-size: ..." names a line of the file not written.
+  std::string p = problems.front();
+  if (p.rfind("line ", 0) == 0 && p.find(": ") != std::string::npos)
+    p = p.substr(p.find(": ") + 2);
+  return p;
+}
+
+} // namespace engine
+
 std::string engineCannotRun(Engine engine, const ModelSpec &model,
                             const Hardware &hw, const Workload &workload,
-                            const Config &config) {
-  return rulesFor(engine).cannotRun(modelFacts(model), hw, workload, config);
+                            const Config &config, const std::string &version) {
+  ModelFacts m = modelFacts(model);
+  m.version = engineVersion(engine, version);
+  return engine::cannotRun(engine, m, hw, workload, config);
 }
 
 bool engineKVCache(Engine engine, const ModelSpec &model,
@@ -202,12 +280,23 @@ bool engineKVCache(Engine engine, const ModelSpec &model,
   engineWorkload = workload;
   change.clear();
   DType kv = workload.precision.kvCache;
-  std::string why = rulesFor(engine).kvCacheUnsupported(modelFacts(model), kv);
+  std::string why = engine::kvUnsupported(engine, modelFacts(model), kv);
   if (why.empty())
     return false;
   engineWorkload.precision.kvCache = DType::FP8;
   change = "KV cache " + stringifyDType(kv).str() + " -> fp8 (" + why + ")";
   return true;
+}
+
+std::vector<std::string> validateEngineFile(Engine engine,
+                                            const std::string &version,
+                                            const ModelSpec &model,
+                                            const std::string &text) {
+  ModelFacts m = modelFacts(model);
+  m.version = engineVersion(engine, version);
+  const engine::EngineData &d = engine::engineData(engine);
+  return engine::checkEngineFile(d, m.version, m,
+                                 engine::parseEngineFile(d, text));
 }
 
 namespace {
@@ -285,9 +374,10 @@ bool nearestEngineConfig(Engine engine, const ModelSpec &model,
                          const Hardware &hw, const Workload &workload,
                          const Config &config, Config &nearest,
                          std::vector<std::string> &changes, std::string &error,
-                         double ttlBudgetS) {
+                         double ttlBudgetS, const std::string &version) {
   const Rules &rules = rulesFor(engine);
-  const ModelFacts m = modelFacts(model);
+  ModelFacts m = modelFacts(model);
+  m.version = engineVersion(engine, version);
   const std::string engineText = engineDisplayName(engine);
   changes.clear();
   std::string invalid = validateConfig(model, hw, workload, config);
@@ -309,7 +399,7 @@ bool nearestEngineConfig(Engine engine, const ModelSpec &model,
   auto meets = [&](double ttlS) {
     return ttlBudgetS <= 0 || ttlS <= ttlBudgetS * (1 + 1e-9);
   };
-  std::string why = rules.cannotRun(m, hw, workload, base);
+  std::string why = engine::cannotRun(engine, m, hw, workload, base);
   if (why.empty()) {
     Evaluation be = evaluate(model, hw, workload, base);
     if (meets(be.ttlS)) {
@@ -354,7 +444,7 @@ bool nearestEngineConfig(Engine engine, const ModelSpec &model,
         c.config.layout = l;
         c.config.batch = batch;
         c.config.hopb = false;
-        if (!rules.cannotRun(m, hw, workload, c.config).empty())
+        if (!engine::cannotRun(engine, m, hw, workload, c.config).empty())
           continue;
         Evaluation ev = evaluate(model, hw, workload, c.config);
         if (!ev.valid())
@@ -411,7 +501,10 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
                       EngineConfig &out, std::string &error,
                       const EngineConfigOptions &options) {
   const Rules &rules = rulesFor(engine);
-  const ModelFacts m = modelFacts(model);
+  ModelFacts m = modelFacts(model);
+  m.version = engineVersion(engine, options.version);
+  if (!checkEngineVersion(engine, options.version, error))
+    return false;
   const std::string engineText = engineDisplayName(engine);
   out = EngineConfig();
   out.engine = engine;
@@ -423,7 +516,7 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
   engineKVCache(engine, model, workload, emittedWorkload, kvChange);
   const double budgetS = options.ttlBudgetMs / 1e3;
   if (!nearestEngineConfig(engine, model, hw, emittedWorkload, config,
-                           out.emitted, out.changes, error, budgetS))
+                           out.emitted, out.changes, error, budgetS, m.version))
     return false;
   if (!kvChange.empty())
     out.changes.insert(out.changes.begin(), kvChange);
@@ -481,7 +574,10 @@ bool makeEngineConfig(Engine engine, const ModelSpec &model, const Hardware &hw,
      << engineName(engine) << "\n";
   os << "# " << model.name << " on " << hw.name << ", "
      << fmt::count(workload.context) << "-token context, " << p.describe()
-     << "\n#\n";
+     << "\n";
+  os << "# Targets " << engineText << " " << m.version << " (data/engines/"
+     << engineName(engine)
+     << ".json; helix validate-config checks the file)\n#\n";
   if (out.exact()) {
     os << "# Planned by helix and configured here: "
        << describe(out.planned, pe) << "\n";

@@ -45,6 +45,9 @@ struct ModelFacts {
   /// "Kimi Delta Attention", "Gated DeltaNet", "Mamba-2", "DeepSeek
   /// Sparse Attention".
   std::string newLayers() const;
+  /// The engine version the file targets (data/engines/<engine>.json's
+  /// names; set by the entry points, the data's default when not asked).
+  std::string version;
 };
 ModelFacts modelFacts(const ModelSpec &model);
 
@@ -77,10 +80,10 @@ public:
   /// is not judged.
   virtual std::string cannotRun(const ModelFacts &m, const Hardware &hw,
                                 const Workload &w, const Config &c) const = 0;
-  /// Why the engine cannot keep this model's KV cache in `kv` ("" when it
-  /// can); the file then configures FP8, which every engine stores.
-  virtual std::string kvCacheUnsupported(const ModelFacts &m,
-                                         DType kv) const = 0;
+  /// The engine's name for KV cache format `kv` (--kv-cache-dtype,
+  /// kv_cache_config.dtype); whether the engine stores it for the model's
+  /// attention is data/engines' kv_cache_dtypes.
+  virtual std::string kvDTypeName(DType kv) const = 0;
   /// The engine's context-length setting for `tokens` ("--max-model-len
   /// N"), and what it does past the model's native length (a clause after
   /// the engine's name: "refuses ... unless ...").
@@ -112,6 +115,12 @@ public:
   /// First line of the file, if any ("#!/bin/sh").
   virtual const char *firstLine() const { return nullptr; }
 };
+
+/// The flag or key data/engines/<engine>.json calls `var` in `m.version`
+/// (`fallback` when that version has none: the file then fails the
+/// engine's rules, which say why).
+std::string fieldName(Engine engine, const ModelFacts &m,
+                      const std::string &var, const std::string &fallback);
 
 const Rules &trtllmRules();
 const Rules &vllmRules();

@@ -60,13 +60,8 @@ public:
     return "";
   }
 
-  std::string kvCacheUnsupported(const ModelFacts &m, DType kv) const override {
-    // --kv-cache-dtype nvfp4: NVFP4 KV for MHA / GQA attention (PRs 21601,
-    // 36340: SM120, then SM100 through TRT-LLM GenMHA); no MLA path.
-    if (kv == DType::FP4 && m.mla)
-      return "SGLang's nvfp4 KV cache serves MHA / GQA attention (TRT-LLM "
-             "GenMHA), not MLA";
-    return "";
+  std::string kvDTypeName(DType kv) const override {
+    return kv == DType::FP4 ? "nvfp4" : kv == DType::FP8 ? "fp8_e4m3" : "auto";
   }
 
   std::string contextSetting(int64_t tokens) const override {
@@ -154,7 +149,8 @@ public:
     case Strategy::KVP:
       flags.push_back("--tp-size " + s(l.gpus()));
       if (l.kvp > 1)
-        flags.push_back("--dcp-size " + s(l.kvp));
+        flags.push_back(fieldName(Engine::SGLang, m, "dcp", "--dcp-size") +
+                        " " + s(l.kvp));
       break;
     case Strategy::TP:
       flags.push_back("--tp-size " + s(l.tpa));
@@ -172,10 +168,7 @@ public:
     }
     if (m.moe && l.ep > 1)
       flags.push_back("--ep-size " + s(l.ep));
-    const char *dtype = w.precision.kvCache == DType::FP4   ? "nvfp4"
-                        : w.precision.kvCache == DType::FP8 ? "fp8_e4m3"
-                                                            : "auto";
-    flags.push_back(std::string("--kv-cache-dtype ") + dtype);
+    flags.push_back("--kv-cache-dtype " + kvDTypeName(w.precision.kvCache));
     flags.push_back(contextSetting(w.context));
     flags.push_back("--max-running-requests " + s(maxRunning));
     if (w.mtpTokens > 0) {

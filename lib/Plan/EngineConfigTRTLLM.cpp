@@ -37,40 +37,6 @@ namespace {
 /// kv_cache_config.tokens_per_block equal.
 constexpr int64_t kHelixTokensPerBlock = 32;
 
-/// Helix (cp_type HELIX) on the long-context layers of 2026: TensorRT-LLM
-/// wires it for Kimi-K3 only (NVIDIA/TensorRT-LLM PR 17796, "Kimi K3:
-/// KDA-TP + MLA-DCP (helix) wiring"): a tp = 1 x cp = N generation server
-/// runs MLA on decode context parallelism, KDA and the dense and shared
-/// MLPs TP over the N GPUs, the routed experts EP = N (moe_tp_size > 1
-/// rejected), N dividing the 96 MLA and KDA heads and the experts.
-std::string hybridHelix(const ModelFacts &m, const Layout &l) {
-  auto s = [](int64_t v) { return std::to_string(v); };
-  if (m.newLayers().empty())
-    return "";
-  if (!m.kda || m.mamba || m.sparse)
-    return "TensorRT-LLM documents Helix (cp_type HELIX) for dense MLA and "
-           "GQA models and wires it for Kimi-K3's Kimi Delta Attention "
-           "(PR 17796); " +
-           m.name + "'s " + m.newLayers() +
-           " layers under cp_type HELIX are not documented";
-  const int64_t n = l.gpus();
-  if (l.tpa != 1)
-    return "TensorRT-LLM's Kimi-K3 Helix runs tp = 1 x cp = N (PR 17796): "
-           "KVP x TPA = " +
-           s(l.kvp) + " x " + s(l.tpa) + " needs TPA = 1";
-  if (m.heads % n != 0 || m.recurrentHeads % n != 0)
-    return "TensorRT-LLM's Kimi-K3 Helix needs the " + s(m.heads) +
-           " MLA heads and the " + s(m.recurrentHeads) +
-           " KDA heads to split over cp = " + s(n);
-  if (m.moe && (l.tpf != 1 || l.ep != n || m.experts % n != 0))
-    return "TensorRT-LLM's Kimi-K3 Helix runs the routed experts EP over "
-           "the cp = " +
-           s(n) +
-           " GPUs (moe_tp_size > 1 is rejected): needs tpf = 1, ep = " + s(n) +
-           " dividing the " + s(m.experts) + " experts";
-  return "";
-}
-
 class TRTLLMRules final : public Rules {
 public:
   Engine engine() const override { return Engine::TRTLLM; }
@@ -90,11 +56,9 @@ public:
         return "TensorRT-LLM documents Helix (cp_type HELIX) on Blackwell "
                "GPUs only; " +
                hw.name + " has no FP4 arithmetic";
-      if (w.mtpTokens > 0)
-        return "TensorRT-LLM runs speculative decoding with Helix as Eagle3 "
-               "one-model only; MTP (decoding_type MTP) with cp_type HELIX "
-               "is not supported";
-      return hybridHelix(m, l);
+      // MTP with Helix, Kimi-K3's tp = 1 x cp = N and the layers Helix is
+      // not documented for: data/engines/trtllm.json's rules.
+      return "";
     case Strategy::EP:
       if (l.tpa != 1)
         return "TensorRT-LLM's attention DP (enable_attention_dp) runs one "
@@ -108,9 +72,7 @@ public:
     return "";
   }
 
-  std::string kvCacheUnsupported(const ModelFacts &, DType) const override {
-    return ""; // kv_cache_config.dtype auto | fp8 | nvfp4, MLA and GQA
-  }
+  std::string kvDTypeName(DType kv) const override { return kvDType(kv); }
 
   std::string contextSetting(int64_t tokens) const override {
     return "max_seq_len: " + std::to_string(tokens);
@@ -195,10 +157,11 @@ public:
     (void)w;
   }
 
+  static const char *kvDType(DType kv) {
+    return kv == DType::FP4 ? "nvfp4" : kv == DType::FP8 ? "fp8" : "auto";
+  }
   static const char *kvDType(const Workload &w) {
-    return w.precision.kvCache == DType::FP4   ? "nvfp4"
-           : w.precision.kvCache == DType::FP8 ? "fp8"
-                                               : "auto";
+    return kvDType(w.precision.kvCache);
   }
 
   static void writeTransceiver(std::ostream &os, const Workload &w) {

@@ -65,50 +65,22 @@ public:
              "the TPA group, replicated over KVP)";
     case Strategy::Helix:
     case Strategy::HelixNoHopB:
-      // Kimi-K3's MLA layers take DCP (vllm-project/vllm PR 50484); the
-      // other long-context layers' backends are not documented under it.
-      if (l.kvp > 1 && !m.newLayers().empty() && !(m.kda && m.mla))
-        return "vLLM's decode context parallelism is not documented for " +
-               m.name + "'s " + m.newLayers() + " layers (" + m.modelType + ")";
-      if (l.kvp > 1 && !m.mla) {
-        if (l.tpa < m.kvHeads)
-          return "vLLM bounds decode context parallelism by TP / KV heads "
-                 "(-dcp <= " +
-                 s(l.gpus()) + " / " + s(m.kvHeads) +
-                 "), so KVP x TPA = " + s(l.kvp) + " x " + s(l.tpa) +
-                 " needs TPA >= " + s(m.kvHeads);
-        int64_t qPerKV = m.heads / m.kvHeads;
-        if (qPerKV % l.kvp != 0)
-          return "vLLM needs -dcp to divide the query heads per KV head (" +
-                 s(m.heads) + " / " + s(m.kvHeads) + " = " + s(qPerKV) +
-                 "), not -dcp " + s(l.kvp);
-        if (m.sinks)
-          return "vLLM has no decode-context-parallel backend for " + m.name +
-                 "'s sliding-window layers with attention sinks (TRTLLM "
-                 "attention, which returns no LSE, is off under DCP, and "
-                 "FlashInfer refuses sinks)";
-      }
+      // Decode context parallelism's limits are data/engines/vllm.json's
+      // rules, checked on the file this configuration writes.
       return moeGrid(m, l, l.gpus());
     case Strategy::TP:
       return moeGrid(m, l, l.gpus());
     case Strategy::TPPP:
       return moeGrid(m, l, l.tpa);
     case Strategy::EP:
-      if (!m.moe)
-        return "vLLM's data-parallel replicas of a dense model are "
-               "independent engines (helix's ep runs the FFN TP over all "
-               "GPUs)";
+      // A dense model's DP replicas: data/engines/vllm.json's rules.
       return moeGrid(m, l, l.gpus());
     }
     return "";
   }
 
-  std::string kvCacheUnsupported(const ModelFacts &m, DType kv) const override {
-    if (kv == DType::FP4 && m.mla)
-      return "no vLLM MLA attention backend stores an nvfp4 KV cache "
-             "(FLASHINFER_MLA and the other dense MLA backends take auto, "
-             "bf16 or fp8)";
-    return "";
+  std::string kvDTypeName(DType kv) const override {
+    return kv == DType::FP4 ? "nvfp4" : kv == DType::FP8 ? "fp8" : "auto";
   }
 
   std::string contextSetting(int64_t tokens) const override {
@@ -143,15 +115,22 @@ public:
           "vLLM's DCP combines partial attention outputs with all-gather + "
           "reduce-scatter by default (--dcp-comm-backend ag_rs; a2a is the "
           "all-to-all helix prices)");
-      if (w.mtpTokens > 0)
+      const std::string flag = fieldName(Engine::VLLM, m, "interleave", "");
+      if (flag.empty())
+        notes.push_back("vLLM " + m.version +
+                        " has no interleave option: it deals KV to the DCP "
+                        "ranks token by token; helix priced blocks of " +
+                        s(w.kvBlock) + " tokens (the same bytes per rank)");
+      else if (w.mtpTokens > 0)
         notes.push_back(
-            "--cp-kv-cache-interleave-size 1: with MTP, vLLM's attention "
+            flag +
+            " 1: with MTP, vLLM's attention "
             "backends take no larger interleave by default, so KV is dealt "
             "to the DCP ranks token by token; helix priced blocks of " +
             s(w.kvBlock) + " tokens (the same bytes per rank)");
       else
         notes.push_back(
-            "--cp-kv-cache-interleave-size " + s(w.kvBlock) +
+            flag + " " + s(w.kvBlock) +
             " deals KV to the DCP ranks in helix's blocks of " + s(w.kvBlock) +
             " tokens; the KV block size must be a multiple of it (releases "
             "before the rename: --dcp-kv-cache-interleave-size)");
@@ -200,9 +179,14 @@ public:
     case Strategy::KVP:
       flags.push_back("--tensor-parallel-size " + s(l.gpus()));
       if (l.kvp > 1) {
-        flags.push_back("--decode-context-parallel-size " + s(l.kvp));
-        flags.push_back("--cp-kv-cache-interleave-size " +
-                        s(w.mtpTokens > 0 ? 1 : w.kvBlock));
+        flags.push_back(fieldName(Engine::VLLM, m, "dcp",
+                                  "--decode-context-parallel-size") +
+                        " " + s(l.kvp));
+        // Releases before the interleave option deal KV token by token.
+        std::string interleave = fieldName(Engine::VLLM, m, "interleave", "");
+        if (!interleave.empty())
+          flags.push_back(interleave + " " +
+                          s(w.mtpTokens > 0 ? 1 : w.kvBlock));
       }
       break;
     case Strategy::TP:
@@ -220,10 +204,7 @@ public:
     }
     if (m.moe && l.ep > 1)
       flags.push_back("--enable-expert-parallel");
-    const char *dtype = w.precision.kvCache == DType::FP4   ? "nvfp4"
-                        : w.precision.kvCache == DType::FP8 ? "fp8"
-                                                            : "auto";
-    flags.push_back(std::string("--kv-cache-dtype ") + dtype);
+    flags.push_back("--kv-cache-dtype " + kvDTypeName(w.precision.kvCache));
     flags.push_back(contextSetting(w.context));
     flags.push_back("--max-num-seqs " + s(maxSeqs));
     if (w.mtpTokens > 0) // the model's MTP layer drafts K tokens per step

@@ -41,9 +41,34 @@ bool parseEngine(const std::string &text, Engine &engine, std::string &error);
 /// judged here (no engine overlaps batch-wise; nearestEngineConfig turns it
 /// off where it was in use); everything else is: strategy, layout widths
 /// against the model (MLA or GQA, KV heads, MoE) and the hardware.
+/// The engine's rules are data (data/engines/<engine>.json: flags and keys,
+/// allowed values, KV formats per attention kind, divisibility rules, each
+/// with its source and the engine versions that have it); `version` picks
+/// one of its versions ("" the default).
 std::string engineCannotRun(Engine engine, const ModelSpec &model,
                             const Hardware &hw, const Workload &workload,
-                            const Config &config);
+                            const Config &config,
+                            const std::string &version = "");
+
+/// The engine versions data/engines/<engine>.json knows, oldest first, and
+/// the one a file targets when none is asked ("" gives the default).
+std::vector<std::string> engineVersions(Engine engine);
+std::string engineVersion(Engine engine, const std::string &asked);
+/// False with a one-line `error` naming the known versions when `version`
+/// is not "" nor one of them.
+bool checkEngineVersion(Engine engine, const std::string &version,
+                        std::string &error);
+
+/// Checks `text`, a file --emit-config writes for `engine` (the server's
+/// options or command line, or TensorRT-LLM's trtllm-serve disaggregated
+/// file), against data/engines/<engine>.json at `version` ("" the default)
+/// for `model`: every flag or key known in that version, of its type and
+/// allowed values, the KV cache format stored for the model's attention,
+/// and every rule. Returns the problems, one line each (empty: valid).
+std::vector<std::string> validateEngineFile(Engine engine,
+                                            const std::string &version,
+                                            const ModelSpec &model,
+                                            const std::string &text);
 
 /// `workload` with the KV cache in a format `engine` stores for `model`'s
 /// attention: unchanged (false) when it stores the planned one, else FP8
@@ -68,7 +93,8 @@ bool nearestEngineConfig(Engine engine, const ModelSpec &model,
                          const Hardware &hw, const Workload &workload,
                          const Config &config, Config &nearest,
                          std::vector<std::string> &changes, std::string &error,
-                         double ttlBudgetS = 0);
+                         double ttlBudgetS = 0,
+                         const std::string &version = "");
 
 /// helix's prediction for one configuration.
 struct EnginePrediction {
@@ -127,6 +153,9 @@ struct EngineConfigOptions {
   /// the others after it, FILE without its extension + ".context.yaml" and
   /// so on, and only when it is a file.
   std::string outputPath;
+  /// The engine version the file targets (--engine-version; "" the
+  /// default of data/engines/<engine>.json).
+  std::string version;
 };
 
 /// Maps `config` to `engine`'s configuration (nearestEngineConfig, then the

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SGLang configuration for DeepSeek-R1, written by helix cost --emit-config sglang
 # DeepSeek-R1 on gb200-nvl72, 1,048,576-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
+# Targets SGLang 2026-07 (data/engines/sglang.json; helix validate-config checks the file)
 #
 # Planned by helix: helix kvp=32,tpa=1,tpf=16,ep=2 (32 GPUs), batch 16, HOP-B off
 #   helix predicts: N

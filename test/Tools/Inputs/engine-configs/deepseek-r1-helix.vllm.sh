@@ -1,6 +1,7 @@
 #!/bin/sh
 # vLLM configuration for DeepSeek-R1, written by helix cost --emit-config vllm
 # DeepSeek-R1 on gb200-nvl72, 1,048,576-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
+# Targets vLLM 0.12.0 (data/engines/vllm.json; helix validate-config checks the file)
 #
 # Planned by helix: helix kvp=32,tpa=1,tpf=16,ep=2 (32 GPUs), batch 16, HOP-B off
 #   helix predicts: N

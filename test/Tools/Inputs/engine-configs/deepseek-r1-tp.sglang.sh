@@ -1,6 +1,7 @@
 #!/bin/sh
 # SGLang configuration for DeepSeek-R1, written by helix cost --emit-config sglang
 # DeepSeek-R1 on gb200-nvl72, 131,072-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
+# Targets SGLang 2026-07 (data/engines/sglang.json; helix validate-config checks the file)
 #
 # Planned by helix: tp kvp=1,tpa=8,tpf=1,ep=8 (8 GPUs), batch 32, HOP-B off
 #   helix predicts: N

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vLLM configuration for DeepSeek-R1, written by helix cost --emit-config vllm
 # DeepSeek-R1 on gb200-nvl72, 131,072-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
+# Targets vLLM 0.12.0 (data/engines/vllm.json; helix validate-config checks the file)
 #
 # Planned by helix: tp kvp=1,tpa=8,tpf=1,ep=8 (8 GPUs), batch 32, HOP-B off
 #   helix predicts: N

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SGLang configuration for Llama-3.1-405B, written by helix cost --emit-config sglang
 # Llama-3.1-405B on gb200-nvl72, 1,048,576-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
+# Targets SGLang 2026-07 (data/engines/sglang.json; helix validate-config checks the file)
 #
 # Planned by helix: helix kvp=4,tpa=8,tpf=32,ep=1 (32 GPUs), batch 8, HOP-B off
 #   helix predicts: N

@@ -1,6 +1,7 @@
 #!/bin/sh
 # vLLM configuration for Llama-3.1-405B, written by helix cost --emit-config vllm
 # Llama-3.1-405B on gb200-nvl72, 1,048,576-token context, fp4 weights, fp4 KV, fp4 math, NVFP4 block scales
+# Targets vLLM 0.12.0 (data/engines/vllm.json; helix validate-config checks the file)
 #
 # Planned by helix and configured here: helix kvp=4,tpa=8,tpf=32,ep=1 (32 GPUs), batch 8, HOP-B off
 #   helix predicts: N
