@@ -100,10 +100,10 @@ public:
                 std::vector<std::string> &notes) const override {
     const Layout &l = c.layout;
     if (kvSharded(c.strategy) && l.kvp > 1 && !m.mla)
-      notes.push_back("GQA Helix runs through trtllm-gen attention on SM100 "
-                      "(NVIDIA/TensorRT-LLM PR 11570); the Helix page still "
-                      "documents MLA models: check that your release's " +
-                      m.name + " model class takes cp_type HELIX");
+      notes.push_back("GQA Helix runs through TensorRT-LLM's TRTLLM attention "
+                      "backend on SM100, wired per model class (Qwen3: "
+                      "NVIDIA/TensorRT-LLM PR 11570); the Helix page still "
+                      "documents MLA models");
     if (kvSharded(c.strategy) && l.kvp > 1 && m.kda)
       notes.push_back("TensorRT-LLM runs " + m.name +
                       "'s KDA layers and its dense and shared MLPs TP over "

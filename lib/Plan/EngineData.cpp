@@ -518,6 +518,8 @@ std::vector<std::string> checkEngineFile(const EngineData &data,
   // The model.
   vars["model"].isString = true;
   vars["model"].s = m.name;
+  vars["model_type"].isString = true;
+  vars["model_type"].s = m.modelType;
   setInt("heads", m.heads);
   setInt("kv_heads", m.kvHeads);
   setInt("mla", m.mla);

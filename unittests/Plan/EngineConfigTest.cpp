@@ -28,6 +28,10 @@ protected:
     ASSERT_TRUE(loadHardware("h200", h200, error)) << error;
     deepSeek = paper::deepSeekR1();
     llama = paper::llama405B();
+    ASSERT_TRUE(importHFConfigFile(std::string(HELIX_SOURCE_DIR) +
+                                       "/test/Inputs/models/Qwen3-8B.json",
+                                   ImportOptions{}, qwen3, error))
+        << error;
   }
 
   static Config config(Strategy s, const std::string &layout, int64_t batch) {
@@ -64,12 +68,13 @@ protected:
   }
 
   static Hardware gb200, h200;
-  static ModelSpec deepSeek, llama;
+  static ModelSpec deepSeek, llama, qwen3;
 };
 Hardware EngineConfigs::gb200;
 Hardware EngineConfigs::h200;
 ModelSpec EngineConfigs::deepSeek;
 ModelSpec EngineConfigs::llama;
+ModelSpec EngineConfigs::qwen3;
 
 TEST_F(EngineConfigs, EngineNames) {
   Engine e = Engine::TRTLLM;
@@ -118,13 +123,17 @@ TEST_F(EngineConfigs, TRTLLMHelixForMLA) {
   }
 }
 
-// Helix's GQA plan: TensorRT-LLM runs GQA Helix through trtllm-gen on
-// SM100 (PR 11570), with the Helix KV block of 32 tokens; the file says the
-// Helix page documents MLA models.
+// Helix's GQA plan: TensorRT-LLM runs GQA Helix through its TRTLLM
+// attention backend on SM100, wired per model class: Qwen3 (PR 11570), not
+// Llama; with the Helix KV block of 32 tokens; the file says the Helix page
+// documents MLA models.
 TEST_F(EngineConfigs, TRTLLMHelixForGQA) {
   Config c = config(Strategy::Helix, "kvp=4,tpa=8,tpf=32,ep=1", 8);
-  EXPECT_EQ(engineCannotRun(Engine::TRTLLM, llama, gb200, Workload(), c), "");
-  EngineConfig ec = make(Engine::TRTLLM, llama, gb200, c);
+  EXPECT_NE(engineCannotRun(Engine::TRTLLM, llama, gb200, Workload(), c)
+                .find("(llama) has none"),
+            std::string::npos);
+  EXPECT_EQ(engineCannotRun(Engine::TRTLLM, qwen3, gb200, Workload(), c), "");
+  EngineConfig ec = make(Engine::TRTLLM, qwen3, gb200, c);
   EXPECT_TRUE(ec.exact()) << (ec.changes.empty() ? "" : ec.changes[0]);
   EXPECT_TRUE(contains(body(ec), "context_parallel_size: 4\n"));
   EXPECT_TRUE(contains(body(ec), "cp_config:\n  cp_type: HELIX\n  "
@@ -469,6 +478,8 @@ TEST_F(EngineConfigs, RunnableTableInTheDocsIsTheRules) {
       {"GQA dense (Llama-3.1-405B)", &llama, "kvp=8,tpa=8,tpf=64,ep=1",
        "tpa=8,tpf=8", "tpa=8,pp=2,tpf=8", "tpa=8,dp=8,tpf=64,ep=1",
        "kvp=8,tpa=8,tpf=8,ep=1"},
+      {"GQA dense (Qwen3-8B)", &qwen3, "kvp=8,tpa=8,tpf=64,ep=1", "tpa=8,tpf=8",
+       "tpa=8,pp=2,tpf=8", "tpa=8,dp=8,tpf=64,ep=1", "kvp=8,tpa=8,tpf=8,ep=1"},
       {"GQA with attention sinks (as gpt-oss)", &sinks,
        "kvp=8,tpa=8,tpf=64,ep=1", "tpa=8,tpf=8", "tpa=8,pp=2,tpf=8",
        "tpa=8,dp=8,tpf=64,ep=1", "kvp=8,tpa=8,tpf=8,ep=1"}};
@@ -591,7 +602,13 @@ TEST(LongContextEngineConfigs, ContextParallelismOnlyWhereDocumented) {
   ModelSpec nemotron = longContextModel("Nemotron-3-Super-120B-A12B-FP8.json");
   ModelSpec k3 = longContextModel("Kimi-K3.json");
   Config mla = layoutOf("kvp=8,tpa=1,tpf=8,ep=1", 1);
-  for (Engine e : {Engine::TRTLLM, Engine::VLLM, Engine::SGLang})
+  // TensorRT-LLM registers DeepSeek-V3.2 in its DeepseekV3 class, which
+  // has Helix (PR 11507); vLLM's and SGLang's DCP are not documented for
+  // DSA.
+  EXPECT_EQ(engineCannotRun(Engine::TRTLLM, v32, gb200, w,
+                            layoutOf("kvp=8,tpa=1,tpf=8,ep=1", 1)),
+            "");
+  for (Engine e : {Engine::VLLM, Engine::SGLang})
     EXPECT_NE(engineCannotRun(e, v32, gb200, w, mla).find("documented"),
               std::string::npos)
         << engineName(e);
@@ -601,7 +618,7 @@ TEST(LongContextEngineConfigs, ContextParallelismOnlyWhereDocumented) {
             std::string::npos);
   EXPECT_NE(engineCannotRun(Engine::TRTLLM, nemotron, gb200, w,
                             layoutOf("kvp=2,tpa=2,tpf=4,ep=1", 1))
-                .find("recurrent layers"),
+                .find("(nemotron_h) has none"),
             std::string::npos);
   // vLLM runs Kimi-K3's MLA layers under DCP (PR 50484).
   EXPECT_EQ(engineCannotRun(Engine::VLLM, k3, gb200, w,
