@@ -57,7 +57,7 @@ std::string kindsText(const PerLayerChoice &c) {
 
 std::string pointText(const PlanPoint &p, const PlanResult &r) {
   std::string layout;
-  if (const PerLayerChoice *c = r.choiceOf(p))
+  if (r.choiceOf(p))
     layout = "per layer";
   else
     layout = std::string(stringifyStrategy(p.strategy)) + " " +

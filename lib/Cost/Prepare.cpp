@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace helix {
 namespace detail {
@@ -364,13 +365,13 @@ void prepare(const ModelSpec &model, const Hardware &hw,
     out.stageOfLayer[i] = stage;
     ++out.stageCounts[stage][out.classOfLayer[i]];
   }
+  // The first stage with each count vector (a map: a deep pipeline has
+  // as many stages as layers).
   out.sameLayersAs.resize(out.pp);
-  for (int64_t st = 0; st < out.pp; ++st) {
-    int64_t first = 0;
-    while (out.stageCounts[first] != out.stageCounts[st])
-      ++first;
-    out.sameLayersAs[st] = first;
-  }
+  std::map<std::vector<int64_t>, int64_t> firstWith;
+  for (int64_t st = 0; st < out.pp; ++st)
+    out.sameLayersAs[st] =
+        firstWith.emplace(out.stageCounts[st], st).first->second;
 }
 
 } // namespace detail

@@ -598,7 +598,8 @@ std::vector<std::string> checkEngineFile(const EngineData &data,
       vars[f->var].s = v.text;
     } else if (f->type == "json") {
       try {
-        (void)json::parse(v.text);
+        json parsed = json::parse(v.text);
+        (void)parsed;
       } catch (const std::exception &) {
         problems.push_back(at + ": not JSON: " + v.text);
         continue;

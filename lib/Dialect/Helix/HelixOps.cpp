@@ -289,7 +289,7 @@ LogicalResult DSAIndexerOp::verify() {
     return emitOpError() << "index cache " << getCache().getType()
                          << " does not match the indexer's head_dim ("
                          << c.getHeadDim() << ")";
-  if (getQLoraRank() < 0)
+  if (getQLoraRankAttr().getInt() < 0)
     return emitOpError() << "'q_lora_rank' must not be negative";
   if (!dimsAgree(
           batchOf(getInput()),
