@@ -16,7 +16,7 @@ def ConvertHelixToEmitC : Pass<"convert-helix-to-emitc", "mlir::ModuleOp"> {
     (`helix/Runtime/Codegen.h`, namespace `helix::rt::cg`). No kernel is
     generated: every rank-IR op becomes one `emitc.call_opaque` of the
     runtime adapter for that op, its attributes constant arguments (one
-    fusion: a `helix.add` whose sum a `helix.norm` reads becomes one
+    fusion: a `helix.add` whose sum a `helix.norm_rows` reads becomes one
     `addNorm` call, the residual add + RMSNorm kernel, and the norm goes);
     `shard.process_multi_index` becomes `coord` calls and the index
     arithmetic on them `emitc` arithmetic.
@@ -57,7 +57,7 @@ def ConvertHelixToEmitC : Pass<"convert-helix-to-emitc", "mlir::ModuleOp"> {
 
     ```mlir
     // helix-opt --convert-helix-to-emitc
-    %n = helix.norm %x, %w {eps = 1.0e-05 : f64} : tensor<4x256xbf16>, tensor<256xbf16>
+    %n = helix.norm_rows %x, %w {eps = 1.0e-05 : f64} : tensor<4x256xbf16>, tensor<256xbf16>
     %r = shard.all_reduce %y on @helix_attn grid_axes = [2, 3] : tensor<4x256xbf16> -> tensor<4x256xbf16>
     // becomes
     %n = emitc.call_opaque "helix::rt::cg::norm"(%ctx, %x, %w)

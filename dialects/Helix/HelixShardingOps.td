@@ -251,13 +251,17 @@ def Helix_EmbedRowsOp : Helix_Op<"embed_rows", [Helix_UsesGrids, Pure]> {
   let hasVerifier = 1;
 }
 
-def Helix_NormOp : Helix_Op<"norm", [Helix_UsesGrids, Pure, AllTypesMatch<["input", "result"]>]> {
-  let summary = "RMSNorm with its weight as an operand";
+def Helix_NormRowsOp : Helix_Op<"norm_rows", [Helix_UsesGrids, Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMSNorm of each row, its weight an operand (rank IR)";
   let description = [{
-    `y = x / sqrt(mean(x^2) + eps) * w` over the last dimension.
+    `y = x / sqrt(mean(x^2) + eps) * w` over the last dimension of each row.
+    The rank-IR form of model IR's `helix.rms_norm`: the same math, with the
+    weight a value (loaded by `helix.weight`, as rank IR holds every
+    tensor) instead of a checkpoint name, as `helix.embed_rows` is
+    `helix.embed`'s.
 
     ```mlir
-    %n = helix.norm %h, %w {eps = 1.0e-05 : f64} : tensor<8x16384xbf16>, tensor<16384xbf16>
+    %n = helix.norm_rows %h, %w {eps = 1.0e-05 : f64} : tensor<8x16384xbf16>, tensor<16384xbf16>
     ```
   }];
   let arguments = (ins 2DTensorOf<[AnyFloat]>:$input,

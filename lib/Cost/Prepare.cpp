@@ -3,6 +3,7 @@
 #include "Engine.h"
 
 #include "helix/Common/KVCapacity.h"
+#include "helix/Common/ModulePatterns.h"
 #include "helix/Common/WeightFormat.h"
 #include "helix/Cost/PerLayer.h"
 

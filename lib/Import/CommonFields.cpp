@@ -2,7 +2,7 @@
 
 #include "CommonFields.h"
 
-#include <regex>
+#include "helix/Common/ModulePatterns.h"
 
 namespace helix {
 namespace import {
@@ -42,16 +42,14 @@ bool readQuantization(const FieldReader &q, ModelSpec &m) {
       return false;
     m.quantExclude.insert(m.quantExclude.end(), list.begin(), list.end());
   }
-  for (const std::string &p : m.quantExclude)
-    if (p.rfind("re:", 0) == 0) {
-      try {
-        std::regex check(p.substr(3));
-      } catch (const std::regex_error &e) {
-        return q.fail("ignore",
-                      "the pattern " + json(p).dump() +
-                          " is not a regular expression: " + e.what());
-      }
-    }
+  for (const std::string &p : m.quantExclude) {
+    std::string why;
+    if (p.rfind("re:", 0) == 0 && !checkModuleRegex(p.substr(3), why))
+      return q.fail("ignore", "the pattern " + json(p).dump() +
+                                  " is not a regular expression helix "
+                                  "reads: " +
+                                  why);
+  }
   const std::string &method = m.quantMethod;
   if (method == "compressed-tensors") {
     // The format of the packed weights (llm-compressor): MXFP4 and NVFP4

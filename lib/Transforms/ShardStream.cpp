@@ -130,7 +130,7 @@ LogicalResult shardNorm(ShardRewriter &r, RMSNormOp op) {
   int64_t hidden = cast<RankedTensorType>(x.getType()).getDimSize(1);
   Value w = g.weight(op.getWeight(), {hidden}, r.act);
   r.set(op.getResult(),
-        NormOp::create(g.b, g.loc, x.getType(), x, w, op.getEpsAttr()));
+        NormRowsOp::create(g.b, g.loc, x.getType(), x, w, op.getEpsAttr()));
   return success();
 }
 

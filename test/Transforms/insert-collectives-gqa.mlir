@@ -81,7 +81,7 @@
 // PP-SAME: helix.micro_batches = 2 : i64
 // PP: helix.attention_partial {{.*}} row_base(%[[ROW]]) {cache_rows = 4 : i64
 // PP: %[[S:.*]] = helix.collective send_recv %{{.*}} on @helix_attn grid_axes = [0] source = [0] destination = [1] : tensor<2x256xbf16, #helix.dist<@helix_attn>> -> tensor<2x256xbf16, #helix.dist<@helix_attn, stage = 1>>
-// PP: helix.norm %[[S]], {{.*}} : tensor<2x256xbf16, #helix.dist<@helix_attn, stage = 1>>
+// PP: helix.norm_rows %[[S]], {{.*}} : tensor<2x256xbf16, #helix.dist<@helix_attn, stage = 1>>
 // PP-NOT: send_recv
 // PP: return
 

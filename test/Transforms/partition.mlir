@@ -114,7 +114,7 @@
 // PP-SAME: -> tensor<2x1024xf32> attributes {helix.stage = 1 : i64}
 // PP: %[[BUF:.*]] = tensor.empty() : tensor<2x256xbf16>
 // PP-NEXT: %[[IN:.*]] = shard.recv %[[BUF]] on @helix_attn grid_axes = [0] source = [0] : (tensor<2x256xbf16>) -> tensor<2x256xbf16>
-// PP: helix.norm %[[IN]],
+// PP: helix.norm_rows %[[IN]],
 // PP: return %{{.*}} : tensor<2x1024xf32>
 // PP-NOT: func.func
 
@@ -153,7 +153,7 @@
 // LAYERS-NEXT: %[[H0:.*]] = call @decode_step_stage0_layer_kind0(%[[I0]], %[[E]], %[[P]], %[[C0]], %[[S]], %[[SP]])
 // LAYERS: %[[I1:.*]] = arith.constant 1 : index
 // LAYERS-NEXT: %[[H1:.*]] = call @decode_step_stage0_layer_kind0(%[[I1]], %[[H0]], %[[P]], %[[C1]], %[[S]], %[[SP]])
-// LAYERS: helix.norm %[[H1]],
+// LAYERS: helix.norm_rows %[[H1]],
 // LAYERS-NOT: func.func
 
 // The gpt-oss-like model alternates window and full attention: two kinds.

@@ -11,8 +11,6 @@
 #ifndef HELIX_COMMON_WEIGHTFORMAT_H
 #define HELIX_COMMON_WEIGHTFORMAT_H
 
-#include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -75,61 +73,6 @@ inline bool parseCheckpointFormat(const char *name, CheckpointFormat &f) {
       f = static_cast<CheckpointFormat>(i);
       return true;
     }
-  }
-  return false;
-}
-
-namespace detail {
-/// Glob match where `*` matches any text.
-inline bool globMatch(const char *p, const char *t) {
-  if (*p == 0)
-    return *t == 0;
-  if (*p == '*') {
-    for (const char *u = t;; ++u) {
-      if (globMatch(p + 1, u))
-        return true;
-      if (*u == 0)
-        return false;
-    }
-  }
-  return *t != 0 && *p == *t && globMatch(p + 1, t + 1);
-}
-/// Whether the regular expression `re` matches all of `name`, remembered
-/// per thread (the planner asks the same few questions for every layout it
-/// prices, and compiling a std::regex costs more than pricing one). A
-/// pattern std::regex cannot read matches nothing; the importer refuses
-/// such configs (lib/Import/CommonFields.cpp).
-inline bool regexMatches(const std::string &re, const std::string &name) {
-  thread_local std::map<std::pair<std::string, std::string>, bool> known;
-  auto key = std::make_pair(re, name);
-  auto it = known.find(key);
-  if (it != known.end())
-    return it->second;
-  bool match = false;
-  try {
-    match = std::regex_match(name, std::regex(re));
-  } catch (const std::regex_error &) {
-  }
-  return known[key] = match;
-}
-} // namespace detail
-
-/// Whether `name` (a tensor or module) lies in a module a checkpoint keeps
-/// unquantized: a pattern (`*` matches any text) names a module, so it
-/// matches the module and everything in it ("<module>.*").
-/// compressed-tensors writes regular expressions as "re:<regex>", matched
-/// against the whole module name.
-inline bool isExcludedModule(const std::string &name,
-                             const std::vector<std::string> &patterns) {
-  for (const std::string &p : patterns) {
-    if (p.rfind("re:", 0) == 0) {
-      if (detail::regexMatches(p.substr(3), name))
-        return true;
-      continue;
-    }
-    if (detail::globMatch(p.c_str(), name.c_str()) ||
-        detail::globMatch((p + ".*").c_str(), name.c_str()))
-      return true;
   }
   return false;
 }

@@ -28,7 +28,7 @@ bool reducibleInPlace(Value v) {
   Operation *def = v.getDefiningOp();
   return def && v.hasOneUse() &&
          isa<MatmulOp, GatedMLPOp, MoEExpertsOp, EmbedRowsOp, GroupSumOp, AddOp,
-             LSECombineOp, NormOp>(def);
+             LSECombineOp, NormRowsOp>(def);
 }
 
 /// The rank's group over the op's grid axes.

@@ -1,6 +1,6 @@
 //===- ComputeOps.cpp - Dense and MoE compute ops to adapter calls --------===//
 //
-// helix.embed_rows, helix.norm, helix.matmul, helix.add, helix.group_sum,
+// helix.embed_rows, helix.norm_rows, helix.matmul, helix.add, helix.group_sum,
 // helix.gated_mlp, helix.moe_router and helix.moe_experts.
 //
 //===----------------------------------------------------------------------===//
@@ -32,10 +32,10 @@ struct EmbedRowsLowering : HelixPattern<EmbedRowsOp> {
   }
 };
 
-struct NormLowering : HelixPattern<NormOp> {
+struct NormLowering : HelixPattern<NormRowsOp> {
   using HelixPattern::HelixPattern;
   LogicalResult
-  matchAndRewrite(NormOp op, OpAdaptor a,
+  matchAndRewrite(NormRowsOp op, OpAdaptor a,
                   ConversionPatternRewriter &rewriter) const override {
     Value r = Call(rewriter, op.getLoc(), "norm")
                   .operand(contextOf(op))
@@ -98,12 +98,12 @@ static bool lookupMovable(Value v, Operation *at,
 }
 
 /// The norm that reads `add`'s sum and can take it from one fused kernel:
-/// the first helix.norm on the result whose weight is available where the
+/// the first helix.norm_rows on the result whose weight is available where the
 /// add is, or is looked up from values that are (`lookup`: the ops to
 /// move before the add).
-static NormOp fusibleNorm(AddOp add, SmallVectorImpl<Operation *> &lookup) {
+static NormRowsOp fusibleNorm(AddOp add, SmallVectorImpl<Operation *> &lookup) {
   for (Operation *user : add.getResult().getUsers()) {
-    auto norm = dyn_cast<NormOp>(user);
+    auto norm = dyn_cast<NormRowsOp>(user);
     if (!norm || norm.getInput() != add.getResult() ||
         norm->getBlock() != add->getBlock())
       continue;
@@ -116,7 +116,7 @@ static NormOp fusibleNorm(AddOp add, SmallVectorImpl<Operation *> &lookup) {
   return {};
 }
 
-/// helix.add; where a helix.norm reads the sum, the add and that norm in
+/// helix.add; where a helix.norm_rows reads the sum, the add and that norm in
 /// one call (the residual add + RMSNorm kernel), the norm replaced by its
 /// result.
 struct AddLowering : HelixPattern<AddOp> {
@@ -126,7 +126,7 @@ struct AddLowering : HelixPattern<AddOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Type t = tensorType(getContext());
     SmallVector<Operation *> lookup;
-    if (NormOp norm = fusibleNorm(op, lookup)) {
+    if (NormRowsOp norm = fusibleNorm(op, lookup)) {
       for (Operation *l : lookup)
         rewriter.moveOpBefore(l, op);
       auto call = Call(rewriter, op.getLoc(), "addNorm")

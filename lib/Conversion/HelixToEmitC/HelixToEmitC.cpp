@@ -58,7 +58,7 @@ FailureOr<ModuleFacts> ModuleFacts::read(ModuleOp module) {
     f.context = plan.getContextLength();
   bool haveEps = false;
   module.walk([&](Operation *op) {
-    if (auto norm = dyn_cast<NormOp>(op); norm && !haveEps) {
+    if (auto norm = dyn_cast<NormRowsOp>(op); norm && !haveEps) {
       f.normEps = norm.getEps().convertToDouble();
       haveEps = true;
     } else if (auto qkv = dyn_cast<QKVOp>(op)) {

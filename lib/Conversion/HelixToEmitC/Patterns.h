@@ -33,7 +33,7 @@ struct ModuleFacts {
   /// Planned context (positions per row) and batch of every rank program.
   int64_t context = 0;
   int64_t batch = 0;
-  /// rms_norm_eps (the first helix.norm's), for QK-norm.
+  /// rms_norm_eps (the first helix.norm_rows's), for QK-norm.
   double normEps = 1e-6;
   /// Each layer's #helix.rope (from its helix.qkv / helix.mla_qkv).
   llvm::DenseMap<int64_t, mlir::Attribute> layerRope;

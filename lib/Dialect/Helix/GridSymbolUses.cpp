@@ -85,7 +85,7 @@ LogicalResult CollectiveOp::verifySymbolUses(SymbolTableCollection &tables) {
   }
 HELIX_DIST_USER(WeightOp)
 HELIX_DIST_USER(EmbedRowsOp)
-HELIX_DIST_USER(NormOp)
+HELIX_DIST_USER(NormRowsOp)
 HELIX_DIST_USER(MatmulOp)
 HELIX_DIST_USER(GroupSumOp)
 HELIX_DIST_USER(QKVOp)

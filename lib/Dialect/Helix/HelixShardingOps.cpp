@@ -323,7 +323,7 @@ LogicalResult EmbedRowsOp::verify() {
                      {dim(getTokens(), 0), dim(getTable(), 1)});
 }
 
-LogicalResult NormOp::verify() {
+LogicalResult NormRowsOp::verify() {
   if (!(getEps().convertToDouble() > 0))
     return emitOpError() << "'eps' must be positive";
   return expectShape(*this, "weight", getWeight(), {dim(getInput(), 1)});

@@ -1,6 +1,7 @@
 //===- WeightFormats.cpp - Which format each weight is kept in ------------===//
 
 #include "helix/Dialect/Helix/WeightFormats.h"
+#include "helix/Common/ModulePatterns.h"
 
 #include "llvm/ADT/StringExtras.h"
 

@@ -52,7 +52,7 @@ func.func @f(%t: tensor<4xi64>, %w: tensor<16x64xbf16>) {
 
 func.func @f(%x: tensor<4x64xbf16>, %w: tensor<32xbf16>) {
   // expected-error@+1 {{weight must have shape [64], got [32]}}
-  %n = helix.norm %x, %w {eps = 1.0e-05 : f64} : tensor<4x64xbf16>, tensor<32xbf16>
+  %n = helix.norm_rows %x, %w {eps = 1.0e-05 : f64} : tensor<4x64xbf16>, tensor<32xbf16>
   return
 }
 
@@ -318,7 +318,7 @@ shard.grid @h(shape = 1x2)
 func.func @f(%x: tensor<4x64xbf16, #helix.dist<@h, [[2]]>>, %w: tensor<64xbf16>) {
   // The grids of operand and result distributions are checked too.
   // expected-error@+1 {{#helix.dist uses axis 2 of the 2-d grid @h}}
-  %y = helix.norm %x, %w {eps = 1.0e-06 : f64} : tensor<4x64xbf16, #helix.dist<@h, [[2]]>>, tensor<64xbf16>
+  %y = helix.norm_rows %x, %w {eps = 1.0e-06 : f64} : tensor<4x64xbf16, #helix.dist<@h, [[2]]>>, tensor<64xbf16>
   return
 }
 
@@ -344,7 +344,7 @@ func.func @f() {
 shard.grid @g(shape = 2x1x2x2)
 func.func @f(%x: tensor<4x64xbf16, #helix.dist<@g, stage = 2>>, %w: tensor<64xbf16>) {
   // expected-error@+1 {{#helix.dist stage 2 is not on grid @g}}
-  %y = helix.norm %x, %w {eps = 1.0e-06 : f64} : tensor<4x64xbf16, #helix.dist<@g, stage = 2>>, tensor<64xbf16>
+  %y = helix.norm_rows %x, %w {eps = 1.0e-06 : f64} : tensor<4x64xbf16, #helix.dist<@g, stage = 2>>, tensor<64xbf16>
   return
 }
 

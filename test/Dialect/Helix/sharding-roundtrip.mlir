@@ -14,7 +14,7 @@ shard.grid @helix_ffn(shape = 2x1x2x2)
 // CHECK: helix.weight "model.embed_tokens.weight" [512, 64] : tensor<512x64xbf16, #helix.dist<@helix_attn, {{\[\[}}2, 3]]>>
 // CHECK: helix.embed_rows %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : (tensor<4xi64>, tensor<512x64xbf16, #helix.dist<@helix_attn, {{\[\[}}2, 3]]>>) -> tensor<4x64xbf16, #helix.dist<@helix_attn, partial = [2, 3]>>
 // CHECK: helix.collective all_reduce %{{[a-z0-9_]+}} on @helix_attn grid_axes = [2, 3] : tensor<4x64xbf16, #helix.dist<@helix_attn, partial = [2, 3]>> -> tensor<4x64xbf16>
-// CHECK: helix.norm %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {eps = 1.000000e-05 : f64} : tensor<4x64xbf16>, tensor<64xbf16>
+// CHECK: helix.norm_rows %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} {eps = 1.000000e-05 : f64} : tensor<4x64xbf16>, tensor<64xbf16>
 // CHECK: helix.weight "model.layers.0.self_attn.q_proj.weight" [64, 64] view [4, 16, 64] : tensor<4x16x64xbf16, #helix.dist<@helix_attn, {{\[\[}}3]]>>
 // CHECK: helix.qkv %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} weights(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) bias(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) qk_norm(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) {config = #helix.attn<kind = gqa, heads = 4, kv_heads = 2, head_dim = 16, v_head_dim = 16, qkv_bias = true, qk_norm = true>
 // CHECK: helix.kv_slots %{{[a-z0-9_]+}} {placement = #helix.kv_placement<block = 16, kvp = 2, capacity = 64>} : tensor<4xi64> -> tensor<2x4xi64, #helix.dist<@helix_attn, {{\[\[}}2]]>>, tensor<2x4x2xi64, #helix.dist<@helix_attn, {{\[\[}}2]]>>
@@ -32,7 +32,7 @@ func.func @global_gqa(%tokens: tensor<4xi64>, %pos: tensor<4xi64>,
   %e = helix.embed_rows %tokens, %table : (tensor<4xi64>, tensor<512x64xbf16, #helix.dist<@helix_attn, [[2, 3]]>>) -> tensor<4x64xbf16, #helix.dist<@helix_attn, partial = [2, 3]>>
   %h = helix.collective all_reduce %e on @helix_attn grid_axes = [2, 3] : tensor<4x64xbf16, #helix.dist<@helix_attn, partial = [2, 3]>> -> tensor<4x64xbf16>
   %wn = helix.weight "model.layers.0.input_layernorm.weight" [64] : tensor<64xbf16>
-  %n = helix.norm %h, %wn {eps = 1.0e-05 : f64} : tensor<4x64xbf16>, tensor<64xbf16>
+  %n = helix.norm_rows %h, %wn {eps = 1.0e-05 : f64} : tensor<4x64xbf16>, tensor<64xbf16>
   %wq = helix.weight "model.layers.0.self_attn.q_proj.weight" [64, 64] view [4, 16, 64] : tensor<4x16x64xbf16, #helix.dist<@helix_attn, [[3]]>>
   %wk = helix.weight "model.layers.0.self_attn.k_proj.weight" [32, 64] view [2, 16, 64] : tensor<2x16x64xbf16, #helix.dist<@helix_attn, [[3]]>>
   %wv = helix.weight "model.layers.0.self_attn.v_proj.weight" [32, 64] view [2, 16, 64] : tensor<2x16x64xbf16, #helix.dist<@helix_attn, [[3]]>>

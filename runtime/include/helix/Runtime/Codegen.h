@@ -193,14 +193,14 @@ float softmaxScale(const RopeConfig &rope, int64_t headDim, bool mla);
 /// helix.embed_rows.
 Tensor embedRows(Context &ctx, const Ints &tokens, const Tensor &table,
                  int64_t vocabOffset);
-/// helix.norm.
+/// helix.norm_rows.
 Tensor norm(Context &ctx, const Tensor &x, const Tensor &weight, double eps);
 /// helix.matmul (bias may be none()).
 Tensor matmul(Context &ctx, const Tensor &x, const Tensor &weight,
               const Tensor &bias);
 /// helix.add.
 Tensor add(Context &ctx, const Tensor &a, const Tensor &b);
-/// helix.add and the helix.norm of its sum, one kernel: (sum, normed).
+/// helix.add and the helix.norm_rows of its sum, one kernel: (sum, normed).
 std::tuple<Tensor, Tensor> addNorm(Context &ctx, const Tensor &a,
                                    const Tensor &b, const Tensor &weight,
                                    double eps);
