@@ -129,7 +129,7 @@ private:
 /// Every field a row may have; anything else is a typo.
 // clang-format off
 const std::set<std::string> kFields = {
-    "id", "engine", "engine_version", "gpu", "gpus", "model",
+    "id", "set", "engine", "engine_version", "gpu", "gpus", "model",
     "weights_dtype", "kv_dtype", "compute_dtype", "strategy", "layout",
     "batch", "input_len", "output_len", "metric", "value", "speculative",
     "derived", "formula", "excluded", "exclude_reason", "source", "locator",
@@ -148,6 +148,13 @@ bool readRow(const json &row, const std::string &where, Measurement &m,
     if (!kFields.count(it.key()))
       r.fail(it.key(), "unknown field");
   r.text("id", m.id);
+  std::string set;
+  r.text("set", set);
+  if (r.ok() && set != "fitted" && set != "held-out")
+    r.fail("set", "'" + escapeJSONText(set) +
+                      "': expected 'fitted' (used to choose a constant) or "
+                      "'held-out'");
+  m.heldOut = set == "held-out";
   r.text("engine", m.engine);
   r.text("engine_version", m.engineVersion);
   r.text("gpu", m.gpu);

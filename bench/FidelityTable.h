@@ -33,6 +33,9 @@ const char *stringifyMetric(Metric metric);
 
 struct Measurement {
   std::string id;
+  /// "held-out": never used to choose a constant of the cost model;
+  /// "fitted": in view when constants were chosen (the table's note).
+  bool heldOut = false;
   std::string engine;
   std::string engineVersion;
   std::string gpu; // a helix hardware preset
