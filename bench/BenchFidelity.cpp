@@ -9,6 +9,11 @@
 //   helix-bench-fidelity [--table FILE] [--models DIR] [--json]
 //                        [--check [--baseline FILE]] [--write-baseline FILE]
 //
+// --engine-profiles prices each row with its engine's kernel curves
+// (helix/Cost/EngineProfile.h, what `helix plan --engine` uses) where the
+// profile covers the GPU; by default every row is priced with the presets'
+// engine-neutral curves (docs/fidelity.md says why).
+//
 // Prints one line per row and the mean absolute percentage error (MAPE) per
 // group: dense/MoE x Hopper/Blackwell, weights precision, engine, overall;
 // then the same on the held-out rows alone (never used to choose a
@@ -29,6 +34,7 @@
 #include "FidelityBaseline.h"
 #include "FidelityTable.h"
 
+#include "helix/Cost/EngineProfile.h"
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/Hardware.h"
 #include "helix/Cost/Prefill.h"
@@ -72,6 +78,7 @@ struct Result {
   double prefillMs = 0; // prefill a served step absorbs (Prefill.h)
   double predictedMs = 0;
   bool fits = true;
+  std::string profile; // the engine profile it was priced with, or ""
 
   double ratio() const { return predictedMs / measuredMs; }
   std::string dtypes() const {
@@ -216,8 +223,18 @@ Targets targets(const std::vector<Group> &groups) {
 }
 
 /// Prices one row; errors in the model file are input errors (false).
+/// The engine profile (helix/Cost/EngineProfile.h) of a table engine name.
+std::string profileOf(const std::string &engine) {
+  if (engine == "tensorrt-llm")
+    return "trtllm";
+  if (engine == "vllm" || engine == "sglang")
+    return engine;
+  return ""; // NIM runs either; priced with the presets' curves
+}
+
 bool price(const Measurement &m, const EngineProfile &engine,
-           const std::string &modelsDir, Result &r, std::string &error) {
+           const std::string &modelsDir, bool useProfiles, Result &r,
+           std::string &error) {
   r.row = &m;
   r.context = m.context();
   r.measuredMs = m.measuredMs();
@@ -238,6 +255,15 @@ bool price(const Measurement &m, const EngineProfile &engine,
     error = "row '" + m.id + "': field 'gpu': " + error;
     return false;
   }
+  // The row's engine's own kernel curves where its profile covers the GPU;
+  // elsewhere the presets' (the note says so, and the row is priced alike).
+  std::string note;
+  if (useProfiles && !profileOf(m.engine).empty() &&
+      !applyEngineProfile(profileOf(m.engine), hw, note, error)) {
+    error = "row '" + m.id + "': engine profile: " + error;
+    return false;
+  }
+  r.profile = hw.engineProfile;
   Workload w;
   w.context = std::max<int64_t>(1, r.context);
   w.precision = m.precision;
@@ -286,7 +312,21 @@ void printText(const std::string &table, const std::vector<Result> &results,
               "step, their prompts priced as a forward of their own "
               "(engines that prefill separately) or as what they add to "
               "the decode step (mixed), not for step_ms rows "
-              "(helix/Cost/Prefill.h)\n\n");
+              "(helix/Cost/Prefill.h)\n");
+  int profiled = 0;
+  for (const Result &r : results)
+    profiled += r.status == Result::Scored && !r.profile.empty() &&
+                r.profile != "trtllm";
+  std::printf("kernel curves: %s; %d scored rows priced with a vLLM or "
+              "SGLang profile\n\n",
+              profiled || std::any_of(results.begin(), results.end(),
+                                      [](const Result &r) {
+                                        return !r.profile.empty();
+                                      })
+                  ? "each row's engine profile where it covers the GPU, "
+                    "else the presets' (helix/Cost/EngineProfile.h)"
+                  : "the presets' (engine-neutral)",
+              profiled);
   int idW = 2, modelW = 5, layoutW = 6;
   for (const Result &r : results) {
     idW = std::max(idW, (int)r.row->id.size());
@@ -353,6 +393,7 @@ void printJSON(const std::string &table, const std::vector<Result> &results,
                         {"model", m.model},
                         {"moe", r.moe},
                         {"generation", generation(m.gpu)},
+                        {"engine_profile", r.profile},
                         {"dtypes", r.dtypes()},
                         {"strategy", stringifyStrategy(m.config.strategy)},
                         {"layout", m.config.layout.str()},
@@ -399,11 +440,14 @@ void printJSON(const std::string &table, const std::vector<Result> &results,
 int usage() {
   std::fprintf(stderr,
                "usage: %s [--table FILE] [--models DIR] [--json] "
+               "[--engine-profiles] "
                "[--check [--baseline FILE]] [--write-baseline FILE]\n"
                "  --table FILE  measurements (default %s)\n"
                "  --models DIR  where the rows' model configs are (default "
                "%s)\n"
                "  --json        machine-readable output on stdout\n"
+               "  --engine-profiles  price each row with its engine's "
+               "profile (--engine) where it covers the GPU\n"
                "  --check       exit 3 when a group's MAPE is more than %.0f "
                "points worse than the baseline\n"
                "  --baseline FILE  the baseline --check reads (default %s)\n"
@@ -419,7 +463,7 @@ int usage() {
 int main(int argc, char **argv) {
   std::string table = HELIX_FIDELITY_TABLE, modelsDir = HELIX_FIDELITY_MODELS;
   bool json = false;
-  bool check = false;
+  bool check = false, useProfiles = false;
   std::string baseline = HELIX_FIDELITY_BASELINE, writeTo;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -427,6 +471,8 @@ int main(int argc, char **argv) {
       json = true;
     else if (a == "--check")
       check = true;
+    else if (a == "--engine-profiles")
+      useProfiles = true;
     else if (a == "--baseline" && i + 1 < argc)
       baseline = argv[++i];
     else if (a == "--write-baseline" && i + 1 < argc)
@@ -450,8 +496,8 @@ int main(int argc, char **argv) {
   }
   std::vector<Result> results(rows.size());
   for (size_t i = 0; i < rows.size(); ++i)
-    if (!price(rows[i], engines.at(rows[i].engine), modelsDir, results[i],
-               error)) {
+    if (!price(rows[i], engines.at(rows[i].engine), modelsDir, useProfiles,
+               results[i], error)) {
       std::fprintf(stderr, "%s: error: %s: %s\n", kTool, table.c_str(),
                    error.c_str());
       return 1;

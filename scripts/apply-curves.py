@@ -18,7 +18,14 @@ Curves the cost model does not read (per-tensor FP8, power-law MoE tables,
 NCCL all-reduce) are left out. Existing curve sections are replaced; every
 other field is kept.
 
+With --profile ENGINE, writes the curves as an engine profile instead,
+data/engines/profiles/<ENGINE>-<preset>.json (helix/Cost/EngineProfile.h):
+the same sections, read over the preset by `--engine ENGINE`; only the
+all-reduce among the collectives (the engines' own custom all-reduce; NCCL's
+collectives are the presets').
+
 Usage: scripts/apply-curves.py CURVES_DIR [--hardware-dir data/hardware]
+       scripts/apply-curves.py CURVES_DIR --profile vllm [--profile-dir DIR]
 """
 
 import argparse
@@ -85,12 +92,42 @@ def apply(fitted, hw):
             hw["collectives"][op]["latency_us"] = points(fc[op]["latency_us"])
 
 
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+
+
+def write_profile(engine, preset, fitted, out_dir):
+    hw = {"collectives": {"all_reduce": {}}, "kernels": {}}
+    apply(fitted, hw)
+    prof = {"engine": engine, "preset": preset,
+            "description": f"{ENGINE_NAMES[engine]}'s own kernels on {preset}: curves fitted by "
+                           f"scripts/curves-from-aiconfigurator.py --backend {engine} to "
+                           f"aiconfigurator's {engine} kernel tables; read over the preset by "
+                           f"--engine {engine} (helix/Cost/EngineProfile.h)",
+            "kernels": hw["kernels"]}
+    if hw["collectives"]["all_reduce"].get("latency_us"):
+        prof["collectives"] = {"all_reduce": hw["collectives"]["all_reduce"]}
+    target = os.path.join(out_dir, f"{engine}-{preset}.json")
+    with open(target, "w") as f:
+        f.write(dump(prof) + "\n")
+    print(f"apply-curves: {target}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("curves_dir")
     ap.add_argument("--hardware-dir", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "data", "hardware"))
+    ap.add_argument("--profile", choices=["vllm", "sglang"])
+    ap.add_argument("--profile-dir", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "data", "engines", "profiles"))
     args = ap.parse_args()
+    if args.profile:
+        os.makedirs(args.profile_dir, exist_ok=True)
+        for name in sorted(os.listdir(args.curves_dir)):
+            if name.endswith(".json"):
+                with open(os.path.join(args.curves_dir, name)) as f:
+                    write_profile(args.profile, name[:-5], json.load(f), args.profile_dir)
+        return
     for name in sorted(os.listdir(args.curves_dir)):
         if not name.endswith(".json"):
             continue

@@ -223,11 +223,11 @@ def newest(tree, system, backend, table, exclude=()):
 
 
 # ---------------------------------------------------------------- GEMM
-def gemm(tree, system, hbm, peaks, report):
+def gemm(tree, system, hbm, peaks, report, backend="trtllm"):
     out = {}
-    v, path = newest(tree, system, "trtllm", "gemm_perf")
+    v, path = newest(tree, system, backend, "gemm_perf")
     if not path:
-        report.append(f"{system}: no trtllm gemm_perf table")
+        report.append(f"{system}: no {backend} gemm_perf table")
         return out
     rows = tree.read(path)
     dtypes = sorted({r["gemm_dtype"] for r in rows})
@@ -306,12 +306,13 @@ def attn_fit(tree, path, rows_, kvdt, hbm):
     return pts
 
 
-def attention(tree, system, hbm, report, sanity=0.5):
+def attention(tree, system, hbm, report, sanity=0.5, backend="trtllm"):
     """Newest trtllm table whose rows>=8 median efficiency >= sanity; else
-    older trtllm tables, then vllm, then sglang."""
+    older trtllm tables, then vllm, then sglang. For another backend (an
+    engine profile), that backend's tables only."""
     out = {}
     cands = []
-    for be in ("trtllm", "vllm", "sglang"):
+    for be in (("trtllm", "vllm", "sglang") if backend == "trtllm" else (backend,)):
         vs = tree.versions(system, be, "generation_attention_perf")
         cands += [(be, v, vs[v]) for v in sorted(vs, key=vkey, reverse=True)]
     for kvdt, key in (("bfloat16", "gqa"), ("fp8", "gqa_fp8")):
@@ -343,10 +344,10 @@ def attention(tree, system, hbm, report, sanity=0.5):
     return out
 
 
-def mla(tree, system, hbm, report, sanity=0.3):
+def mla(tree, system, hbm, report, sanity=0.3, backend="trtllm"):
     out = {}
     cands = []
-    for be in ("trtllm",):
+    for be in (backend,):
         vs = tree.versions(system, be, "generation_mla_perf")
         cands += [(be, v, vs[v]) for v in sorted(vs, key=vkey, reverse=True)]
     for kvdt, key in (("bfloat16", "mla"), ("fp8", "mla_fp8")):
@@ -384,7 +385,7 @@ def mla(tree, system, hbm, report, sanity=0.3):
                 rejected.append(f"{v} (median e at rows>=8 = {med:.2f})")
             if chosen:
                 out[key + suffix] = chosen[1]
-                report.append(f"{system}: {key + suffix} from trtllm {chosen[0]}" +
+                report.append(f"{system}: {key + suffix} from {backend} {chosen[0]}" +
                               (f" (rejected {rejected})" if rejected else ""))
             else:
                 report.append(f"{system}: {key + suffix}: none plausible {rejected}")
@@ -392,9 +393,12 @@ def mla(tree, system, hbm, report, sanity=0.3):
 
 
 # ---------------------------------------------------------------- MoE
-def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm):
+def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm, one_kernel=False):
     """Per num_tokens fits of one MoE table's rows at `shape`, moe_tp 1, over
-    the measured EP sizes (bytes = E_local*(1-(1-k/E)^T)*3*h*i*wb)."""
+    the measured EP sizes (bytes = E_local*(1-(1-k/E)^T)*3*h*i*wb).
+    With `one_kernel` (engine profiles: vLLM and SGLang tables measure
+    several MoE backends), only the kernel_source measured at the most
+    points, the one the table measures across EP sizes."""
     H, I, E, K = shape["hidden"], shape["inter"], shape["experts"], shape["topk"]
     sel = [r for r in rows_ if r["moe_dtype"] == ad and r["hidden_size"] == H
            and r["inter_size"] == I and r["num_experts"] == E and r["topk"] == K
@@ -402,6 +406,12 @@ def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm):
            # aiconfigurator keeps the TRT-LLM min-latency MoE rows in a
            # separate low-latency grid; the default grid excludes them
            and r.get("kernel_source") != "moe_torch_flow_min_latency"]
+    if one_kernel and sel:
+        counts = {}
+        for r in sel:
+            counts[r.get("kernel_source")] = counts.get(r.get("kernel_source"), 0) + 1
+        top = max(sorted(counts, key=str), key=lambda k: counts[k])
+        sel = [r for r in sel if r.get("kernel_source") == top]
     pts = []
     for T in sorted({r["num_tokens"] for r in sel}):
         if T > 1024:
@@ -426,9 +436,9 @@ def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm):
     return pts, sel
 
 
-def moe(tree, system, hbm, report):
+def moe(tree, system, hbm, report, backend="trtllm"):
     out = {}
-    vs = tree.versions(system, "trtllm", "moe_perf")
+    vs = tree.versions(system, backend, "moe_perf")
     order = sorted(vs, key=vkey, reverse=True)
     # DeepSeek-V3/R1's shape for the formats helix programs quantize to, and
     # gpt-oss-120b's for MXFP4 (the only MXFP4 MoE checkpoints measured).
@@ -445,12 +455,13 @@ def moe(tree, system, hbm, report):
             for ad in ads:
                 for v in order:
                     path = vs[v]
-                    pts, sel = moe_points(tree, path, tree.read(path), shape, ad, wb, dist, hbm)
+                    pts, sel = moe_points(tree, path, tree.read(path), shape, ad, wb, dist, hbm,
+                                          one_kernel=backend != "trtllm")
                     if not sel:
                         continue
                     if pts:
                         out[hd + suffix] = pts
-                        report.append(f"{system}: moe {hd}{suffix} from trtllm {v} {ad} "
+                        report.append(f"{system}: moe {hd}{suffix} from {backend} {v} {ad} "
                                       f"({len(sel)} rows, kernel_source {sorted({r['kernel_source'] for r in sel})})")
                     done = True
                     break
@@ -460,6 +471,13 @@ def moe(tree, system, hbm, report):
 
 
 # ---------------------------------------------------------------- collectives
+ALLREDUCE = {  # what each backend's custom_allreduce_perf table measures
+    "trtllm": "TRT-LLM AllReduce strategy AUTO (autotune off)",
+    "vllm": "vLLM's custom all-reduce",
+    "sglang": "SGLang's custom all-reduce",
+}
+
+
 def pick_size(rows_, bytes_per_elem):
     by = {}
     for r in rows_:
@@ -467,9 +485,9 @@ def pick_size(rows_, bytes_per_elem):
     return by
 
 
-def collectives(tree, system, report):
+def collectives(tree, system, report, backend="trtllm"):
     out = {}
-    v, path = newest(tree, system, "trtllm", "custom_allreduce_perf")
+    v, path = newest(tree, system, backend, "custom_allreduce_perf")
     if path:
         rows_ = [r for r in tree.read(path) if r.get("allreduce_dtype", "bfloat16") in ("bfloat16", "float16")]
         by = pick_size(rows_, 2)  # message_size is in elements (bf16)
@@ -478,10 +496,12 @@ def collectives(tree, system, report):
             for s in COLL_BYTES:
                 if s in by[n]:
                     pts.append({"gpus": n, "bytes": s, "value": sig3(by[n][s]),
-                                "source": tree.src(path, f"TRT-LLM AllReduce strategy AUTO (autotune off), bf16, "
+                                "source": tree.src(path, ALLREDUCE[backend] + f", bf16, "
                                                    f"message_size {s // 2} elements")})
         out["all_reduce"] = {"latency_us": pts}
-        report.append(f"{system}: custom all-reduce trtllm {v}, gpus {sorted(by)}")
+        report.append(f"{system}: custom all-reduce {backend} {v}, gpus {sorted(by)}")
+    if backend != "trtllm":
+        return out  # engine profiles: NCCL's own collectives are the presets'
     v, path = newest(tree, system, "nccl", "nccl_perf")
     if path:
         rows_ = [r for r in tree.read(path) if r["nccl_dtype"] == "half"]
@@ -513,6 +533,9 @@ def main():
     ap.add_argument("--hyparquet-dir", default=os.environ.get("HYPARQUET_DIR"))
     ap.add_argument("--out", default="/tmp/curves")
     ap.add_argument("--presets", default=",".join(PRESETS))
+    ap.add_argument("--backend", default="trtllm", choices=["trtllm", "vllm", "sglang"],
+                    help="whose kernel tables to fit: trtllm (the presets' curves) or an "
+                         "engine profile's (vllm, sglang; scripts/apply-curves.py --profile)")
     args = ap.parse_args()
     if not (args.aic_tree or args.git_dir):
         ap.error("give --aic-tree or --git-dir")
@@ -525,14 +548,16 @@ def main():
             hw = json.load(f)
         hbm = hw["memory"]["hbm_bandwidth_tb_per_s"]["value"] * 1e6  # bytes per us
         peaks = {k: v["value"] for k, v in hw["compute"]["peak_dense_pflops"].items() if v.get("value")}
-        g = gemm(tree, system, hbm, peaks, report)
+        be = args.backend
+        g = gemm(tree, system, hbm, peaks, report, backend=be)
         kernels = {"gemm": {k: v for k, v in g.items() if not k.endswith("_math")},
                    "gemm_math": {k[:-5]: v for k, v in g.items() if k.endswith("_math")},
-                   "attention": {**attention(tree, system, hbm, report), **mla(tree, system, hbm, report)},
-                   "grouped_gemm": moe(tree, system, hbm, report)}
+                   "attention": {**attention(tree, system, hbm, report, backend=be),
+                                 **mla(tree, system, hbm, report, backend=be)},
+                   "grouped_gemm": moe(tree, system, hbm, report, backend=be)}
         # compute-bound points {"m", "math_efficiency", "source"} live in
         # kernels.gemm_math.<dtype>, beside the bandwidth points of kernels.gemm.
-        res = {"kernels": kernels, "collectives": collectives(tree, system, report)}
+        res = {"kernels": kernels, "collectives": collectives(tree, system, report, backend=be)}
         with open(os.path.join(args.out, preset + ".json"), "w") as f:
             json.dump(res, f, indent=1)
         print(f"wrote {os.path.join(args.out, preset + '.json')}", file=sys.stderr)

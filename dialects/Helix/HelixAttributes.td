@@ -483,7 +483,8 @@ def Helix_PlanAttr : Helix_Attr<"Plan", "plan"> {
   }];
   let parameters = (ins
     Helix_StrategyParameter:$strategy,
-    StringRefParameter<"hardware preset or file">:$hardware,
+    StringRefParameter<"hardware preset or file, PRESET+ENGINE with an "
+                       "engine profile">:$hardware,
     "int64_t":$gpus,
     "int64_t":$batch,
     "int64_t":$context_length,

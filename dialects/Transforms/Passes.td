@@ -39,7 +39,8 @@ def HelixSearchLayouts : Pass<"helix-search-layouts", "mlir::ModuleOp"> {
   let options = [
     Option<"hardware", "hardware", "std::string", "\"gb200-nvl72\"",
            "hardware preset (gb200-nvl72, b200, gb300-nvl72, h100, h200) or "
-           "a hardware JSON file">,
+           "a hardware JSON file; PRESET+ENGINE (b200+vllm) prices with "
+           "that engine's profile">,
     Option<"gpus", "gpus", "int64_t", "0",
            "GPUs to plan for (0: search 1..max-gpus)">,
     Option<"maxGpus", "max-gpus", "int64_t", "64",
@@ -116,7 +117,8 @@ def HelixApplyLayout : Pass<"helix-apply-layout", "mlir::ModuleOp"> {
     Option<"context", "context", "int64_t", "1048576",
            "KV context length in tokens">,
     Option<"hardware", "hardware", "std::string", "\"gb200-nvl72\"",
-           "hardware preset or a hardware JSON file">,
+           "hardware preset or a hardware JSON file; PRESET+ENGINE with an "
+           "engine profile">,
     Option<"dtype", "dtype", "std::string", "\"\"",
            "precision of weights, KV cache and math: fp4, fp8 or bf16 "
            "(default: the hardware's narrowest native format, fp4 on "
@@ -204,7 +206,8 @@ def HelixEstimateCost : Pass<"helix-estimate-cost", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"hardware", "hardware", "std::string", "\"\"",
-           "hardware preset or a hardware JSON file (default: the plan's)">,
+           "hardware preset or a hardware JSON file, PRESET+ENGINE with an "
+           "engine profile (default: the plan's)">,
     Option<"dtype", "dtype", "std::string", "\"\"",
            "precision of weights, KV cache and math: fp4, fp8 or bf16 "
            "(default: the plan's)">,

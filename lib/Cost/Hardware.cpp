@@ -1,6 +1,7 @@
 //===- Hardware.cpp - Hardware presets and JSON loading -------------------===//
 
 #include "helix/Cost/Hardware.h"
+#include "helix/Cost/EngineProfile.h"
 
 #include "helix/Common/JSONParse.h"
 #include "helix/Common/Numbers.h"
@@ -510,6 +511,7 @@ bool parseHardwareJSON(const std::string &text, const std::string &origin,
     }
     if (!parseHardwareJSON(baseText, "preset " + base, hw, error))
       return false;
+    hw.preset = base;
     partial = true;
   } else {
     hw = Hardware();
@@ -531,10 +533,48 @@ bool parseHardwareJSON(const std::string &text, const std::string &origin,
   return readAll(root, origin, partial, hw, error);
 }
 
+bool overlayHardwareJSON(const std::string &text, const std::string &origin,
+                         Hardware &hw, std::string &error) {
+  json root;
+  if (!parseJSONObject(text, origin, root, error))
+    return false;
+  return readAll(root, origin, /*partial=*/true, hw, error);
+}
+
 bool loadHardware(const std::string &nameOrPath, Hardware &hw,
                   std::string &error) {
-  if (const char *text = hardwarePresetJSON(nameOrPath))
-    return parseHardwareJSON(text, "preset " + nameOrPath, hw, error);
+  // "PRESET+ENGINE": the preset under an engine profile (--engine).
+  size_t plus = nameOrPath.rfind('+');
+  if (plus != std::string::npos && !hardwarePresetJSON(nameOrPath) &&
+      !std::ifstream(nameOrPath)) {
+    std::string engine = nameOrPath.substr(plus + 1);
+    const std::vector<std::string> &engines = listEngineProfiles();
+    if (std::find(engines.begin(), engines.end(), engine) != engines.end()) {
+      if (!loadHardware(nameOrPath.substr(0, plus), hw, error))
+        return false;
+      std::string note;
+      if (!applyEngineProfile(engine, hw, note, error))
+        return false;
+      if (hw.engineProfile != engine) {
+        std::string covers;
+        for (const std::string &p : engineProfilePresets(engine))
+          covers += (covers.empty() ? "" : ", ") + p;
+        error = "'" + nameOrPath + "': the " + engine +
+                " profile has no curves for " +
+                (hw.preset.empty() ? "a hardware file without a preset"
+                                   : hw.preset) +
+                " (it covers " + covers + ")";
+        return false;
+      }
+      return true;
+    }
+  }
+  if (const char *text = hardwarePresetJSON(nameOrPath)) {
+    if (!parseHardwareJSON(text, "preset " + nameOrPath, hw, error))
+      return false;
+    hw.preset = nameOrPath;
+    return true;
+  }
   std::ifstream in(nameOrPath);
   if (!in) {
     std::string names;

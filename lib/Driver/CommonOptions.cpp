@@ -1,7 +1,9 @@
 //===- CommonOptions.cpp - Options shared by helix subcommands ------------===//
 
 #include "CommonOptions.h"
+
 #include "Streams.h"
+#include "helix/Cost/EngineProfile.h"
 
 #include "helix/Import/HFConfig.h"
 #include "helix/InitAllHelix.h"
@@ -13,6 +15,7 @@
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +30,11 @@ static std::string fmt(double v) {
   return buf;
 }
 
+std::string hardwareSpec(const WorkloadArgs &args) {
+  return args.engine.empty() ? args.hardware
+                             : args.hardware + "+" + args.engine;
+}
+
 void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
   cmd->add_option("--model", args.model,
                   "the model: a Hugging Face config.json, or helix model IR "
@@ -38,6 +46,11 @@ void addWorkloadOptions(CLI::App *cmd, WorkloadArgs &args) {
   cmd->add_option("--hardware", args.hardware,
                   "hardware preset (" + presets + ") or a hardware JSON file")
       ->capture_default_str();
+  cmd->add_option("--engine", args.engine,
+                  "price with a serving engine's own kernel and all-reduce "
+                  "curves, measured on the preset's GPU: trtllm, vllm or "
+                  "sglang (default: the presets' engine-neutral curves; "
+                  "docs/cost-model.md, \"Engine profiles\")");
   cmd->add_option("--context", args.context, "KV context length in tokens")
       ->capture_default_str();
   cmd->add_option("--dtype", args.dtype,
@@ -192,7 +205,16 @@ bool loadWorkload(const WorkloadArgs &args, const std::string &command,
   if (isIR) // model IR imported with --mtp carries its MTP layers
     for (const LayerSpec &l : out.model.layers)
       out.model.mtpLayers += l.isMTP;
-  if (!loadHardware(args.hardware, out.hardware, error))
+  if (!args.engine.empty()) {
+    const std::vector<std::string> &engines = listEngineProfiles();
+    if (std::find(engines.begin(), engines.end(), args.engine) ==
+        engines.end()) {
+      error = "--engine: unknown engine '" + args.engine +
+              "' (expected trtllm, vllm or sglang)";
+      return fail();
+    }
+  }
+  if (!loadHardware(hardwareSpec(args), out.hardware, error))
     return fail();
   if (!parseInteger("--context", args.context, 1, kMaxContext,
                     out.workload.context, error))

@@ -18,6 +18,9 @@ namespace helix::driver {
 struct WorkloadArgs {
   std::string model;
   std::string hardware = "gb200-nvl72";
+  /// --engine: price with that engine's kernel and all-reduce curves
+  /// (helix/Cost/EngineProfile.h); empty: the presets' own.
+  std::string engine;
   std::string context = "1048576"; // as typed: see readInteger
   /// Empty when not given: the hardware's native format (Hardware::
   /// nativeDType). Which of the four were typed (an empty value typed is
@@ -63,6 +66,10 @@ struct LoadedWorkload {
 /// `command` to stderr and returns false.
 bool loadWorkload(const WorkloadArgs &args, const std::string &command,
                   LoadedWorkload &out);
+
+/// The hardware as loadHardware reads it and plans record it: --hardware,
+/// or "HARDWARE+ENGINE" with --engine.
+std::string hardwareSpec(const WorkloadArgs &args);
 
 } // namespace helix::driver
 

@@ -67,7 +67,7 @@ static int fail(const std::string &message) {
 /// The planning request of the arguments.
 static bool makeRequest(const CompileArgs &args, PlanRequest &request,
                         std::string &error) {
-  request.hardware = args.workload.hardware;
+  request.hardware = hardwareSpec(args.workload);
   request.hopb = args.hopb == "on";
   if (!parseStrategy(args.strategy, request.strategy, error)) {
     error = "--strategy: " + error;

@@ -119,6 +119,13 @@ struct KernelCurves {
 struct Hardware {
   std::string name;
   std::string description;
+  /// The built-in preset this is, or is based on ("base"); empty for a
+  /// complete user file. Engine profiles (helix/Cost/EngineProfile.h) are
+  /// measured per preset.
+  std::string preset;
+  /// The engine profile applied over the preset's curves ("vllm", "sglang",
+  /// "trtllm"); empty: the presets' own, engine-neutral curves.
+  std::string engineProfile;
   /// Dense peak per format, indexed by DType; 0 means not supported.
   double peakFlops[kNumDTypes] = {0, 0, 0};
   double gemmEfficiency = 1.0;   // achieved fraction of peak FLOP/s
@@ -180,6 +187,12 @@ bool loadHardware(const std::string &nameOrPath, Hardware &hw,
 /// Parses hardware JSON text; `origin` names it in errors.
 bool parseHardwareJSON(const std::string &text, const std::string &origin,
                        Hardware &hw, std::string &error);
+
+/// Reads the figures and curves present in a JSON object over `hw`, as a
+/// user file with "base" does: what it gives replaces, what it lacks stays
+/// (an engine profile's curves). Errors name `origin` and the field.
+bool overlayHardwareJSON(const std::string &text, const std::string &origin,
+                         Hardware &hw, std::string &error);
 
 } // namespace helix
 
