@@ -10,6 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   clang-format
   python3-dev pybind11-dev python3-pytest
+  python3-torch
 )
 
 missing=()

@@ -14,7 +14,8 @@ import warnings as _warnings
 
 from . import _helix
 
-__all__ = ["Error", "Model", "import_config", "plan", "cost", "compile",
+__all__ = ["Error", "Model", "import_config", "from_torch", "plan", "cost",
+           "compile",
            "run_pipeline"]
 
 
@@ -117,6 +118,30 @@ def import_config(path_or_dict):
                     "dict, got %s" % type(path_or_dict).__name__)
     model.to_mlir()  # the import's checks, now
     return model
+
+
+def from_torch(module, example_inputs, name="", max_position_embeddings=None):
+    """A PyTorch decoder as a :class:`Model`, with no config file: the module
+    is traced at the aten level with `example_inputs` (token ids, shape
+    [batch, positions]; the example needs more positions than a sliding
+    window to show it), and its embedding, norms, attention (heads, KV
+    heads, RoPE theta, causal mask and window), output projection, gated MLP
+    or MoE and LM head are recognised in the graph and its parameters. They
+    become the Hugging Face configuration they spell (llama, mistral,
+    mixtral), imported as :func:`import_config` imports it; `name` names the
+    model, `max_position_embeddings` is the longest context it supports
+    (the graph does not say). The recognised configuration is the model's
+    ``recognised`` attribute. Needs PyTorch (Debian's python3-torch);
+    docs/embedding.md lists what is recognised."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise Error("helix.from_torch: error: PyTorch is not importable "
+                    "(Debian: apt install python3-torch)") from None
+    from . import _torch_frontend
+    return _torch_frontend.from_torch(module, example_inputs, name=name,
+                                      max_position_embeddings=
+                                      max_position_embeddings)
 
 
 def _as_model(model):
