@@ -4,7 +4,9 @@
 // model and compares the token-to-token latency with the published decode
 // step time (docs/fidelity.md). Each request is priced at a KV context of
 // input + output / 2 tokens (its average over the decode) and the batch is
-// the row's concurrency.
+// the row's concurrency. A row run with the model's MTP layer drafting
+// (mtp_tokens) is priced with MTP: its TTL is per output token, as its
+// measurement is.
 //
 //   helix-bench-fidelity [--table FILE] [--models DIR] [--json]
 //                        [--check [--baseline FILE]] [--write-baseline FILE]
@@ -79,8 +81,31 @@ struct Result {
   double predictedMs = 0;
   bool fits = true;
   std::string profile; // the engine profile it was priced with, or ""
+  Evaluation::MTP mtp; // draftTokens 0 without MTP
 
   double ratio() const { return predictedMs / measuredMs; }
+  /// How the row was priced with MTP, "" without it.
+  std::string mtpText() const {
+    if (mtp.draftTokens == 0)
+      return "";
+    char buf[160];
+    const Measurement &m = *row;
+    std::string from =
+        m.acceptanceFrom == Measurement::AcceptanceFrom::Default ? "default"
+        : m.acceptanceFrom == Measurement::AcceptanceFrom::Given
+            ? "source"
+            : "from accept length " + formatAcceptLength(m.mtpAcceptLength);
+    std::snprintf(buf, sizeof buf,
+                  "MTP %lld drafts, acceptance %.3f (%s): %.2f tokens/step",
+                  (long long)mtp.draftTokens, mtp.acceptance, from.c_str(),
+                  mtp.expectedTokens);
+    return buf;
+  }
+  static std::string formatAcceptLength(double l) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", l);
+    return buf;
+  }
   std::string dtypes() const {
     const Precision &p = row->precision;
     return stringifyDType(p.weights).str() + "/" +
@@ -271,13 +296,26 @@ bool price(const Measurement &m, const EngineProfile &engine,
   // default too).
   w.precision.nvfp4BlockScales =
       w.precision.weights == DType::FP4 || w.precision.kvCache == DType::FP4;
+  // Speculative decoding with the model's MTP layer: the TTL is then the
+  // time per accepted (output) token, what the row measures.
+  if (m.mtpTokens > 0) {
+    if (model.mtpLayers == 0) {
+      error = "row '" + m.id + "': field 'mtp_tokens': " + m.model +
+              " has no multi-token-prediction layer to draft with "
+              "(num_nextn_predict_layers is 0 or absent)";
+      return false;
+    }
+    w.mtpTokens = m.mtpTokens;
+    w.mtpAcceptance = m.mtpAcceptance;
+  }
   Evaluation ev = evaluate(model, hw, w, m.config);
   if (!ev.valid()) {
     r.status = Result::Error;
     r.reason = ev.error;
     return true;
   }
-  r.decodeMs = ev.ttlS * 1e3;
+  r.decodeMs = ev.ttlS * 1e3; // with MTP: per output token
+  r.mtp = ev.mtp;
   // A time per output token measured under concurrency also carries the
   // prefills of arriving requests, as the engine schedules them; an
   // engine's step time does not.
@@ -312,7 +350,9 @@ void printText(const std::string &table, const std::vector<Result> &results,
               "step, their prompts priced as a forward of their own "
               "(engines that prefill separately) or as what they add to "
               "the decode step (mixed), not for step_ms rows "
-              "(helix/Cost/Prefill.h)\n");
+              "(helix/Cost/Prefill.h); rows with mtp_tokens priced with "
+              "MTP, decode = (verify step + drafts) / expected tokens per "
+              "step, per output token as measured\n");
   int profiled = 0;
   for (const Result &r : results)
     profiled += r.status == Result::Scored && !r.profile.empty() &&
@@ -344,9 +384,10 @@ void printText(const std::string &table, const std::vector<Result> &results,
                 m.model.c_str(), r.dtypes().c_str(), layoutW,
                 r.layout().c_str(), (long long)m.config.batch, r.measuredMs);
     if (r.status == Result::Scored)
-      std::printf("%9.3f %9.3f %9.3f %6.2f%s\n", r.decodeMs, r.prefillMs,
+      std::printf("%9.3f %9.3f %9.3f %6.2f%s%s%s\n", r.decodeMs, r.prefillMs,
                   r.predictedMs, r.ratio(),
-                  r.fits ? "" : "  (does not fit in HBM)");
+                  r.fits ? "" : "  (does not fit in HBM)",
+                  r.mtp.draftTokens ? "  " : "", r.mtpText().c_str());
     else if (r.status == Result::Excluded)
       std::printf("%9s %9s %9s %6s  excluded: %s\n", "-", "-", "-", "-",
                   r.reason.c_str());
@@ -409,6 +450,22 @@ void printJSON(const std::string &table, const std::vector<Result> &results,
       j["predicted_ms"] = r.predictedMs;
       j["ratio"] = r.ratio();
       j["fits"] = r.fits;
+      if (r.mtp.draftTokens > 0) {
+        const char *from =
+            m.acceptanceFrom == Measurement::AcceptanceFrom::Default ? "default"
+            : m.acceptanceFrom == Measurement::AcceptanceFrom::Given
+                ? "source"
+                : "accept_length";
+        nlohmann::json mtp = {{"draft_tokens", r.mtp.draftTokens},
+                              {"acceptance", r.mtp.acceptance},
+                              {"acceptance_from", from},
+                              {"expected_tokens", r.mtp.expectedTokens},
+                              {"verify_step_ms", r.mtp.verifyStepS * 1e3},
+                              {"draft_ms", r.mtp.draftS * 1e3}};
+        if (m.mtpAcceptLength > 0)
+          mtp["accept_length"] = m.mtpAcceptLength;
+        j["mtp"] = mtp;
+      }
     } else {
       j["status"] = r.status == Result::Excluded ? "excluded" : "error";
       j["reason"] = r.reason;

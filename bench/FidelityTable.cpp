@@ -7,6 +7,7 @@
 #include "helix/Cost/Hardware.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -30,6 +31,19 @@ const char *stringifyMetric(Metric metric) {
 
 double Measurement::measuredMs() const {
   return metric == Metric::TokSUser ? 1000.0 / value : value;
+}
+
+double acceptanceForAcceptLength(int64_t drafts, double acceptLength) {
+  // expectedAcceptedTokens rises strictly from 1 (a = 0) to drafts + 1
+  // (a = 1).
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 200 && lo < hi; ++i) {
+    double mid = (lo + hi) / 2;
+    if (mid <= lo || mid >= hi)
+      break;
+    (expectedAcceptedTokens(drafts, mid) < acceptLength ? lo : hi) = mid;
+  }
+  return hi;
 }
 
 namespace {
@@ -132,9 +146,77 @@ const std::set<std::string> kFields = {
     "id", "set", "engine", "engine_version", "gpu", "gpus", "model",
     "weights_dtype", "kv_dtype", "compute_dtype", "strategy", "layout",
     "batch", "input_len", "output_len", "metric", "value", "speculative",
-    "derived", "formula", "excluded", "exclude_reason", "source", "locator",
-    "layout_source", "note"};
+    "mtp_tokens", "mtp_accept_length", "mtp_acceptance", "derived", "formula",
+    "excluded", "exclude_reason", "source", "locator", "layout_source",
+    "note"};
 // clang-format on
+
+/// The optional MTP fields: "mtp_tokens" (draft tokens per step, the
+/// model's MTP layer drafting them) and at most one of "mtp_accept_length"
+/// (the source's mean tokens per step, the verified token included) and
+/// "mtp_acceptance" (per-draft-token acceptance); neither: the cost model's
+/// default acceptance.
+void readMTP(const json &row, RowReader &r, Measurement &m) {
+  const bool tokens = row.contains("mtp_tokens"),
+             length = row.contains("mtp_accept_length"),
+             given = row.contains("mtp_acceptance");
+  if (!r.ok() || (!tokens && !length && !given))
+    return;
+  if (!tokens) {
+    r.fail(length ? "mtp_accept_length" : "mtp_acceptance",
+           "given without mtp_tokens (the draft tokens per step)");
+    return;
+  }
+  r.integer("mtp_tokens", 1, kMaxMTPTokens, m.mtpTokens);
+  if (!r.ok())
+    return;
+  std::string spec = m.speculative;
+  std::transform(spec.begin(), spec.end(), spec.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (m.speculative == "off")
+    r.fail("mtp_tokens", "given but 'speculative' is 'off'");
+  else if (spec.find("eagle3") != std::string::npos)
+    r.fail("mtp_tokens", "'" + escapeJSONText(m.speculative) +
+                             "': EAGLE3 drafts with a separate draft model, "
+                             "not the model's MTP layer; such rows stay "
+                             "excluded");
+  else if (!m.excluded && m.metric == Metric::StepMs)
+    r.fail("mtp_tokens", "an MTP row is priced per output token; its metric "
+                         "must be tpot_ms, itl_ms or tok_s_user, not "
+                         "step_ms");
+  else if (!m.excluded && m.config.batch > 1)
+    r.fail("mtp_tokens",
+           "MTP rows are scored at batch 1 only (batch is " +
+               std::to_string(m.config.batch) +
+               "): the prefill a served MTP step absorbs is not modelled");
+  if (!r.ok())
+    return;
+  if (length && given) {
+    r.fail("mtp_acceptance", "give mtp_accept_length or mtp_acceptance, "
+                             "not both");
+    return;
+  }
+  if (length) {
+    const json &v = row["mtp_accept_length"];
+    r.number("mtp_accept_length", m.mtpAcceptLength);
+    double most = double(m.mtpTokens + 1);
+    if (r.ok() && !(m.mtpAcceptLength > 1 && m.mtpAcceptLength <= most))
+      r.fail("mtp_accept_length",
+             "expected tokens per step above 1 and at most mtp_tokens + 1 = " +
+                 std::to_string(m.mtpTokens + 1) + ", got " + v.dump());
+    if (!r.ok())
+      return;
+    m.mtpAcceptance = acceptanceForAcceptLength(m.mtpTokens, m.mtpAcceptLength);
+    m.acceptanceFrom = Measurement::AcceptanceFrom::AcceptLength;
+  } else if (given) {
+    const json &v = row["mtp_acceptance"];
+    r.number("mtp_acceptance", m.mtpAcceptance);
+    if (r.ok() && !(m.mtpAcceptance > 0 && m.mtpAcceptance <= 1))
+      r.fail("mtp_acceptance",
+             "expected a probability above 0 and at most 1, got " + v.dump());
+    m.acceptanceFrom = Measurement::AcceptanceFrom::Given;
+  }
+}
 
 bool readRow(const json &row, const std::string &where, Measurement &m,
              std::string &error) {
@@ -203,10 +285,13 @@ bool readRow(const json &row, const std::string &where, Measurement &m,
   r.text("formula", m.formula, m.derived);
   r.flag("excluded", m.excluded);
   r.text("exclude_reason", m.excludeReason, m.excluded);
-  if (r.ok() && m.speculative != "off" && !m.excluded)
-    r.fail("speculative", "'" + escapeJSONText(m.speculative) +
-                              "': rows with speculative decoding must be "
-                              "marked excluded");
+  readMTP(row, r, m);
+  if (r.ok() && m.speculative != "off" && !m.excluded && m.mtpTokens == 0)
+    r.fail("speculative",
+           "'" + escapeJSONText(m.speculative) +
+               "': rows with speculative decoding must be marked excluded, "
+               "unless they draft with the model's own MTP layer and say "
+               "how many tokens (mtp_tokens)");
   r.text("source", m.source);
   r.text("locator", m.locator);
   std::string optional;

@@ -10,6 +10,7 @@
 #ifndef HELIX_BENCH_FIDELITYTABLE_H
 #define HELIX_BENCH_FIDELITYTABLE_H
 
+#include "helix/Common/Speculative.h"
 #include "helix/Cost/Layout.h"
 #include "helix/Cost/Precision.h"
 #include "helix/Cost/Prefill.h"
@@ -47,7 +48,24 @@ struct Measurement {
   int64_t outputLen = 0;
   Metric metric = Metric::TPOTMs;
   double value = 0;
-  std::string speculative; // "off" for scored rows
+  std::string speculative; // "off", or what ran
+  /// Speculative decoding with the model's own MTP layer ("mtp_tokens"):
+  /// draft tokens per step, 0 for none. Such a row is priced with MTP
+  /// (Workload::mtpTokens) and may be scored although `speculative` is not
+  /// "off"; any other speculative row must be excluded.
+  int64_t mtpTokens = 0;
+  /// Where the per-draft-token acceptance comes from.
+  enum class AcceptanceFrom {
+    Default,      // neither given: kDefaultMTPAcceptance
+    AcceptLength, // "mtp_accept_length": the source's accept length
+    Given,        // "mtp_acceptance": the source's per-token acceptance
+  } acceptanceFrom = AcceptanceFrom::Default;
+  /// The source's accept length ("mtp_accept_length"): mean tokens a step
+  /// emits per request, the verified token included; 0 when not given.
+  double mtpAcceptLength = 0;
+  /// The per-draft-token acceptance the row is priced with
+  /// (Workload::mtpAcceptance).
+  double mtpAcceptance = kDefaultMTPAcceptance;
   bool derived = false;
   std::string formula;
   bool excluded = false;
@@ -62,6 +80,13 @@ struct Measurement {
   int64_t context() const { return inputLen + outputLen / 2; }
 };
 
+/// The per-draft-token acceptance `a` under which a step with `drafts` draft
+/// tokens yields `acceptLength` tokens per request on average, by the cost
+/// model's own chain model: expectedAcceptedTokens(drafts, a) = 1 + a + ...
+/// + a^drafts = acceptLength (helix/Common/Speculative.h), solved by
+/// bisection. Requires drafts >= 1 and 1 < acceptLength <= drafts + 1.
+double acceptanceForAcceptLength(int64_t drafts, double acceptLength);
+
 /// What the bench needs to know about a serving engine (the table's
 /// "engines" object, one entry per engine the rows name, each with its
 /// source): how it runs the prefill of arriving requests.
@@ -74,8 +99,9 @@ struct EngineProfile {
 /// "PATH: row 'ID' (#N): field 'F': what is wrong" (or "PATH: ..." for the
 /// file as a whole). Checks value types and ranges, dtypes, strategy and
 /// layout syntax, the preset name, the GPU count against the layout, unique
-/// ids, and that speculative rows are excluded; the model file's existence
-/// is left to the caller.
+/// ids, that speculative rows are excluded unless they draft with the
+/// model's MTP layer (mtp_tokens), and the MTP fields; the model file's
+/// existence and its MTP layer are left to the caller.
 /// Every row's engine must have a profile in `engines`.
 bool parseFidelityTable(const std::string &path, std::vector<Measurement> &rows,
                         std::map<std::string, EngineProfile> &engines,
