@@ -17,17 +17,21 @@ recogniser then reads, from the graph and the module's parameters alone:
   dimension, RoPE (rotate-half or interleaved) and its theta (from the
   angles the graph computes), and the causal mask with its sliding window
   (from the attention pattern of the example);
+* DeepSeek's multi-head latent attention: low-rank (or full) queries, a
+  normed KV latent and a shared rope key, keys and values up-projected;
 * the output projection, a gated MLP (SiLU or GELU) or a MoE block (a router
-  linear, softmax or sigmoid, top-k, per-expert gated MLPs, a weighted sum);
+  linear, softmax or sigmoid, top-k, renormalised and scaled weights,
+  per-expert gated MLPs, shared experts, a weighted sum), leading dense
+  layers before MoE ones;
 * the final norm.
 
 What it reads becomes the Hugging Face configuration those facts make
-(llama, mistral with a sliding window, mixtral with experts), imported by
+(llama, mistral with a sliding window, mixtral with experts, deepseek_v2
+with MLA), imported by
 the same importer as a config.json: the torch graph and the equivalent
 config give the same model IR and the same plans. Anything it cannot
 recognise is an :class:`helix.Error` naming the graph node, the pattern
-expected there and the nearest match. DeepSeek-style MLA is not recognised
-yet (docs/embedding.md).
+expected there and the nearest match (docs/embedding.md).
 """
 
 import math
@@ -359,6 +363,7 @@ def from_torch(module, example_inputs, name="", max_position_embeddings=None,
     norms = _norms(g)
     by_node = {l.node: l for l in linears}
     out_of = {_outputs_of(g, l): l for l in linears}
+    g.linear_outputs = set(out_of)
 
     emb = [n for n in g.nodes if _op(n) == "embedding"]
     if len(emb) != 1 or emb[0].args[0] not in g.param:
@@ -377,7 +382,7 @@ def from_torch(module, example_inputs, name="", max_position_embeddings=None,
         head_dim = qs[-1]
         stop = set(out_of)
 
-        def proj(side, what):
+        def projs(side, what):
             _, hit = g.ancestors_until(side, stop)
             hit = sorted(set(hit), key=lambda x: g.index[x])
             if not hit:
@@ -385,17 +390,34 @@ def from_torch(module, example_inputs, name="", max_position_embeddings=None,
                             "projection; nearest node: %s" % (
                                 g.describe(qk if what != "values" else pv),
                                 what, g.describe(g.source(side))))
-            return out_of[hit[-1]]
+            return [out_of[h] for h in hit]
 
-        ql, kl, vl = proj(q_side, "queries"), proj(k_side, "keys"), \
-            proj(v_side, "values")
+        qls, kls, vls = projs(q_side, "queries"), projs(k_side, "keys"), \
+            projs(v_side, "values")
+        ql, kl, vl = qls[-1], kls[-1], vls[-1]
+        window = _attention_pattern(g, sm, allowed, error)
+        mla = _mla(g, linears, norms, hidden, qls, kls, vls, g.shape(q_side),
+                   g.shape(v_side), batch)
+        if mla is not None:
+            rope = _rope(g, _outputs_of(g, ql), q_side, mla["rope_dim"],
+                         error)
+            if rope is None:
+                raise error("%s: MLA recognised, but no rotary embedding on "
+                            "its rope part" % g.describe(qk))
+            layers.append(dict(mla, heads=mla["heads"], rope=rope,
+                               window=window, o=_o_proj(g, linears, pv,
+                                                        error),
+                               softmax=sm, q=ql, k=kl, v=vl,
+                               kv_heads=mla["heads"], head_dim=None))
+            continue
         for lin, what in ((ql, "query"), (kl, "key"), (vl, "value")):
             if lin.inp != hidden or lin.input is not ql.input:
                 raise error(
                     "%s: expected the %s projection (%s) to read the layer's "
                     "normed hidden state of width %d, as the query projection "
-                    "does; it reads %s of width %d (low-rank projections, as "
-                    "DeepSeek's MLA, are not recognised yet)" % (
+                    "does; it reads %s of width %d (low-rank projections are "
+                    "recognised in DeepSeek's MLA form only: keys and values "
+                    "from a normed latent, a shared rope key)" % (
                         g.describe(lin.node), what, lin.param, hidden,
                         g.describe(lin.input), lin.inp))
         fused = ql is kl or kl is vl
@@ -422,19 +444,9 @@ def from_torch(module, example_inputs, name="", max_position_embeddings=None,
             raise error("%s: expected a rotary position embedding on the "
                         "queries (rotate-half or interleaved); none found"
                         % g.describe(qk))
-        window = _attention_pattern(g, sm, allowed, error)
-        # output projection: the first linear fed by the attention output
-        after = [l for l in linears if l.index > g.index[pv]]
-        o = None
-        for l in after:
-            _, hit = g.ancestors_until(l.input, {pv})
-            if hit:
-                o = l
-                break
-        if o is None:
-            raise error("%s: expected an output projection of the attention "
-                        "output; none found" % g.describe(pv))
-        layers.append(dict(q=ql, k=kl, v=vl, fused=fused, heads=heads,
+        o = _o_proj(g, linears, pv, error)
+        layers.append(dict(input=ql.input, q=ql, k=kl, v=vl, fused=fused,
+                           heads=heads,
                            kv_heads=kv_heads, head_dim=head_dim, rope=rope,
                            window=window, o=o, softmax=sm))
     if not layers:
@@ -444,7 +456,8 @@ def from_torch(module, example_inputs, name="", max_position_embeddings=None,
 
     # The FFN of each layer: the linears between its output projection and
     # the next layer's first projection.
-    bounds = [min(l["q"].index, l["k"].index, l["v"].index) for l in layers]
+    # (its attention's input: the normed hidden state its projections read)
+    bounds = [g.index[l["input"]] for l in layers]
     lm = [l for l in linears if l.index > layers[-1]["o"].index
           and l.out == vocab and l.inp == hidden]
     for i, layer in enumerate(layers):
@@ -465,16 +478,25 @@ def from_torch(module, example_inputs, name="", max_position_embeddings=None,
         raise error("the norms use different epsilons %s" % eps)
 
     first = layers[0]
+    attn_keys = ("kind", "heads", "kv_heads", "head_dim", "rope", "window",
+                 "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                 "qk_rope_head_dim", "v_head_dim")
+    # Leading dense layers, then MoE layers (DeepSeek's first_k_dense_replace)
+    dense = [l["ffn"]["kind"] == "dense" for l in layers]
+    first_moe = dense.index(False) if False in dense else len(layers)
     for i, l in enumerate(layers):
-        for key in ("heads", "kv_heads", "head_dim", "rope", "window"):
-            if l[key] != first[key]:
+        for key in attn_keys:
+            if l.get(key) != first.get(key):
                 raise error("layer %d: %s %s, layer 0 %s: helix plans "
                             "decoders whose layers agree" % (
-                                i, key, l[key], first[key]))
-        if l["ffn"] != first["ffn"]:
+                                i, key, l.get(key), first.get(key)))
+        ref = layers[0 if i < first_moe else first_moe]["ffn"]
+        if l["ffn"] != ref:
             raise error("layer %d: its feed-forward block %s differs from "
-                        "layer 0's %s" % (i, l["ffn"], first["ffn"]))
-    if first["rope"][0] != "rotate_half":
+                        "layer %d's %s" % (i, l["ffn"],
+                                           0 if i < first_moe else first_moe,
+                                           ref))
+    if first.get("kind") != "mla" and first["rope"][0] != "rotate_half":
         raise error("%s: interleaved RoPE recognised; helix's importers "
                     "take rotate-half RoPE for these families, so the plan "
                     "would be the same but the program would not" %
@@ -482,46 +504,153 @@ def from_torch(module, example_inputs, name="", max_position_embeddings=None,
     if max_position_embeddings is None:
         raise error("the graph does not state the longest context the "
                     "model supports; pass max_position_embeddings=")
-    ffn = first["ffn"]
+    moe = layers[first_moe]["ffn"] if first_moe < len(layers) else None
+    dense_ffn = first["ffn"] if first_moe > 0 else None
+    act = (dense_ffn or moe)["act"]
     config = {
         "_name_or_path": name or "",
         "hidden_size": hidden,
         "num_hidden_layers": len(layers),
         "num_attention_heads": first["heads"],
         "num_key_value_heads": first["kv_heads"],
-        "head_dim": first["head_dim"],
         "vocab_size": vocab,
         "rms_norm_eps": eps[0],
         "rope_theta": first["rope"][1],
         "max_position_embeddings": int(max_position_embeddings),
         "tie_word_embeddings": tied,
-        "hidden_act": ffn["act"],
+        "hidden_act": act,
     }
-    if ffn["kind"] == "moe" and ffn["scoring"] != "softmax":
+    if first.get("kind") == "mla":
+        # DeepSeek-V2's family: MLA, leading dense layers, routed and
+        # shared experts.
+        config.update(model_type="deepseek_v2",
+                      architectures=["DeepseekV2ForCausalLM"])
+        for key in ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                    "v_head_dim"):
+            config[key] = first[key]
+        if first["q_lora_rank"]:
+            config["q_lora_rank"] = first["q_lora_rank"]
+        if first["window"]:
+            raise error("%s: MLA with a sliding window: no configuration "
+                        "family spells it" % g.describe(first["softmax"]))
+        if moe is None:
+            raise error("%s: MLA without MoE layers: DeepSeek's family, the "
+                        "one that spells MLA, routes experts" %
+                        g.describe(first["softmax"]))
+        if dense_ffn is not None:
+            config["intermediate_size"] = dense_ffn["intermediate"]
+        if moe["shared_intermediate"] % moe["intermediate"]:
+            raise error("%s: shared experts of width %d are not a whole "
+                        "number of experts of width %d" % (
+                            g.describe(layers[first_moe]["o"].node),
+                            moe["shared_intermediate"], moe["intermediate"]))
+        config.update(
+            first_k_dense_replace=first_moe, moe_layer_freq=1,
+            n_routed_experts=moe["experts"],
+            n_shared_experts=moe["shared_intermediate"] // moe["intermediate"],
+            num_experts_per_tok=moe["top_k"],
+            moe_intermediate_size=moe["intermediate"],
+            scoring_func=moe["scoring"], topk_method="greedy",
+            norm_topk_prob=moe["norm_topk_prob"],
+            routed_scaling_factor=moe["routed_scaling_factor"])
+        model = import_config(config)
+        model.recognised = config
+        return model
+    config["head_dim"] = first["head_dim"]
+    where = g.describe(layers[first_moe]["o"].node) if moe else ""
+    if moe and (first_moe or moe["shared_intermediate"]):
+        raise error("%s: a MoE decoder with %s: the family from_torch writes "
+                    "for GQA MoE (mixtral) has neither" % (
+                        where, "leading dense layers" if first_moe else
+                        "shared experts"))
+    if moe and moe["scoring"] != "softmax":
         raise error("%s: the MoE router scores experts with %s; the "
-                    "configuration families from_torch writes (mixtral) "
-                    "route with softmax, and those that route with sigmoid "
-                    "(deepseek_v3) use MLA, not recognised yet" % (
-                        g.describe(first["o"].node), ffn["scoring"]))
-    if ffn["kind"] == "moe":
+                    "configuration families from_torch writes for GQA MoE "
+                    "(mixtral) route with softmax" % (where, moe["scoring"]))
+    if moe and not moe["norm_topk_prob"]:
+        raise error("%s: the top-k routing weights are not renormalised "
+                    "(w / sum(w)), as mixtral's family does" % where)
+    if moe:
         config.update(model_type="mixtral",
                       architectures=["MixtralForCausalLM"],
-                      intermediate_size=ffn["intermediate"],
-                      num_local_experts=ffn["experts"],
-                      num_experts_per_tok=ffn["top_k"])
+                      intermediate_size=moe["intermediate"],
+                      num_local_experts=moe["experts"],
+                      num_experts_per_tok=moe["top_k"])
         if first["window"]:
             config["sliding_window"] = first["window"]
     elif first["window"]:
         config.update(model_type="mistral",
                       architectures=["MistralForCausalLM"],
-                      intermediate_size=ffn["intermediate"],
+                      intermediate_size=dense_ffn["intermediate"],
                       sliding_window=first["window"])
     else:
         config.update(model_type="llama", architectures=["LlamaForCausalLM"],
-                      intermediate_size=ffn["intermediate"])
+                      intermediate_size=dense_ffn["intermediate"])
     model = import_config(config)
     model.recognised = config
     return model
+
+
+def _o_proj(g, linears, pv, error):
+    """The output projection: the first linear fed by the attention
+    output."""
+    for l in linears:
+        if l.index > g.index[pv]:
+            _, hit = g.ancestors_until(l.input, {pv})
+            if hit:
+                return l
+    raise error("%s: expected an output projection of the attention output; "
+                "none found" % g.describe(pv))
+
+
+def _norm_of(norms, node):
+    """The RMSNorm whose output `node` is, or None."""
+    for n in norms:
+        if n.node is node:
+            return n
+    return None
+
+
+def _mla(g, linears, norms, hidden, qls, kls, vls, q_shape, v_shape, batch):
+    """DeepSeek's multi-head latent attention, or None when the projections
+    are not its shape: keys from an up-projection of a normed latent (kv_b)
+    and a rope part sliced off the latent's projection (kv_a), values from
+    the same up-projection, queries from a projection of the hidden state or
+    of a normed low-rank one (q_a, q_b)."""
+    if len(kls) != 2 or len(vls) != 1 or vls[0] is not kls[-1]:
+        return None
+    kv_a, kv_b = kls
+    if kv_a.inp != hidden:
+        kv_a, kv_b = kv_b, kv_a
+    if kv_a.inp != hidden or vls[0] is not kv_b:
+        return None
+    kv_norm = _norm_of(norms, kv_b.input)
+    if kv_norm is None or g.source(kv_norm.input) is None:
+        return None
+    kv_lora = kv_b.inp
+    rope_dim = kv_a.out - kv_lora
+    if rope_dim <= 0:
+        return None
+    q = qls[-1]
+    q_lora = 0
+    if q.inp != hidden:
+        q_norm = _norm_of(norms, q.input)
+        if q_norm is None:
+            return None
+        q_a = [l for l in linears if l.inp == hidden and l.out == q.inp and
+               (l.node is q_norm.input or _outputs_of(g, l) is q_norm.input)]
+        if not q_a:
+            return None
+        q_lora = q.inp
+    heads = q_shape[0] // batch if len(q_shape) == 3 else q_shape[1]
+    qk_dim, v_dim = q_shape[-1], v_shape[-1]
+    nope = qk_dim - rope_dim
+    if nope <= 0 or kv_b.out != heads * (nope + v_dim) or \
+            q.out != heads * qk_dim:
+        return None
+    return dict(kind="mla", input=kv_a.input, heads=heads, q_lora_rank=q_lora,
+                kv_lora_rank=kv_lora, qk_nope_head_dim=nope,
+                qk_rope_head_dim=rope_dim, v_head_dim=v_dim, rope_dim=rope_dim)
 
 
 def _act(g, node):
@@ -566,18 +695,26 @@ def _ffn(g, seg, hidden, o, error):
         out = _outputs_of(g, l)
         region = [u for u in g.nodes if g.index[u] > g.index[out] and
                   _op(u) == "topk"]
-        for t in region:
-            _, hit = g.ancestors_until(t, {out})
-            if hit:
-                scoring = None
-                seen, _ = g.ancestors_until(t, {out})
-                for n in seen:
-                    if _op(n) in ("_softmax", "softmax"):
-                        scoring = "softmax"
-                    if _op(n) == "sigmoid":
-                        scoring = "sigmoid"
-                routers.append((l, int(t.args[1]), scoring or "softmax"))
-                break
+        # the router's own top-k: reached from its output through no other
+        # linear (a later layer's router is reached through all)
+        own = [t for t in region
+               if set(g.ancestors_until(t, g.linear_outputs)[1]) == {out}]
+        if len(own) > 1:
+            raise error("%s: the router %s feeds %d top-k selections (%s): "
+                        "group-limited routing (DeepSeek-V3's n_group / "
+                        "topk_group) is not recognised yet" % (
+                            where, l.param, len(own),
+                            ", ".join(g.describe(t) for t in own)))
+        if own:
+            t = own[0]
+            scoring = None
+            seen, _ = g.ancestors_until(t, {out})
+            for n in seen:
+                if _op(n) in ("_softmax", "softmax"):
+                    scoring = "softmax"
+                if _op(n) == "sigmoid":
+                    scoring = "sigmoid"
+            routers.append((l, int(t.args[1]), scoring or "softmax", t))
     if not routers:
         gate, up, down, act = _gated(g, seg, hidden, error, where)
         extra = [l for l in seg if l not in (gate, up, down)]
@@ -586,22 +723,59 @@ def _ffn(g, seg, hidden, o, error):
                         "one MLP per layer" % (where, len(extra),
                                                extra[0].param))
         return {"kind": "dense", "intermediate": gate.out, "act": act}
-    router, top_k, scoring = routers[0]
+    router, top_k, scoring, topk = routers[0]
     experts = router.out
     rest = [l for l in seg if l is not router]
-    gate, up, down, act = _gated(g, rest, hidden, error, where)
-    # every routed expert the example reached is an MLP of this shape
-    names = {l.param for l in rest}
-    odd = [l for l in rest if (l.out, l.inp) not in
+    # shared experts read what the router reads; routed ones their tokens
+    shared = [l for l in rest if l.input is router.input]
+    outs = {_outputs_of(g, l) for l in shared}
+    shared += [l for l in rest if l not in shared and l.out == hidden and
+               outs and g.ancestors_until(l.input, outs)[1]]
+    routed = [l for l in rest if l not in shared]
+    gate, up, down, act = _gated(g, routed, hidden, error, where)
+    names = {l.param for l in routed}
+    odd = [l for l in routed if (l.out, l.inp) not in
            ((gate.out, hidden), (hidden, gate.out))]
     if odd:
         raise error("%s: MoE with %d experts; linear %s (%d x %d) is not an "
-                    "expert's gate, up or down projection (shared experts "
-                    "are not recognised yet)" % (
+                    "expert's gate, up or down projection" % (
                         where, experts, odd[0].param, odd[0].out,
                         odd[0].inp))
     if len(names) > 3 * experts:
         raise error("%s: %d expert projections for a router of %d experts"
                     % (where, len(names), experts))
+    shared_i = 0
+    if shared:
+        s_gate, _, _, s_act = _gated(g, shared, hidden, error,
+                                     where + " (shared experts)")
+        extra = [l for l in shared if l.out not in (s_gate.out, hidden)]
+        if len(shared) != 3 or extra or s_act != act:
+            raise error("%s: expected one gated MLP of shared experts beside "
+                        "the router; found linears %s" % (
+                            where, [(l.param, l.out, l.inp) for l in shared]))
+        shared_i = s_gate.out
+    # top-k weights renormalised (w / sum(w)) and scaled by a constant
+    weights = [u for u in g.users[topk] if _op(u) == "getitem" or
+               "getitem" in str(u.target)]
+    weights = [u for u in weights if u.args[1:] == (0,)]
+    norm_topk, scale = False, 1.0
+    if weights:
+        seen = set()
+        todo = list(g.users[weights[0]])
+        while todo:
+            u = todo.pop()
+            if u in seen:
+                continue
+            seen.add(u)
+            if _op(u) == "div" and hasattr(u.args[1], "op") and \
+                    _back_to(g, u.args[1], ("sum",), ("add",)) is not None:
+                norm_topk = True
+            if _op(u) == "mul" and any(isinstance(a, float) for a in u.args):
+                scale = [a for a in u.args if isinstance(a, float)][0]
+            if _op(u) in ("div", "mul", "sum", "_to_copy") or \
+                    _op(u) in _TRANSPARENT:
+                todo.extend(u.users)
     return {"kind": "moe", "intermediate": gate.out, "act": act,
-            "experts": experts, "top_k": top_k, "scoring": scoring}
+            "experts": experts, "top_k": top_k, "scoring": scoring,
+            "shared_intermediate": shared_i, "norm_topk_prob": norm_topk,
+            "routed_scaling_factor": scale}

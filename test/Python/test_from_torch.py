@@ -18,6 +18,10 @@ CASES = [
     ("hf-llama", td.HFStyleDecoder, td.LLAMA, 8),
     ("hf-mistral-sliding-window", td.HFStyleDecoder, td.MISTRAL, 12),
     ("hf-mixtral-moe", td.HFStyleDecoder, td.MIXTRAL, 8),
+    ("deepseek-mla-lowrank-q-shared-experts", td.DeepSeekDecoder,
+     td.DEEPSEEK, 8),
+    ("deepseek-lite-mla-two-shared-experts", td.DeepSeekDecoder,
+     td.DEEPSEEK_LITE, 8),
     ("compact-fused-qkv-sdpa-gelu-tied", td.CompactDecoder, td.COMPACT, 8),
     ("compact-spelled-silu-mha", td.CompactDecoder, td.COMPACT_SILU, 8),
 ]
@@ -144,6 +148,32 @@ def test_errors_name_the_node_and_what_was_expected():
     for layer in m.layers:
         layer.mlp.forward = sigmoid_route.__get__(layer.mlp)
     expect_error(m, tokens(), "the MoE router scores experts with sigmoid")
+
+    # Group-limited routing (DeepSeek-V3's n_group / topk_group): two top-k
+    # selections from one router, refused.
+    m = td.DeepSeekDecoder(td.DEEPSEEK)
+
+    def grouped_route(self, x):
+        b, s, h = x.shape
+        flat = x.view(-1, h)
+        scores = self.gate(flat).softmax(dim=-1)
+        groups = scores.view(flat.shape[0], 2, -1).max(dim=-1).values
+        keep = torch.zeros_like(groups).scatter(
+            1, torch.topk(groups, 1, dim=-1)[1], 1.0)
+        masked = scores * keep.repeat_interleave(2, dim=1)
+        weights, chosen = torch.topk(masked, self.top_k, dim=-1)
+        out = torch.zeros_like(flat)
+        for e, expert in enumerate(self.experts):
+            rows, slot = torch.where(chosen == e)
+            if rows.shape[0]:
+                out = out.index_add(0, rows, expert(flat[rows]) *
+                                    weights[rows, slot, None])
+        return out.view(b, s, h) + self.shared_experts(x)
+
+    for layer in m.layers[1:]:
+        layer.mlp.forward = grouped_route.__get__(layer.mlp)
+    expect_error(m, tokens(), "feeds 2 top-k selections",
+                 "group-limited routing")
 
     # A module that does not trace with the inputs given.
     expect_error(td.HFStyleDecoder(td.LLAMA), torch.randn(1, 8),

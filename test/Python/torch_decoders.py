@@ -165,6 +165,117 @@ class HFStyleDecoder(nn.Module):
         return self.lm_head(self.norm(x))
 
 
+# ----------------------------------------------------------- DeepSeek style
+class MLAAttention(nn.Module):
+    """DeepSeek-V2's multi-head latent attention, as its modeling code
+    writes it: queries from q_proj (or q_a_proj, q_a_layernorm, q_b_proj),
+    a latent and a shared rope key from kv_a_proj_with_mqa, keys and values
+    from kv_b_proj of the normed latent."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, self.nh = c["hidden_size"], c["num_attention_heads"]
+        self.nope, self.rope_d = c["qk_nope_head_dim"], c["qk_rope_head_dim"]
+        self.vd, self.r_kv = c["v_head_dim"], c["kv_lora_rank"]
+        self.qd = self.nope + self.rope_d
+        self.r_q = c.get("q_lora_rank")
+        if self.r_q:
+            self.q_a_proj = nn.Linear(h, self.r_q, bias=False)
+            self.q_a_layernorm = RMSNorm(self.r_q, c["rms_norm_eps"])
+            self.q_b_proj = nn.Linear(self.r_q, self.nh * self.qd, bias=False)
+        else:
+            self.q_proj = nn.Linear(h, self.nh * self.qd, bias=False)
+        self.kv_a_proj_with_mqa = nn.Linear(h, self.r_kv + self.rope_d,
+                                            bias=False)
+        self.kv_a_layernorm = RMSNorm(self.r_kv, c["rms_norm_eps"])
+        self.kv_b_proj = nn.Linear(self.r_kv, self.nh * (self.nope + self.vd),
+                                   bias=False)
+        self.o_proj = nn.Linear(self.nh * self.vd, h, bias=False)
+        inv = 1.0 / (c["rope_theta"] **
+                     (torch.arange(0, self.rope_d, 2).float() / self.rope_d))
+        self.register_buffer("inv_freq", inv, persistent=False)
+
+    def forward(self, x, pos):
+        b, s, _ = x.shape
+        q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x))) if self.r_q \
+            else self.q_proj(x)
+        q = q.view(b, s, self.nh, self.qd).transpose(1, 2)
+        q_nope, q_pe = torch.split(q, [self.nope, self.rope_d], dim=-1)
+        latent, k_pe = torch.split(self.kv_a_proj_with_mqa(x),
+                                   [self.r_kv, self.rope_d], dim=-1)
+        k_pe = k_pe.view(b, s, 1, self.rope_d).transpose(1, 2)
+        kv = self.kv_b_proj(self.kv_a_layernorm(latent))
+        kv = kv.view(b, s, self.nh, self.nope + self.vd).transpose(1, 2)
+        k_nope, v = torch.split(kv, [self.nope, self.vd], dim=-1)
+        freqs = torch.outer(pos.float(), self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        q_pe = q_pe * cos + rotate_half(q_pe) * sin
+        k_pe = k_pe * cos + rotate_half(k_pe) * sin
+        q = torch.cat([q_nope, q_pe], dim=-1)
+        k = torch.cat([k_nope, k_pe.expand(b, self.nh, s, self.rope_d)], dim=-1)
+        scores = q @ k.transpose(2, 3) / math.sqrt(self.qd)
+        w = F.softmax(scores + torch.full((s, s), float("-inf")).triu(1), -1)
+        o = (w @ v).transpose(1, 2).reshape(b, s, self.nh * self.vd)
+        return self.o_proj(o)
+
+
+class DeepSeekMoE(nn.Module):
+    """Routed experts (softmax, greedy top-k, optionally renormalised and
+    scaled) plus shared experts as one wider MLP."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, i = c["hidden_size"], c["moe_intermediate_size"]
+        self.top_k = c["num_experts_per_tok"]
+        self.norm = c["norm_topk_prob"]
+        self.scale = c["routed_scaling_factor"]
+        self.gate = nn.Linear(h, c["n_routed_experts"], bias=False)
+        self.experts = nn.ModuleList(HFMLP(h, i)
+                                     for _ in range(c["n_routed_experts"]))
+        self.shared_experts = HFMLP(h, i * c["n_shared_experts"])
+
+    def forward(self, x):
+        b, s, h = x.shape
+        flat = x.view(-1, h)
+        probs = self.gate(flat).softmax(dim=-1)
+        weights, chosen = torch.topk(probs, self.top_k, dim=-1)
+        if self.norm:
+            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+        weights = weights * self.scale
+        out = torch.zeros_like(flat)
+        for e, expert in enumerate(self.experts):
+            rows, slot = torch.where(chosen == e)
+            if rows.shape[0]:
+                out = out.index_add(0, rows, expert(flat[rows]) *
+                                    weights[rows, slot, None])
+        return out.view(b, s, h) + self.shared_experts(x)
+
+
+class DeepSeekLayer(nn.Module):
+    def __init__(self, c, index):
+        super().__init__()
+        h, eps = c["hidden_size"], c["rms_norm_eps"]
+        self.input_layernorm = RMSNorm(h, eps)
+        self.self_attn = MLAAttention(c)
+        self.post_attention_layernorm = RMSNorm(h, eps)
+        self.mlp = DeepSeekMoE(c) if index >= c["first_k_dense_replace"] \
+            else HFMLP(h, c["intermediate_size"])
+
+    def forward(self, x, pos):
+        x = x + self.self_attn(self.input_layernorm(x), pos)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class DeepSeekDecoder(HFStyleDecoder):
+    def __init__(self, c):
+        super().__init__(dict(c, num_attention_heads=1,
+                              num_key_value_heads=1, rope_theta=1.0,
+                              intermediate_size=1, num_hidden_layers=0))
+        self.layers = nn.ModuleList(DeepSeekLayer(c, i)
+                                    for i in range(c["num_hidden_layers"]))
+
+
 # ----------------------------------------------------------- compact style
 class CompactBlock(nn.Module):
     def __init__(self, c):
@@ -253,6 +364,27 @@ MISTRAL = dict(LLAMA, _name_or_path="torch-mistral", model_type="mistral",
 MIXTRAL = dict(LLAMA, _name_or_path="torch-mixtral", model_type="mixtral",
                architectures=["MixtralForCausalLM"], num_local_experts=4,
                num_experts_per_tok=2, intermediate_size=96)
+DEEPSEEK = {
+    "_name_or_path": "torch-deepseek", "model_type": "deepseek_v2",
+    "architectures": ["DeepseekV2ForCausalLM"], "hidden_size": 128,
+    "num_hidden_layers": 3, "num_attention_heads": 4,
+    "num_key_value_heads": 4, "vocab_size": 512, "rms_norm_eps": 1e-6,
+    "rope_theta": 10000.0, "max_position_embeddings": 4096,
+    "tie_word_embeddings": False, "hidden_act": "silu",
+    "q_lora_rank": 48, "kv_lora_rank": 32, "qk_nope_head_dim": 16,
+    "qk_rope_head_dim": 8, "v_head_dim": 16, "intermediate_size": 256,
+    "first_k_dense_replace": 1, "moe_layer_freq": 1,
+    "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2,
+    "moe_intermediate_size": 64, "scoring_func": "softmax",
+    "topk_method": "greedy", "norm_topk_prob": True,
+    "routed_scaling_factor": 2.5,
+}
+# DeepSeek-V2-Lite's shape: no low-rank queries, two shared experts, weights
+# neither renormalised nor scaled.
+DEEPSEEK_LITE = {k: v for k, v in DEEPSEEK.items() if k != "q_lora_rank"}
+DEEPSEEK_LITE.update(_name_or_path="torch-deepseek-lite", n_shared_experts=2,
+                     norm_topk_prob=False, routed_scaling_factor=1.0,
+                     first_k_dense_replace=2)
 COMPACT = dict(LLAMA, _name_or_path="torch-compact", rms_norm_eps=1e-5,
                rope_theta=500000.0, tie_word_embeddings=True,
                num_key_value_heads=4, hidden_act="gelu_pytorch_tanh")
