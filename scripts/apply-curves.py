@@ -7,7 +7,8 @@ the sections the cost model reads (docs/cost-model.md, "Kernel curves"):
 
   kernels.gemm.<fmt>, kernels.gemm_math.<fmt>, kernels.grouped_gemm.<fmt>
       fmt = bf16, fp8 (block-scaled, what helix programs run), fp4 (NVFP4);
-      grouped_gemm also mxfp4 (MXFP4 checkpoints' experts, gpt-oss)
+      grouped_gemm also mxfp4 (MXFP4 checkpoints' experts, gpt-oss) and
+      fp4_trtllm_gen (TensorRT-LLM's trtllm-gen NVFP4 MoE kernel)
   kernels.attention.{gqa,mla,mla_few_heads}.<kv fmt>
       from gqa / gqa_fp8, mla / mla_fp8 (128 heads), mla_h16 / mla_fp8_h16
   collectives.<op>.latency_us
@@ -68,7 +69,8 @@ def apply(fitted, hw):
     fk, fc = fitted.get("kernels", {}), fitted.get("collectives", {})
     kernels = {}
     for section in ["gemm", "gemm_math", "grouped_gemm"]:
-        formats = FORMATS + (["mxfp4"] if section == "grouped_gemm" else [])
+        formats = FORMATS + (["mxfp4", "fp4_trtllm_gen"]
+                             if section == "grouped_gemm" else [])
         got = {f: points(fk[section][f]) for f in formats
                if f in fk.get(section, {})}
         if got:

@@ -393,7 +393,8 @@ def mla(tree, system, hbm, report, sanity=0.3, backend="trtllm"):
 
 
 # ---------------------------------------------------------------- MoE
-def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm, one_kernel=False):
+def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm, one_kernel=False,
+               kernel_source=None):
     """Per num_tokens fits of one MoE table's rows at `shape`, moe_tp 1, over
     the measured EP sizes (bytes = E_local*(1-(1-k/E)^T)*3*h*i*wb).
     With `one_kernel` (engine profiles: vLLM and SGLang tables measure
@@ -405,7 +406,8 @@ def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm, one_kernel=False):
            and r["moe_tp_size"] == 1 and r["distribution"] == dist
            # aiconfigurator keeps the TRT-LLM min-latency MoE rows in a
            # separate low-latency grid; the default grid excludes them
-           and r.get("kernel_source") != "moe_torch_flow_min_latency"]
+           and (r.get("kernel_source") == kernel_source if kernel_source
+                else r.get("kernel_source") != "moe_torch_flow_min_latency")]
     if one_kernel and sel:
         counts = {}
         for r in sel:
@@ -430,7 +432,9 @@ def moe_points(tree, path, rows_, shape, ad, wb, dist, hbm, one_kernel=False):
             continue
         pts.append({"m": T, "fixed_us": sig3(f["a"]), "bandwidth_efficiency": sig3(f["e"]),
                     "max_rel_error": sig3(f["maxrel"]),
-                    "source": fit_src(tree, path, f, f"EP sizes {sorted(eps)}, moe_dtype={ad}, "
+                    "source": fit_src(tree, path, f, f"EP sizes {sorted(eps)}, moe_dtype={ad}, " +
+                                      (f"kernel_source {kernel_source} (TRTLLMGenFusedMoE), "
+                                       if kernel_source else "") +
                                       f"{dist}, hidden {H}, inter {I}, {E} experts top-{K}, moe_tp 1, "
                                       f"num_tokens={T}; bytes = E_local*(1-(1-k/E)^T)*3*h*i*{wb:g}")})
     return pts, sel
@@ -467,6 +471,23 @@ def moe(tree, system, hbm, report, backend="trtllm"):
                     break
                 if done:
                     break
+    if backend == "trtllm":
+        # TensorRT-LLM's other NVFP4 MoE kernel: TRTLLMGenFusedMoE (moe
+        # backend "TRTLLM"), which aiconfigurator measures as the
+        # min-latency grid (its collector sets moe_backend = "trtllm" for
+        # min_latency_mode). Kept beside the CUTLASS curve as
+        # grouped_gemm.fp4_trtllm_gen.
+        for v in order:
+            path = vs[v]
+            pts, sel = moe_points(tree, path, tree.read(path), DS, "nvfp4",
+                                  WBYTES["fp4"], "balanced", hbm,
+                                  kernel_source="moe_torch_flow_min_latency")
+            if pts:
+                out["fp4_trtllm_gen"] = pts
+                report.append(f"{system}: moe fp4_trtllm_gen from trtllm {v} "
+                              f"nvfp4 ({len(sel)} rows, kernel_source "
+                              f"moe_torch_flow_min_latency)")
+                break
     return out
 
 

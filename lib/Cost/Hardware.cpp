@@ -472,7 +472,9 @@ bool readAll(const json &root, const std::string &origin, bool partial,
                        k.attentionMLAFewHeads[i]))
       return false;
   }
-  if (!r.kernelCurve("kernels.grouped_gemm.mxfp4", "m", k.groupedGemmMXFP4))
+  if (!r.kernelCurve("kernels.grouped_gemm.mxfp4", "m", k.groupedGemmMXFP4) ||
+      !r.kernelCurve("kernels.grouped_gemm.fp4_trtllm_gen", "m",
+                     k.groupedGemmFP4TrtllmGen))
     return false;
   if (!r.figure("kernels.elementwise_us", 1e-6, k.elementwiseS,
                 /*nullMeansZero=*/false, /*allowZero=*/true, /*optional=*/true))

@@ -66,6 +66,18 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
                   double weightBytes, double kvBytes, double actBytes,
                   const KernelMix &mix) {
   const KernelCurves &k = hw.kernels;
+  // NVFP4 experts with two measured kernels: the faster one for this op,
+  // as a deployment tuned for the batch picks its MoE backend.
+  if (mix.groupedGemms > 0 && !mix.mxfp4 && mix.format == DType::FP4 &&
+      mix.fp4MoE == KernelMix::FP4MoEKernel::Best &&
+      !k.groupedGemmFP4TrtllmGen.empty()) {
+    KernelMix a = mix, b = mix;
+    a.fp4MoE = KernelMix::FP4MoEKernel::GroupedGemm;
+    b.fp4MoE = KernelMix::FP4MoEKernel::TrtllmGen;
+    OpCost ca = kernelCost(hw, math, flops, weightBytes, kvBytes, actBytes, a);
+    OpCost cb = kernelCost(hw, math, flops, weightBytes, kvBytes, actBytes, b);
+    return cb.timeS < ca.timeS ? cb : ca;
+  }
   // Only the kinds the op launches are looked up (the search prices
   // hundreds of thousands of ops).
   const KindCost none{0, 1, hw.gemmEfficiency};
@@ -75,9 +87,12 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
                       ? kindCost(hw, k.gemmFor(mix.format, false), mix.m,
                                  hw.memoryEfficiency, mathCurve)
                       : none;
-  const KernelCurve &groupedCurve = mix.mxfp4 && !k.groupedGemmMXFP4.empty()
-                                        ? k.groupedGemmMXFP4
-                                        : k.gemmFor(mix.format, true);
+  const KernelCurve &groupedCurve =
+      mix.mxfp4 && !k.groupedGemmMXFP4.empty() ? k.groupedGemmMXFP4
+      : mix.fp4MoE == KernelMix::FP4MoEKernel::TrtllmGen &&
+              mix.format == DType::FP4 && !k.groupedGemmFP4TrtllmGen.empty()
+          ? k.groupedGemmFP4TrtllmGen
+          : k.gemmFor(mix.format, true);
   KindCost grouped =
       mix.groupedGemms > 0
           ? kindCost(hw, groupedCurve, mix.m, hw.memoryEfficiency, mathCurve)

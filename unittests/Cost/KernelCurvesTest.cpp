@@ -197,3 +197,64 @@ INSTANTIATE_TEST_SUITE_P(
                  "collectives.all_to_all.latency_us[0].bytes"}));
 
 } // namespace
+
+// NVFP4 experts with two measured MoE kernels (CUTLASS grouped GEMM and
+// trtllm-gen) take the faster at each op; MXFP4 and FP8 experts, and
+// hardware with one curve, are unaffected.
+TEST(KernelCurves, NVFP4ExpertsTakeTheFasterOfTwoMoEKernels) {
+  Hardware hw = test::appendixAHardware();
+  const int fp4 = int(DType::FP4);
+  // CUTLASS: 40 us fixed, 0.8 of HBM; trtllm-gen: 20 us fixed, 0.5 of HBM.
+  hw.kernels.groupedGemm[fp4].points = {{1, 40e-6, 0.8, 0}};
+  KernelMix mix;
+  mix.groupedGemms = 1;
+  mix.format = DType::FP4;
+  mix.m = 4;
+  auto cost = [&](double bytes, const KernelMix &m) {
+    return kernelCost(hw, DType::FP4, 0, bytes, 0, 0, m).timeS;
+  };
+  double small = 8e6, large = 8e9; // 1 ms and 1 s at 8000 GB/s
+  double cutlassSmall = cost(small, mix), cutlassLarge = cost(large, mix);
+  EXPECT_NEAR(cutlassSmall, 40e-6 + small / (8000e9 * 0.8), 1e-12);
+  hw.kernels.groupedGemmFP4TrtllmGen.points = {{1, 20e-6, 0.5, 0}};
+  // Small op: trtllm-gen's lower fixed cost wins; large op: CUTLASS's
+  // bandwidth.
+  EXPECT_NEAR(cost(small, mix), 20e-6 + small / (8000e9 * 0.5), 1e-12);
+  EXPECT_LT(cost(small, mix), cutlassSmall);
+  EXPECT_NEAR(cost(large, mix), cutlassLarge, 1e-12);
+  // Either kernel on request.
+  KernelMix trt = mix;
+  trt.fp4MoE = KernelMix::FP4MoEKernel::TrtllmGen;
+  EXPECT_NEAR(cost(large, trt), 20e-6 + large / (8000e9 * 0.5), 1e-9);
+  KernelMix cut = mix;
+  cut.fp4MoE = KernelMix::FP4MoEKernel::GroupedGemm;
+  EXPECT_NEAR(cost(small, cut), cutlassSmall, 1e-12);
+  // MXFP4 experts read their own curve; FP8 experts theirs.
+  hw.kernels.groupedGemmMXFP4.points = {{1, 30e-6, 0.7, 0}};
+  KernelMix mx = mix;
+  mx.mxfp4 = true;
+  EXPECT_NEAR(cost(small, mx), 30e-6 + small / (8000e9 * 0.7), 1e-12);
+  hw.kernels.groupedGemm[int(DType::FP8)].points = {{1, 35e-6, 0.9, 0}};
+  KernelMix f8 = mix;
+  f8.format = DType::FP8;
+  EXPECT_NEAR(kernelCost(hw, DType::FP8, 0, small, 0, 0, f8).timeS,
+              35e-6 + small / (8000e9 * 0.9), 1e-12);
+}
+
+TEST(KernelCurves, BlackwellPresetsCarryTheTrtllmGenMoECurve) {
+  // aiconfigurator measures trtllm-gen's NVFP4 MoE on B200 and GB200 (its
+  // min-latency grid), not on GB300 or Hopper.
+  for (const char *p : {"b200", "gb200-nvl72"}) {
+    Hardware hw = test::presetHardware(p);
+    EXPECT_FALSE(hw.kernels.groupedGemmFP4TrtllmGen.empty()) << p;
+    bool sourced = false;
+    for (const auto &[path, source] : hw.sources)
+      if (path.rfind("kernels.grouped_gemm.fp4_trtllm_gen", 0) == 0)
+        sourced |=
+            source.find("moe_torch_flow_min_latency") != std::string::npos;
+    EXPECT_TRUE(sourced) << p;
+  }
+  for (const char *p : {"gb300-nvl72", "h100", "h200"})
+    EXPECT_TRUE(test::presetHardware(p).kernels.groupedGemmFP4TrtllmGen.empty())
+        << p;
+}

@@ -96,6 +96,13 @@ struct KernelCurves {
   /// W4A16 on Hopper), not the NVFP4 ones. Empty: the FP4 curve (and its
   /// fallback) applies.
   KernelCurve groupedGemmMXFP4;
+  /// NVFP4 routed experts on TensorRT-LLM's other MoE kernel, trtllm-gen
+  /// (its "TRTLLM" MoE backend; FlashInfer's trtllm_fp4_block_scale_moe in
+  /// vLLM and SGLang), where the file measures it. Engines tuned for
+  /// decode pick it at small token counts, the grouped GEMM (`groupedGemm`)
+  /// at large ones: the cost model prices FP4 experts with the faster of
+  /// the two at each op (Roofline.h, kernelCost).
+  KernelCurve groupedGemmFP4TrtllmGen;
   /// Decode attention by KV-cache format: GQA/MHA; MLA with many local
   /// query heads (measured at 128) and with few (measured at 16).
   KernelCurve attentionGQA[kNumDTypes];

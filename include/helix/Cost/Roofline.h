@@ -61,6 +61,13 @@ struct KernelMix {
   /// The grouped GEMMs' weights are an MXFP4 checkpoint's (format FP4): they
   /// read KernelCurves::groupedGemmMXFP4 where the hardware file has it.
   bool mxfp4 = false;
+  /// Which curve prices NVFP4 grouped GEMMs (not MXFP4) where the hardware
+  /// has both: the faster at this op (Best), or one of them.
+  enum class FP4MoEKernel {
+    Best,
+    GroupedGemm,
+    TrtllmGen
+  } fp4MoE = FP4MoEKernel::Best;
   double m = 1;
   int attention = 0; // decode attention kernels over `rows` rows
   bool mla = false;
