@@ -76,3 +76,20 @@ function(helix_use_mlir_pch target)
   target_precompile_headers(${target} REUSE_FROM HelixMLIRPCH)
   target_compile_options(${target} PRIVATE -Winvalid-pch)
 endfunction()
+
+# helix_embed_json(<out.inc> <files-var> <glob> <what>): the JSON files
+# matching <glob> (data/...) become a C++ include of {"<stem>", R"(<text>)"}
+# entries at build time (lib/Cost/EmbedHardware.cmake), so the library needs no
+# data files at run time. Sets <files-var> in the caller to the files embedded.
+function(helix_embed_json out files_var glob what)
+  file(GLOB files CONFIGURE_DEPENDS ${glob})
+  set(script ${HELIX_SOURCE_DIR}/lib/Cost/EmbedHardware.cmake)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${out} "-DINPUTS=${files}"
+            -P ${script}
+    DEPENDS ${files} ${script}
+    COMMENT "Embedding ${what}"
+    VERBATIM)
+  set(${files_var} ${files} PARENT_SCOPE)
+endfunction()

@@ -137,13 +137,7 @@ def test_errors_name_the_node_and_what_was_expected():
         x = x.view(-1, h)
         weights, chosen = torch.topk(torch.sigmoid(self.gate(x)),
                                      self.top_k, dim=-1)
-        out = torch.zeros_like(x)
-        for e, expert in enumerate(self.experts):
-            rows, slot = torch.where(chosen == e)
-            if rows.shape[0]:
-                out = out.index_add(0, rows, expert(x[rows]) *
-                                    weights[rows, slot, None])
-        return out.view(b, s, h)
+        return td.expert_sum(self.experts, x, chosen, weights).view(b, s, h)
 
     for layer in m.layers:
         layer.mlp.forward = sigmoid_route.__get__(layer.mlp)
@@ -162,12 +156,7 @@ def test_errors_name_the_node_and_what_was_expected():
             1, torch.topk(groups, 1, dim=-1)[1], 1.0)
         masked = scores * keep.repeat_interleave(2, dim=1)
         weights, chosen = torch.topk(masked, self.top_k, dim=-1)
-        out = torch.zeros_like(flat)
-        for e, expert in enumerate(self.experts):
-            rows, slot = torch.where(chosen == e)
-            if rows.shape[0]:
-                out = out.index_add(0, rows, expert(flat[rows]) *
-                                    weights[rows, slot, None])
+        out = td.expert_sum(self.experts, flat, chosen, weights)
         return out.view(b, s, h) + self.shared_experts(x)
 
     for layer in m.layers[1:]:

@@ -104,6 +104,18 @@ class HFMLP(nn.Module):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
+def expert_sum(experts, x, chosen, weights):
+    """Each token's chosen experts (one gated MLP each) weighted and summed,
+    the loop Mixtral's and DeepSeek's modeling code run."""
+    out = torch.zeros_like(x)
+    for e, expert in enumerate(experts):
+        rows, slot = torch.where(chosen == e)
+        if rows.shape[0]:
+            out = out.index_add(0, rows, expert(x[rows]) *
+                                weights[rows, slot, None])
+    return out
+
+
 class MixtralMoE(nn.Module):
     """Mixtral's sparse MoE block: router, softmax, top-k, renormalised
     weights, one gated MLP per expert, a weighted sum."""
@@ -122,14 +134,7 @@ class MixtralMoE(nn.Module):
         probs = F.softmax(self.gate(x), dim=-1)
         weights, chosen = torch.topk(probs, self.top_k, dim=-1)
         weights = weights / weights.sum(dim=-1, keepdim=True)
-        out = torch.zeros_like(x)
-        for e, expert in enumerate(self.experts):
-            rows, slot = torch.where(chosen == e)
-            if rows.shape[0] == 0:
-                continue
-            y = expert(x[rows]) * weights[rows, slot, None]
-            out = out.index_add(0, rows, y)
-        return out.view(b, s, h)
+        return expert_sum(self.experts, x, chosen, weights).view(b, s, h)
 
 
 class HFLayer(nn.Module):
@@ -243,12 +248,7 @@ class DeepSeekMoE(nn.Module):
         if self.norm:
             weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
         weights = weights * self.scale
-        out = torch.zeros_like(flat)
-        for e, expert in enumerate(self.experts):
-            rows, slot = torch.where(chosen == e)
-            if rows.shape[0]:
-                out = out.index_add(0, rows, expert(flat[rows]) *
-                                    weights[rows, slot, None])
+        out = expert_sum(self.experts, flat, chosen, weights)
         return out.view(b, s, h) + self.shared_experts(x)
 
 
