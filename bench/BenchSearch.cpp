@@ -13,11 +13,10 @@
 // Kimi-K3.json: the hybrid KDA + MLA model whose per-layer search has the
 // most kinds).
 //
-// Measured 2026-11-23 on one core of a 2-vCPU Intel Xeon VM shared with
-// other builds (load average 4-5): 1..64 GPUs 21,363 configurations in a
-// median 0.012 s; 1..576 GPUs with per-layer layouts 141,881 in 0.095 s
-// (0.007 s of it per-layer), from 0.35-0.41 s before the search reused layer
-// costs across layouts (docs/per-layer-layouts.md).
+// Measured on one core of a 2-vCPU Intel Xeon VM (15 runs): 1..64 GPUs
+// 22,228 configurations in a median 0.020 s; 1..576 GPUs with per-layer
+// layouts 142,682 in 0.108 s (0.010 s of it per-layer); Kimi-K3 over
+// 1..576 GPUs 166,475 in 0.164 s (docs/long-context-architectures.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -127,14 +127,29 @@ struct Prepared {
 /// the MTP drafter has).
 LayerSpec layerOfClass(const ModelSpec &model, const Prepared &p, size_t c);
 
+/// The decoder layers grouped into classes of one cost shape: a function
+/// of the model alone, so a search computes it once (prepare() otherwise
+/// computes it per layout).
+struct LayerClasses {
+  std::vector<int64_t> classOfLayer;   ///< per decoder layer
+  std::vector<int64_t> representative; ///< the first layer of each class
+  /// The class whose shape the MTP layer has (mtpLayerOf), or -1 when it
+  /// has a shape of its own.
+  int64_t mtpClass = -1;
+};
+LayerClasses classifyLayers(const ModelSpec &model);
+
 /// Builds the prepared shapes; `config` must be valid (validateConfig).
+/// `classes`, when given, is classifyLayers(model).
 void prepare(const ModelSpec &model, const Hardware &hw,
-             const Workload &workload, const Config &config, Prepared &out);
+             const Workload &workload, const Config &config, Prepared &out,
+             const LayerClasses *classes = nullptr);
 /// The same with `place` instead of placementFor(config) (the per-layer
 /// search prices an FFN group narrower than the stage this way).
 void prepare(const ModelSpec &model, const Hardware &hw,
              const Workload &workload, const Config &config,
-             const Placement &place, Prepared &out);
+             const Placement &place, Prepared &out,
+             const LayerClasses *classes = nullptr);
 
 /// Memory pieces of one layer of `shape` on one GPU (Totals.cpp): the
 /// attention projections, the KV cache of `layerRequests` (layers x

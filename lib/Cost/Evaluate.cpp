@@ -33,70 +33,103 @@ static bool repeatsPrevious(const std::vector<LayerSpec> &layers,
          prev.moe.sharedIntermediate == layer.moe.sharedIntermediate;
 }
 
+/// Builds a failed check's message only when one is wanted: the search
+/// validates every candidate layout and needs only whether it is valid.
+struct Why {
+  bool explain = true;
+  template <typename F> std::string operator()(F message) const {
+    return explain ? std::string(message()) : std::string("-");
+  }
+};
+
 /// Checks the attention widths against one layer's heads.
-static std::string checkAttention(const Config &c, const AttentionSpec &a) {
+static std::string checkAttention(const Config &c, const AttentionSpec &a,
+                                  const Why &why) {
   const Layout &l = c.layout;
   int64_t q = a.numHeads;
   int64_t k = a.kind == AttentionKind::MLA ? 1 : a.numKVHeads;
   if (q < 1 || k < 1)
-    return "attention needs at least one query and one KV head";
+    return why(
+        [&] { return "attention needs at least one query and one KV head"; });
   if (q % l.tpa != 0)
-    return "tpa=" + str(l.tpa) + " does not divide the " + str(q) +
-           " query heads";
+    return why([&] {
+      return "tpa=" + str(l.tpa) + " does not divide the " + str(q) +
+             " query heads";
+    });
   bool helix =
       c.strategy == Strategy::Helix || c.strategy == Strategy::HelixNoHopB;
   if (helix && k % l.tpa != 0)
-    return "helix needs tpa to divide the " + str(k) + " KV heads" +
-           (a.kind == AttentionKind::MLA ? " (MLA has one latent KV head)"
-                                         : "") +
-           " but tpa=" + str(l.tpa) + "; put the other GPUs in kvp";
+    return why([&] {
+      return "helix needs tpa to divide the " + str(k) + " KV heads" +
+             (a.kind == AttentionKind::MLA ? " (MLA has one latent KV head)"
+                                           : "") +
+             " but tpa=" + str(l.tpa) + "; put the other GPUs in kvp";
+    });
   if (k % l.tpa != 0 && l.tpa % k != 0)
-    return "tpa=" + str(l.tpa) + " neither divides nor is a multiple of the " +
-           str(k) + " KV heads";
+    return why([&] {
+      return "tpa=" + str(l.tpa) +
+             " neither divides nor is a multiple of the " + str(k) +
+             " KV heads";
+    });
   return "";
 }
 
 /// Checks the FFN widths of the layout against the strategy.
-static std::string checkFFN(const Config &c, const ModelSpec &m) {
+static std::string checkFFN(const Config &c, const ModelSpec &m,
+                            const Why &why) {
   const Layout &l = c.layout;
   int64_t g = l.gpusPerStage();
-  std::string grid = "tpf x ep = " + str(l.tpf) + " x " + str(l.ep);
+  // Built only for a message: the search validates every candidate layout.
+  auto grid = [&] { return "tpf x ep = " + str(l.tpf) + " x " + str(l.ep); };
   bool moe = m.numMoELayers() > 0;
   if (!moe && l.ep != 1)
-    return "ep=" + str(l.ep) + " but " + m.name + " has no experts";
+    return why([&] {
+      return "ep=" + str(l.ep) + " but " + m.name + " has no experts";
+    });
   switch (c.strategy) {
   case Strategy::KVP:
     if (l.tpf * l.ep != l.tpa)
-      return "kvp ties the FFN to the attention TP group: " + grid +
-             " must equal tpa=" + str(l.tpa);
+      return why([&] {
+        return "kvp ties the FFN to the attention TP group: " + grid() +
+               " must equal tpa=" + str(l.tpa);
+      });
     break;
   case Strategy::EP:
     if (moe && (l.ep != g || l.tpf != 1))
-      return "ep spreads the experts over all " + str(g) +
-             " GPUs of the stage: need tpf=1, ep=" + str(g) + " (got " + grid +
-             ")";
+      return why([&] {
+        return "ep spreads the experts over all " + str(g) +
+               " GPUs of the stage: need tpf=1, ep=" + str(g) + " (got " +
+               grid() + ")";
+      });
     if (!moe && l.tpf != g)
-      return "ep on a dense model runs the FFN TP over all " + str(g) +
-             " GPUs: need tpf=" + str(g) + " (got tpf=" + str(l.tpf) + ")";
+      return why([&] {
+        return "ep on a dense model runs the FFN TP over all " + str(g) +
+               " GPUs: need tpf=" + str(g) + " (got tpf=" + str(l.tpf) + ")";
+      });
     break;
   default:
     if (l.tpf * l.ep != g)
-      return grid + " = " + str(l.tpf * l.ep) + " must equal the " + str(g) +
-             " GPUs of the attention layout (kvp x tpa" +
-             (l.pp > 1 ? " per stage)" : ")");
+      return why([&] {
+        return grid() + " = " + str(l.tpf * l.ep) + " must equal the " +
+               str(g) + " GPUs of the attention layout (kvp x tpa" +
+               (l.pp > 1 ? " per stage)" : ")");
+      });
   }
   for (const LayerSpec &layer : m.layers)
     if (!repeatsPrevious(m.layers, layer) && layer.hasFFN && layer.isMoE &&
         layer.moe.numExperts % l.ep != 0)
-      return "ep=" + str(l.ep) + " does not divide the " +
-             str(layer.moe.numExperts) + " experts";
+      return why([&] {
+        return "ep=" + str(l.ep) + " does not divide the " +
+               str(layer.moe.numExperts) + " experts";
+      });
   return "";
 }
 
 /// Checks that every sharded matrix splits evenly: the output projection
 /// over its TP width (the heads x v_head_dim rows each rank holds after the
 /// exchange), dense FFNs over their width and experts over TPF.
-static std::string checkEvenSplits(const Config &c, const ModelSpec &m) {
+static std::string checkEvenSplits(const Config &c, const ModelSpec &m,
+                                   const Why &why) {
   detail::Placement pl = detail::placementFor(c);
   for (const LayerSpec &layer : m.layers) {
     if (repeatsPrevious(m.layers, layer))
@@ -104,32 +137,41 @@ static std::string checkEvenSplits(const Config &c, const ModelSpec &m) {
     const AttentionSpec &a = layer.attention;
     int64_t rows = a.numHeads * a.vHeadDim;
     if (layer.hasAttention() && rows % pl.oprojWidth != 0)
-      return "the output projection's " + str(rows) +
-             " input rows (heads x v_head_dim) do not split over " +
-             str(pl.oprojWidth) + " GPUs";
+      return why([&] {
+        return "the output projection's " + str(rows) +
+               " input rows (heads x v_head_dim) do not split over " +
+               str(pl.oprojWidth) + " GPUs";
+      });
     // A recurrent mixer runs on the widest group its heads allow
     // (recurrentGroupWidth): always an even split.
     if (!layer.hasFFN)
       continue;
     if (!layer.isMoE && layer.ffn.intermediate % pl.ffnWidth != 0)
-      return "the dense FFN's intermediate size " +
-             str(layer.ffn.intermediate) + " does not split over " +
-             str(pl.ffnWidth) + " GPUs";
+      return why([&] {
+        return "the dense FFN's intermediate size " +
+               str(layer.ffn.intermediate) + " does not split over " +
+               str(pl.ffnWidth) + " GPUs";
+      });
     if (layer.isMoE && layer.moe.expertIntermediate % c.layout.tpf != 0)
-      return "tpf=" + str(c.layout.tpf) +
-             " does not divide the expert intermediate size " +
-             str(layer.moe.expertIntermediate);
+      return why([&] {
+        return "tpf=" + str(c.layout.tpf) +
+               " does not divide the expert intermediate size " +
+               str(layer.moe.expertIntermediate);
+      });
     if (layer.isMoE && layer.moe.numSharedExperts > 0 &&
         layer.moe.sharedIntermediate % pl.sharedWidth != 0)
-      return "the shared experts' intermediate size " +
-             str(layer.moe.sharedIntermediate) + " does not split over " +
-             str(pl.sharedWidth) + " GPUs";
+      return why([&] {
+        return "the shared experts' intermediate size " +
+               str(layer.moe.sharedIntermediate) + " does not split over " +
+               str(pl.sharedWidth) + " GPUs";
+      });
   }
   return "";
 }
 
-std::string validateConfig(const ModelSpec &model, const Hardware &hw,
-                           const Workload &workload, const Config &config) {
+static std::string validate(const ModelSpec &model, const Hardware &hw,
+                            const Workload &workload, const Config &config,
+                            const Why &why) {
   const Layout &l = config.layout;
   std::string name = stringifyStrategy(config.strategy).str();
   if (model.numLayers() == 0 || model.hiddenSize <= 0)
@@ -174,8 +216,10 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
   if (config.strategy == Strategy::TPPP && l.pp < 2)
     return "tp-pp needs pp >= 2";
   if (l.pp > model.numLayers())
-    return "pp=" + str(l.pp) + " exceeds the " + str(model.numLayers()) +
-           " layers";
+    return why([&] {
+      return "pp=" + str(l.pp) + " exceeds the " + str(model.numLayers()) +
+             " layers";
+    });
   bool kvpAllowed = config.strategy == Strategy::Helix ||
                     config.strategy == Strategy::HelixNoHopB ||
                     config.strategy == Strategy::KVP;
@@ -189,12 +233,22 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
   for (const LayerSpec &layer : model.layers) {
     if (repeatsPrevious(model.layers, layer) || !layer.hasAttention())
       continue;
-    std::string err = checkAttention(config, layer.attention);
+    std::string err = checkAttention(config, layer.attention, why);
     if (!err.empty())
       return err;
   }
-  std::string err = checkFFN(config, model);
-  return err.empty() ? checkEvenSplits(config, model) : err;
+  std::string err = checkFFN(config, model, why);
+  return err.empty() ? checkEvenSplits(config, model, why) : err;
+}
+
+std::string validateConfig(const ModelSpec &model, const Hardware &hw,
+                           const Workload &workload, const Config &config) {
+  return validate(model, hw, workload, config, Why{true});
+}
+
+bool isValidConfig(const ModelSpec &model, const Hardware &hw,
+                   const Workload &workload, const Config &config) {
+  return validate(model, hw, workload, config, Why{false}).empty();
 }
 
 /// The Evaluation of priced layer costs (`perClass`, each class's cost at

@@ -484,12 +484,15 @@ struct PerLayerSearch::Impl {
   std::vector<bool> classHasMixer, classHasFFN;
 
   PerLayerReuse::Impl *reuse;
+  /// The model's layer classes, for every candidate's prepare().
+  detail::LayerClasses layerClasses;
 
   Impl(const ModelSpec &m, const Hardware &h, const Workload &w, int64_t n,
        PerLayerReuse::Impl *r, std::optional<PerLayerChoice> fixed = {},
        int64_t hopbSlices = 0)
       : model(m), hw(h), workload(w), gpus(n), only(std::move(fixed)),
-        slices(hopbSlices), reuse(only ? nullptr : r) {
+        slices(hopbSlices), reuse(only ? nullptr : r),
+        layerClasses(detail::classifyLayers(m)) {
     if (m.numLayers() == 0 || n < 1) {
       fail("no layers, or no GPUs");
       return;
@@ -612,7 +615,8 @@ struct PerLayerSearch::Impl {
       } else {
         auto prepared = std::make_shared<Prepared>();
         detail::prepare(model, hw, workload, kindConfig(k, gpus, attn, slices),
-                        kindPlacement(k, gpus, attn, slices), *prepared);
+                        kindPlacement(k, gpus, attn, slices), *prepared,
+                        &layerClasses);
         cand.prepared = std::move(prepared);
         if (slot)
           *slot = cand.prepared;

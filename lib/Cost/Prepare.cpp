@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <utility>
 
 namespace helix {
 namespace detail {
@@ -280,14 +280,67 @@ LayerSpec layerOfClass(const ModelSpec &model, const Prepared &p, size_t c) {
   return mtpLayerOf(model, 0);
 }
 
+/// Whether the checkpoint keeps the attention and the FFN weights
+/// unquantized (its modules_to_not_convert / ignore patterns). A function of
+/// the patterns alone, remembered for the last list seen: the search prepares
+/// every configuration of one model, and matching "re:" patterns per
+/// configuration cost more than the rest of prepare().
+static std::pair<bool, bool>
+keptUnquantized(const std::vector<std::string> &patterns) {
+  thread_local std::vector<std::string> lastPatterns;
+  thread_local std::pair<bool, bool> lastKept{false, false};
+  thread_local bool valid = false;
+  if (valid && lastPatterns == patterns)
+    return lastKept;
+  auto kept = [&](std::initializer_list<const char *> modules) {
+    for (const char *m : modules)
+      if (isExcludedModule(m, patterns))
+        return true;
+    return false;
+  };
+  lastKept = {kept({"model.layers.0.self_attn"}),
+              kept({"model.layers.0.mlp", "model.layers.0.mlp.experts",
+                    "model.layers.0.block_sparse_moe.experts"})};
+  lastPatterns = patterns;
+  valid = true;
+  return lastKept;
+}
+
+LayerClasses classifyLayers(const ModelSpec &model) {
+  LayerClasses lc;
+  const int64_t numLayers = model.numLayers();
+  lc.classOfLayer.resize(numLayers);
+  for (int64_t i = 0; i < numLayers; ++i) {
+    const LayerSpec &layer = model.layers[i];
+    int64_t cls = -1;
+    for (size_t c = 0; c < lc.representative.size() && cls < 0; ++c)
+      if (sameCostShape(model.layers[lc.representative[c]], layer))
+        cls = int64_t(c);
+    if (cls < 0) {
+      cls = int64_t(lc.representative.size());
+      lc.representative.push_back(i);
+    }
+    lc.classOfLayer[i] = cls;
+  }
+  if (numLayers > 0) {
+    const LayerSpec mtp = mtpLayerOf(model, 0);
+    for (size_t c = 0; c < lc.representative.size() && lc.mtpClass < 0; ++c)
+      if (sameCostShape(model.layers[lc.representative[c]], mtp))
+        lc.mtpClass = int64_t(c);
+  }
+  return lc;
+}
+
 void prepare(const ModelSpec &model, const Hardware &hw,
-             const Workload &workload, const Config &config, Prepared &out) {
-  prepare(model, hw, workload, config, placementFor(config), out);
+             const Workload &workload, const Config &config, Prepared &out,
+             const LayerClasses *classes) {
+  prepare(model, hw, workload, config, placementFor(config), out, classes);
 }
 
 void prepare(const ModelSpec &model, const Hardware &hw,
              const Workload &workload, const Config &config,
-             const Placement &place, Prepared &out) {
+             const Placement &place, Prepared &out,
+             const LayerClasses *classes) {
   out = Prepared();
   out.hw = &hw;
   out.precision = workload.precision;
@@ -302,15 +355,7 @@ void prepare(const ModelSpec &model, const Hardware &hw,
   out.vocab = double(model.vocabSize);
   out.tiedEmbeddings = model.tieWordEmbeddings;
   const double wb = workload.precision.weightBytes();
-  auto kept = [&](std::initializer_list<const char *> modules) {
-    for (const char *m : modules)
-      if (isExcludedModule(m, model.quantExclude))
-        return true;
-    return false;
-  };
-  const bool attnKept = kept({"model.layers.0.self_attn"});
-  const bool ffnKept = kept({"model.layers.0.mlp", "model.layers.0.mlp.experts",
-                             "model.layers.0.block_sparse_moe.experts"});
+  const auto [attnKept, ffnKept] = keptUnquantized(model.quantExclude);
   out.attnWeightBytes = attnKept ? Prepared::kPlainWeightBytes : wb;
   out.ffnWeightBytes = ffnKept ? Prepared::kPlainWeightBytes : wb;
   out.attnWeightFormat =
@@ -324,35 +369,22 @@ void prepare(const ModelSpec &model, const Hardware &hw,
   if (out.ffnMXFP4 && workload.precision.nvfp4BlockScales)
     out.ffnWeightBytes = Prepared::kMXFP4BytesWithScales;
 
-  std::vector<int64_t> representative;
-  int64_t numLayers = model.numLayers();
-  out.classOfLayer.resize(numLayers);
-  for (int64_t i = 0; i < numLayers; ++i) {
-    const LayerSpec &layer = model.layers[i];
-    int64_t cls = -1;
-    for (size_t c = 0; c < representative.size(); ++c)
-      if (sameCostShape(model.layers[representative[c]], layer)) {
-        cls = int64_t(c);
-        break;
-      }
-    if (cls < 0) {
-      cls = int64_t(representative.size());
-      representative.push_back(i);
-      out.classes.push_back(shapeOf(layer, model, out.place, workload));
-    }
-    out.classOfLayer[i] = cls;
-  }
+  LayerClasses computed;
+  const LayerClasses &lc =
+      classes ? *classes : (computed = classifyLayers(model));
+  const int64_t numLayers = model.numLayers();
+  out.classOfLayer = lc.classOfLayer;
+  for (int64_t r : lc.representative)
+    out.classes.push_back(shapeOf(model.layers[r], model, out.place, workload));
 
   // The MTP layer (mtpLayerOf: the last decoder layer's shape unless the
   // model says otherwise): its class, added when no decoder layer has it.
   if (out.draftTokens > 0 && numLayers > 0) {
-    const LayerSpec mtp = mtpLayerOf(model, 0);
-    for (size_t c = 0; c < representative.size() && out.draftClass < 0; ++c)
-      if (sameCostShape(model.layers[representative[c]], mtp))
-        out.draftClass = int64_t(c);
+    out.draftClass = lc.mtpClass;
     if (out.draftClass < 0) {
       out.draftClass = int64_t(out.classes.size());
-      out.classes.push_back(shapeOf(mtp, model, out.place, workload));
+      out.classes.push_back(
+          shapeOf(mtpLayerOf(model, 0), model, out.place, workload));
     }
   }
 
@@ -366,13 +398,21 @@ void prepare(const ModelSpec &model, const Hardware &hw,
     out.stageOfLayer[i] = stage;
     ++out.stageCounts[stage][out.classOfLayer[i]];
   }
-  // The first stage with each count vector (a map: a deep pipeline has
-  // as many stages as layers).
+  // The first stage with each count vector. Contiguous stages of a
+  // pattern repeat few distinct vectors, so a scan of those found so far.
   out.sameLayersAs.resize(out.pp);
-  std::map<std::vector<int64_t>, int64_t> firstWith;
-  for (int64_t st = 0; st < out.pp; ++st)
-    out.sameLayersAs[st] =
-        firstWith.emplace(out.stageCounts[st], st).first->second;
+  std::vector<int64_t> distinct;
+  for (int64_t st = 0; st < out.pp; ++st) {
+    int64_t same = st;
+    for (int64_t d : distinct)
+      if (out.stageCounts[d] == out.stageCounts[st]) {
+        same = d;
+        break;
+      }
+    if (same == st)
+      distinct.push_back(st);
+    out.sameLayersAs[st] = same;
+  }
 }
 
 } // namespace detail

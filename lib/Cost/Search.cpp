@@ -116,7 +116,7 @@ std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
     Config c;
     c.strategy = strategy;
     c.layout = l;
-    if (validateConfig(model, hw, workload, c).empty())
+    if (isValidConfig(model, hw, workload, c))
       valid.push_back(l);
   }
   return valid;
@@ -229,7 +229,7 @@ public:
                  const Workload &workload, const SearchOptions &options,
                  const std::vector<int64_t> &batches)
       : model(model), hw(hw), workload(workload), options(options),
-        batches(batches) {}
+        batches(batches), classes(detail::classifyLayers(model)) {}
 
   void run(Strategy strategy, std::vector<PlanPoint> &points,
            Frontier &frontier) {
@@ -252,7 +252,7 @@ public:
           c.layout = l;
           c.hopb = hopb;
           if (hopb == overlaps.front()) {
-            detail::prepare(model, hw, workload, c, p);
+            detail::prepare(model, hw, workload, c, p, &classes);
           } else {
             // The shapes do not depend on the overlap: only the config and
             // the placement change.
@@ -378,6 +378,7 @@ private:
   const Workload &workload;
   const SearchOptions &options;
   const std::vector<int64_t> &batches;
+  const detail::LayerClasses classes;
   LayerCostReuse reuse;
 };
 

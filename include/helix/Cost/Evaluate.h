@@ -128,6 +128,11 @@ struct Evaluation {
 std::string validateConfig(const ModelSpec &model, const Hardware &hw,
                            const Workload &workload, const Config &config);
 
+/// Whether validateConfig() would return "", without building the message
+/// of a failed check (the search validates every candidate layout).
+bool isValidConfig(const ModelSpec &model, const Hardware &hw,
+                   const Workload &workload, const Config &config);
+
 /// Prices one decode step. Invalid configurations come back with `error` set;
 /// configurations that do not fit in HBM come back with fits == false.
 Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
