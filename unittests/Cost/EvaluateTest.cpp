@@ -120,6 +120,34 @@ TEST_F(EvaluateTest, ShardedMatricesMustSplitEvenly) {
   EXPECT_EQ(check(r1, Strategy::TPPP, "tpa=1,tpf=1,ep=1,pp=2"), "");
 }
 
+TEST_F(EvaluateTest, IsValidConfigAgreesWithValidateConfig) {
+  // The search checks candidates with isValidConfig, which builds no
+  // message; it must accept exactly what validateConfig accepts. Every
+  // width grid on 1..48 GPUs, valid and invalid, for each strategy.
+  int64_t valid = 0, invalid = 0;
+  for (const ModelSpec *m : {&r1, &llama})
+    for (Strategy s : allStrategies())
+      for (int64_t kvp : {1, 2, 3, 4, 8})
+        for (int64_t tpa : {1, 2, 3, 4, 8, 16})
+          for (int64_t ffn : {1, 2, 4, 8, 16, 32, 48})
+            for (int64_t pp : {1, 2}) {
+              Config c;
+              c.strategy = s;
+              c.layout.kvp = kvp;
+              c.layout.tpa = tpa;
+              c.layout.tpf = ffn;
+              c.layout.ep = ffn / std::min<int64_t>(ffn, kvp * tpa) > 1 ? 2 : 1;
+              c.layout.pp = pp;
+              std::string why = validateConfig(*m, hw, Workload(), c);
+              EXPECT_EQ(isValidConfig(*m, hw, Workload(), c), why.empty())
+                  << m->name << " " << stringifyStrategy(s).str() << " "
+                  << c.layout.str() << ": " << why;
+              ++(why.empty() ? valid : invalid);
+            }
+  EXPECT_GT(valid, 20);
+  EXPECT_GT(invalid, 20);
+}
+
 TEST_F(EvaluateTest, InvalidConfigComesBackWithError) {
   Config c;
   c.strategy = Strategy::Helix;
