@@ -24,5 +24,6 @@ tool_dirs = [config.helix_tools_dir, config.llvm_tools_dir]
 # only substitute it where it stands as a command.
 tools = [ToolSubst(t, unresolved="fatal", pre=r".-^/\\<,=")
          for t in ["helix-opt", "helix-translate", "helix",
-                   "helix-bench-fidelity", "helix-long-context-report"]]
+                   "helix-bench-fidelity", "helix-long-context-report",
+                   "helix-paper-report"]]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
