@@ -15,6 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReportText.h"
+
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/PerLayer.h"
 #include "helix/Cost/Search.h"
@@ -26,6 +28,7 @@
 #include <vector>
 
 using namespace helix;
+using namespace helix::report;
 
 namespace {
 
@@ -35,51 +38,10 @@ const char *const kModels[] = {"DeepSeek-V3.2", "GLM-5-NVFP4",
 const int64_t kContexts[] = {128 * 1024, 1024 * 1024};
 constexpr double kBudgetMs = 50;
 
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), format, v);
-  return buf;
-}
-
-std::string contextText(int64_t c) {
-  return c >= (1 << 20) ? std::to_string(c >> 20) + "M"
-                        : std::to_string(c >> 10) + "K";
-}
-
-/// "kvp=8,tpa=1 / tpa=8 / tpf=1,ep=8": the kinds' layouts, mixers first.
-std::string kindsText(const PerLayerChoice &c) {
-  std::string s;
-  for (const KindLayout *k : c.present())
-    s += (s.empty() ? "" : "; ") + std::string(stringifyLayerKind(k->kind)) +
-         " " + k->str();
-  return s;
-}
-
-std::string pointText(const PlanPoint &p, const PlanResult &r) {
-  std::string layout;
-  if (r.choiceOf(p))
-    layout = "per layer";
-  else
-    layout = std::string(stringifyStrategy(p.strategy)) + " " +
-             p.config.layout.str();
-  return layout + ", " + std::to_string(p.gpus) + " GPUs, batch " +
-         std::to_string(p.config.batch) + ": " + fmt("%.2f", p.ttlS * 1e3) +
-         " ms, " + fmt("%.0f", p.tokensPerSecPerUser) + " tok/s/user, " +
-         fmt("%.1f", p.tokensPerSecPerGPU) + " tok/s/GPU";
-}
-
 struct Row {
   std::string model, context;
   PlanResult result;
 };
-
-const PlanPoint *fastest(const Frontier *f) {
-  return f && !f->empty() ? &f->fastest() : nullptr;
-}
-
-const PlanPoint *underBudget(const Frontier *f) {
-  return f && f->budget.found ? &f->budget.best : nullptr;
-}
 
 void printPlans(const std::vector<Row> &rows, bool budget) {
   std::printf("| model | context | best baseline | uniform Helix | per-layer "

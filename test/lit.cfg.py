@@ -25,5 +25,6 @@ tool_dirs = [config.helix_tools_dir, config.llvm_tools_dir]
 tools = [ToolSubst(t, unresolved="fatal", pre=r".-^/\\<,=")
          for t in ["helix-opt", "helix-translate", "helix",
                    "helix-bench-fidelity", "helix-long-context-report",
-                   "helix-paper-report"]]
+                   "helix-paper-report", "helix-per-layer-report",
+                   "helix-mtp-report"]]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,42 @@
+//===- ReportText.h - Text of plan points in the Markdown reports -*- C++ -*-=//
+//
+// How the bench reports (helix-long-context-report, helix-per-layer-report)
+// write a plan point and a per-layer choice, so that their tables read
+// alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HELIX_BENCH_REPORTTEXT_H
+#define HELIX_BENCH_REPORTTEXT_H
+
+#include "helix/Cost/PerLayer.h"
+#include "helix/Cost/Search.h"
+
+#include <string>
+
+namespace helix {
+namespace report {
+
+/// printf of one number.
+std::string fmt(const char *format, double v);
+
+/// "128K" or "1M".
+std::string contextText(int64_t context);
+
+/// "full_attention kvp=8,tpa=1; moe_ffn tpf=1,ep=8": the kinds' layouts,
+/// mixers first.
+std::string kindsText(const PerLayerChoice &c);
+
+/// "helix kvp=..., 32 GPUs, batch 2: 10.68 ms, 94 tok/s/user, 5.8 tok/s/GPU"
+/// ("per layer" for a point of the per-layer front of `r`).
+std::string pointText(const PlanPoint &p, const PlanResult &r);
+
+/// The fastest point of a front, or the best under the budget; nullptr
+/// when there is none.
+const PlanPoint *fastest(const Frontier *f);
+const PlanPoint *underBudget(const Frontier *f);
+
+} // namespace report
+} // namespace helix
+
+#endif // HELIX_BENCH_REPORTTEXT_H
