@@ -14,6 +14,8 @@ the sections the cost model reads (docs/cost-model.md, "Kernel curves"):
   collectives.<op>.latency_us
       all_reduce (TRT-LLM's custom all-reduce), all_gather, reduce_scatter,
       all_to_all (NCCL)
+  interconnect.scale_out_latency_us
+      one exchange round across nodes, where measured (h100, h200)
 
 Curves the cost model does not read (per-tensor FP8, power-law MoE tables,
 NCCL all-reduce) are left out. Existing curve sections are replaced; every
@@ -41,7 +43,7 @@ ATTENTION = {  # helix key -> (fitted key for bf16 KV, fitted key for fp8 KV)
     "mla_few_heads": ("mla_h16", "mla_fp8_h16"),
 }
 COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
-POINT_KEYS = ["gpus", "bytes", "m", "rows", "fixed_us", "bandwidth_efficiency",
+POINT_KEYS = ["gpus", "domains", "bytes", "m", "rows", "fixed_us", "bandwidth_efficiency",
               "math_efficiency", "value", "source"]
 
 
@@ -92,6 +94,9 @@ def apply(fitted, hw):
     for op in COLLECTIVES:
         if op in fc and op in hw.get("collectives", {}):
             hw["collectives"][op]["latency_us"] = points(fc[op]["latency_us"])
+    rounds = fitted.get("interconnect", {}).get("scale_out_latency_us")
+    if rounds and "interconnect" in hw:
+        hw["interconnect"]["scale_out_latency_us"] = points(rounds)
 
 
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}

@@ -19,6 +19,9 @@ from helix's data/hardware/<preset>.json, --hardware-dir):
     per rows = batch*kv_heads: latency = a + kv_bytes/(HBM*e) over KV lengths
     256..131072, kv_bytes = batch*kv_heads*kv_len*128*2*b (b = 2 bf16, 1 fp8).
   * MLA decode, per rows = batch, fixed num_heads: kv_bytes = batch*kv_len*576*b.
+  * one exchange round across 8-GPU nodes (h100, h200: the only systems
+    with multi-node rows): the smallest DeepEP low-latency dispatch time on
+    2, 4 and 8 nodes, as interconnect.scale_out_latency_us (internode()).
   * MoE grouped GEMM (hidden 7168, inter 2048, 256 experts, top-8, moe_tp 1),
     per num_tokens T, fit over the measured EP sizes:
     bytes = E_local*(1-(1-k/E)^T) * 3*hidden*inter*w. MXFP4 ("mxfp4",
@@ -544,6 +547,37 @@ def collectives(tree, system, report, backend="trtllm"):
     return out
 
 
+def internode(tree, system, report):
+    """The latency of one exchange round across NVLink domains (8-GPU HGX
+    nodes): the smallest DeepEP low-latency dispatch time of aiconfigurator's
+    legacy SGLang table over 2, 4 and 8 nodes (EP 16, 32, 64; DeepSeek-V3's
+    shape, 256 experts, FP8), as interconnect.scale_out_latency_us
+    {domains: nodes, value}. Its curves by size are not kept: DeepEP's RDMA
+    all-to-all is faster than NCCL's inside one node at decode sizes, and
+    helix's programs run NCCL. Systems without node_num > 1 rows get none."""
+    vers = tree.versions(system, "sglang", "wideep_deepep_ll_perf")
+    for v in sorted(vers, key=vkey, reverse=True):
+        path = vers[v]
+        rows_ = [r for r in tree.read(path)
+                 if r.get("node_num", 1) > 1 and r["num_experts"] == DS["experts"]
+                 and r["hidden_size"] == DS["hidden"] and r["num_topk"] == DS["topk"]]
+        if not rows_:
+            continue
+        rounds = []
+        for nodes in sorted({r["node_num"] for r in rows_}):
+            best = min((r for r in rows_ if r["node_num"] == nodes), key=lambda r: r["dispatch_avg_t_us"])
+            rounds.append({"domains": nodes, "value": sig3(best["dispatch_avg_t_us"]),
+                           "source": tree.src(path, f"the smallest DeepEP low-latency dispatch time over "
+                                                    f"{nodes} x 8-GPU nodes (EP {8 * nodes}, hidden {DS['hidden']}, "
+                                                    f"top-{DS['topk']}, {DS['experts']} experts, FP8; "
+                                                    f"{best['num_token']} tokens per rank): one all-to-all round "
+                                                    f"across the nodes, kernel included")})
+        report.append(f"{system}: DeepEP low-latency across nodes, sglang table {v}, "
+                      f"nodes {sorted({r['node_num'] for r in rows_})}")
+        return rounds
+    return []
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--aic-tree")
@@ -579,6 +613,10 @@ def main():
         # compute-bound points {"m", "math_efficiency", "source"} live in
         # kernels.gemm_math.<dtype>, beside the bandwidth points of kernels.gemm.
         res = {"kernels": kernels, "collectives": collectives(tree, system, report, backend=be)}
+        if be == "trtllm":
+            rounds = internode(tree, system, report)
+            if rounds:
+                res["interconnect"] = {"scale_out_latency_us": rounds}
         with open(os.path.join(args.out, preset + ".json"), "w") as f:
             json.dump(res, f, indent=1)
         print(f"wrote {os.path.join(args.out, preset + '.json')}", file=sys.stderr)

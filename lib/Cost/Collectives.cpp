@@ -2,6 +2,7 @@
 
 #include "helix/Cost/Collectives.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace helix {
@@ -89,6 +90,48 @@ static double measuredTime(const Hardware &hw, CollectiveKind kind,
                   t * (std::log(hi->seconds) - std::log(lo->seconds)));
 }
 
+/// A collective over `n` GPUs spanning several NVLink domains, with no
+/// measured curve on that side: NCCL's hierarchical form. Within each
+/// domain the measured curves; across domains every GPU's own NIC carries
+/// its 1/local share in parallel, at the measured round latency and the
+/// NIC's achieved bandwidth (Collectives.h).
+static double acrossDomains(const Hardware &hw, CollectiveKind kind, int64_t n,
+                            double bytes) {
+  const int64_t domains = (n + hw.nvlinkDomain - 1) / hw.nvlinkDomain;
+  const int64_t local = (n + domains - 1) / domains;
+  const double d = double(domains), share = bytes / double(local);
+  const double bw = hw.scaleOutBandwidth * hw.scaleOutEfficiency;
+  const double round = hw.scaleOutLatency(domains);
+  auto inside = [&](CollectiveKind k) {
+    return collectiveTime(hw, k, local, bytes);
+  };
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    // Reduce-scatter in the domain, all-reduce of the shares across
+    // domains (a reduce round and a broadcast round), all-gather back.
+    return inside(CollectiveKind::ReduceScatter) + 2.0 * round +
+           2.0 * (d - 1) / d * share / bw + inside(CollectiveKind::AllGather);
+  case CollectiveKind::AllGather:
+    return round + (d - 1) / d * share / bw + inside(CollectiveKind::AllGather);
+  case CollectiveKind::ReduceScatter:
+    return inside(CollectiveKind::ReduceScatter) + round +
+           (d - 1) / d * share / bw;
+  case CollectiveKind::Broadcast:
+    return round + bytes / bw + inside(CollectiveKind::Broadcast);
+  case CollectiveKind::AllToAll:
+  case CollectiveKind::MoEDispatch:
+  case CollectiveKind::MoECombine:
+    // What a GPU sends to other domains leaves through its own NIC, while
+    // its share for its own domain moves over NVLink at the same time.
+    return std::max(
+        collectiveTime(hw, kind, local, bytes * double(local) / double(n)),
+        round + double(n - local) / double(n) * bytes / bw);
+  case CollectiveKind::P2P:
+    break;
+  }
+  return alphaBeta(hw, kind, n, bytes);
+}
+
 double collectiveTime(const Hardware &hw, CollectiveKind kind, int64_t n,
                       double bytes) {
   if (kind == CollectiveKind::P2P)
@@ -97,6 +140,8 @@ double collectiveTime(const Hardware &hw, CollectiveKind kind, int64_t n,
     return 0.0;
   const std::vector<CollectivePoint> &pts = hw.collective(kind).measured;
   int64_t m = pts.empty() ? 0 : nearestMeasuredGroup(hw, pts, n);
+  if (m == 0 && n > hw.nvlinkDomain && !hw.scaleOutLatencyS.empty())
+    return acrossDomains(hw, kind, n, bytes);
   if (m == 0)
     return alphaBeta(hw, kind, n, bytes);
   // The measured curve of the nearest group size, scaled to n GPUs as the

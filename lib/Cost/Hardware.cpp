@@ -48,19 +48,28 @@ const char *stringifyCollectiveKind(CollectiveKind kind) {
   return "unknown";
 }
 
-double CollectiveParams::alpha(int64_t n) const {
-  if (alphaS.empty())
+double interpolateLog2(const std::vector<std::pair<int64_t, double>> &table,
+                       int64_t n) {
+  if (table.empty())
     return 0.0;
-  if (alphaS.size() == 1 || n <= alphaS.front().first)
-    return alphaS.front().second;
+  if (table.size() == 1 || n <= table.front().first)
+    return table.front().second;
   size_t hi = 1;
-  while (hi + 1 < alphaS.size() && alphaS[hi].first < n)
+  while (hi + 1 < table.size() && table[hi].first < n)
     ++hi;
-  const auto &a = alphaS[hi - 1];
-  const auto &b = alphaS[hi];
+  const auto &a = table[hi - 1];
+  const auto &b = table[hi];
   double slope = (b.second - a.second) /
                  (std::log2(double(b.first)) - std::log2(double(a.first)));
   return a.second + slope * (std::log2(double(n)) - std::log2(double(a.first)));
+}
+
+double CollectiveParams::alpha(int64_t n) const {
+  return interpolateLog2(alphaS, n);
+}
+
+double Hardware::scaleOutLatency(int64_t domains) const {
+  return interpolateLog2(scaleOutLatencyS, domains);
 }
 
 KernelPoint KernelCurve::at(double x) const {
@@ -192,40 +201,46 @@ public:
   }
 
   /// "alpha_us": [{"gpus": n, "value": us, "source": ...}, ...]
-  bool alphaTable(const std::string &path, CollectiveParams &params) {
+  /// [{"<key>": n, "value": us, "source": ...}] by group size `key`
+  /// ("gpus", or "domains"), into (n, seconds) sorted by n.
+  bool latencyTable(const std::string &path, const char *key,
+                    std::vector<std::pair<int64_t, double>> &out,
+                    bool optional = false) {
     const json *node = find(path);
     if (!node)
-      return !failed() && (partial || fail(path, "is missing"));
+      return !failed() && (partial || optional || fail(path, "is missing"));
+    const std::string shape =
+        std::string("{\"") + key + "\", \"value\", \"source\"}";
     if (!node->is_array() || node->empty())
-      return fail(path, "must be a non-empty array of {\"gpus\", \"value\", "
-                        "\"source\"}");
+      return fail(path, "must be a non-empty array of " + shape);
     clearSources(path);
     std::vector<std::pair<int64_t, double>> points;
     for (size_t i = 0; i < node->size(); ++i) {
       std::string at = path + "[" + std::to_string(i) + "]";
       const json &p = (*node)[i];
-      if (!p.is_object() || !p.contains("gpus") || !p.contains("value") ||
+      if (!p.is_object() || !p.contains(key) || !p.contains("value") ||
           !p.contains("source"))
-        return fail(at, "must be an object {\"gpus\", \"value\", \"source\"}");
-      int64_t gpus = 0;
-      if (!p["gpus"].is_number() ||
-          !doubleToInteger(p["gpus"].get<double>(), 1, kMaxGPUs, gpus))
-        return fail(at + ".gpus", "must be an integer " +
-                                      describeRange(1, kMaxGPUs) + ", got " +
-                                      p["gpus"].dump());
-      if (!p["value"].is_number() || p["value"].get<double>() < 0)
+        return fail(at, "must be an object " + shape);
+      int64_t n = 0;
+      if (!p[key].is_number() ||
+          !doubleToInteger(p[key].get<double>(), 1, kMaxGPUs, n))
+        return fail(at + "." + key, "must be an integer " +
+                                        describeRange(1, kMaxGPUs) + ", got " +
+                                        p[key].dump());
+      if (!p["value"].is_number() || !std::isfinite(p["value"].get<double>()) ||
+          p["value"].get<double>() < 0)
         return fail(at + ".value", "must be a non-negative number");
       if (!checkSource(at, p["source"]))
         return false;
-      points.emplace_back(gpus, p["value"].get<double>() * 1e-6);
+      points.emplace_back(n, p["value"].get<double>() * 1e-6);
       setSource(at, p["source"].get<std::string>());
     }
     std::sort(points.begin(), points.end());
     for (size_t i = 1; i < points.size(); ++i)
       if (points[i].first == points[i - 1].first)
-        return fail(path,
-                    "lists gpus=" + std::to_string(points[i].first) + " twice");
-    params.alphaS = std::move(points);
+        return fail(path, std::string("lists ") + key + "=" +
+                              std::to_string(points[i].first) + " twice");
+    out = std::move(points);
     return true;
   }
 
@@ -444,15 +459,35 @@ bool readAll(const json &root, const std::string &origin, bool partial,
                hw.nvlinkBandwidth) &&
       r.integer("interconnect.nvlink_domain_gpus", kMaxGPUs, hw.nvlinkDomain) &&
       r.figure("interconnect.scale_out_gb_per_s_per_direction", 1e9,
-               hw.scaleOutBandwidth);
+               hw.scaleOutBandwidth) &&
+      r.latencyTable("interconnect.scale_out_latency_us", "domains",
+                     hw.scaleOutLatencyS, /*optional=*/true) &&
+      r.figure("interconnect.scale_out_efficiency", 1.0, hw.scaleOutEfficiency,
+               /*nullMeansZero=*/false,
+               /*allowZero=*/false, /*optional=*/true);
   if (!ok)
     return false;
+  // The two go together: a round's latency and the NIC's achieved share.
+  if (hw.scaleOutLatencyS.empty() != (hw.scaleOutEfficiency <= 0)) {
+    error = origin + ": field 'interconnect." +
+            (hw.scaleOutLatencyS.empty() ? "scale_out_latency_us"
+                                         : "scale_out_efficiency") +
+            "' is missing: scale_out_latency_us and scale_out_efficiency "
+            "are given together (or neither)";
+    return false;
+  }
+  if (hw.scaleOutEfficiency > 1.0) {
+    error = origin +
+            ": field 'interconnect.scale_out_efficiency.value' must be a "
+            "fraction in (0, 1]";
+    return false;
+  }
   hw.gemmEfficiency = eff;
   for (int k = 0; k < kNumCollectiveKinds; ++k) {
     std::string base = std::string("collectives.") +
                        stringifyCollectiveKind(CollectiveKind(k));
     CollectiveParams &c = hw.collectives[k];
-    if (!r.alphaTable(base + ".alpha_us", c) ||
+    if (!r.latencyTable(base + ".alpha_us", "gpus", c.alphaS) ||
         !r.figure(base + ".bus_efficiency", 1.0, c.busEfficiency) ||
         !r.collectivePoints(base + ".latency_us", c))
       return false;
@@ -495,6 +530,9 @@ bool readAll(const json &root, const std::string &origin, bool partial,
 
 bool parseHardwareJSON(const std::string &text, const std::string &origin,
                        Hardware &hw, std::string &error) {
+  // The reader keeps the first failure it sees: a message left in `error`
+  // by an earlier call must not fail this one.
+  error.clear();
   json root;
   if (!parseJSONObject(text, origin, root, error))
     return false;
@@ -537,6 +575,7 @@ bool parseHardwareJSON(const std::string &text, const std::string &origin,
 
 bool overlayHardwareJSON(const std::string &text, const std::string &origin,
                          Hardware &hw, std::string &error) {
+  error.clear();
   json root;
   if (!parseJSONObject(text, origin, root, error))
     return false;

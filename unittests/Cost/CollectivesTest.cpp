@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace helix;
@@ -89,12 +90,80 @@ TEST(Collectives, NothingToExchange) {
 
 TEST(Collectives, ScaleOutBeyondTheNVLinkDomain) {
   Hardware hw = gb200();
-  // 144 GPUs span two NVL72 domains: 50 GB/s NICs.
-  double alpha = hw.collective(CollectiveKind::AllReduce).alpha(144);
-  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 144, 1e6),
-              alpha + 2.0 * 143 / 144 * 1e6 / (50e9 * 0.70), 1e-12);
+  // 144 GPUs span two NVL72 domains of 72: reduce-scatter in each domain,
+  // the shares all-reduced across the two over the NICs (a reduce and a
+  // broadcast round of the measured crossing latency, 1/72 of the buffer
+  // per NIC at 0.86 of 50 GB/s), all-gather back in each domain.
+  const double s = 1e6;
+  double inside = collectiveTime(hw, CollectiveKind::ReduceScatter, 72, s) +
+                  collectiveTime(hw, CollectiveKind::AllGather, 72, s);
+  double across =
+      2 * hw.scaleOutLatency(2) + 2.0 * 1 / 2 * (s / 72) / (50e9 * 0.86);
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 144, s),
+              inside + across, 1e-12);
+  EXPECT_NEAR(hw.scaleOutLatency(2), 21.9e-6, 1e-12);
+  // All-to-all: what leaves a domain (72 of 144 GPUs' shares) crosses the
+  // sender's NIC after one round, while the rest moves over NVLink.
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllToAll, 144, s),
+              std::max(collectiveTime(hw, CollectiveKind::AllToAll, 72, s / 2),
+                       hw.scaleOutLatency(2) + 72.0 / 144 * s / (50e9 * 0.86)),
+              1e-12);
   EXPECT_DOUBLE_EQ(hw.linkBandwidth(72), 900e9);
   EXPECT_DOUBLE_EQ(hw.linkBandwidth(73), 50e9);
+}
+
+TEST(Collectives, HierarchicalFormsByHand) {
+  // Four domains of 8 (32 GPUs): each form of Collectives.h.
+  Hardware hw = gb200();
+  hw.nvlinkDomain = 8;
+  hw.scaleOutLatencyS = {{2, 20e-6}, {8, 30e-6}};
+  hw.scaleOutEfficiency = 0.5;
+  const double s = 4e6, bw = 50e9 * 0.5, r = 25e-6; // r(4): half way in log2
+  EXPECT_NEAR(hw.scaleOutLatency(4), r, 1e-15);
+  auto in = [&](CollectiveKind k) { return collectiveTime(hw, k, 8, s); };
+  const double share = s / 8;
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllGather, 32, s),
+              r + 0.75 * share / bw + in(CollectiveKind::AllGather), 1e-12);
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::ReduceScatter, 32, s),
+              in(CollectiveKind::ReduceScatter) + r + 0.75 * share / bw, 1e-12);
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::Broadcast, 32, s),
+              r + s / bw + in(CollectiveKind::Broadcast), 1e-12);
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::MoEDispatch, 32, s),
+              r + 24.0 / 32 * s / bw, 1e-12);
+  EXPECT_GT(r + 24.0 / 32 * s / bw,
+            collectiveTime(hw, CollectiveKind::MoEDispatch, 8, s / 4));
+  // 12 GPUs: two domains of 6.
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllToAll, 12, s),
+              20e-6 + 6.0 / 12 * s / bw, 1e-12);
+  // Without the crossing's figures: the alpha-beta line on the NIC.
+  hw.scaleOutLatencyS.clear();
+  const CollectiveParams &p = hw.collective(CollectiveKind::AllGather);
+  EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllGather, 32, s),
+              p.alpha(32) + 31.0 / 32 * s / (50e9 * p.busEfficiency), 1e-12);
+}
+
+TEST(Collectives, CrossingHGXNodesPaysTheMeasuredRound) {
+  // HGX H100's preset measures one exchange round across 2, 4 and 8 nodes
+  // (DeepEP's low-latency dispatch): two nodes' all-reduce pays a reduce and
+  // a broadcast round of it on top of the NVLink reduce-scatter and
+  // all-gather, where the alpha-beta line on the NIC saw a few us.
+  Hardware hw;
+  std::string error;
+  ASSERT_TRUE(loadHardware("h100", hw, error)) << error;
+  EXPECT_NEAR(hw.scaleOutLatency(2), 21.9e-6, 1e-12);
+  EXPECT_NEAR(hw.scaleOutLatency(8), 28.7e-6, 1e-12);
+  const double s = 65536;
+  EXPECT_GT(collectiveTime(hw, CollectiveKind::AllReduce, 16, s),
+            2 * hw.scaleOutLatency(2) +
+                collectiveTime(hw, CollectiveKind::ReduceScatter, 8, s));
+  Hardware flat = hw;
+  flat.scaleOutLatencyS.clear();
+  EXPECT_LT(collectiveTime(flat, CollectiveKind::AllReduce, 16, s), 10e-6);
+  // At large sizes the hierarchy beats one ring over the NICs: each NIC
+  // carries 1/8 of the buffer.
+  const double gib = 1 << 30;
+  EXPECT_LT(collectiveTime(hw, CollectiveKind::AllReduce, 16, gib),
+            0.5 * collectiveTime(flat, CollectiveKind::AllReduce, 16, gib));
 }
 
 TEST(Collectives, MeasuredPointsAreReadExactly) {
@@ -132,8 +201,10 @@ TEST(Collectives, UnmeasuredGroupScalesByTheAlphaBetaRatio) {
   double s = 1048576;
   EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 4, s),
               6e-6 * ab(4, s) / ab(2, s), 1e-12);
-  // Beyond the domain the measured NVLink curves do not apply: alpha-beta
-  // on the scale-out network.
+  // Beyond the domain the measured NVLink curves are not read for the whole
+  // group: without the crossing's figures, alpha-beta on the scale-out
+  // network.
+  hw.scaleOutLatencyS.clear();
   EXPECT_NEAR(collectiveTime(hw, CollectiveKind::AllReduce, 16, s), ab(16, s),
               1e-12);
   EXPECT_GT(collectiveTime(hw, CollectiveKind::AllReduce, 16, s),

@@ -134,6 +134,44 @@ TEST(Hardware, BadValueNamesField) {
                    "number");
 }
 
+TEST(Hardware, ScaleOutFiguresComeTogether) {
+  // A crossing latency without the NIC's achieved share (or the reverse)
+  // is refused, naming the missing field; a share above 1 too.
+  std::string text = hardwarePresetJSON("h100");
+  size_t at = text.find("\"scale_out_efficiency\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string without = text;
+  without.replace(at, std::string("\"scale_out_efficiency\"").size(),
+                  "\"scale_out_efficiency_x\"");
+  Hardware hw;
+  std::string error;
+  // An unknown key is ignored, so the efficiency is now missing.
+  EXPECT_FALSE(parseHardwareJSON(without, "x.json", hw, error));
+  EXPECT_EQ(error, "x.json: field 'interconnect.scale_out_efficiency' is "
+                   "missing: scale_out_latency_us and scale_out_efficiency "
+                   "are given together (or neither)");
+  std::string above = text;
+  size_t v = above.find("\"value\": 0.86", at);
+  ASSERT_NE(v, std::string::npos);
+  above.replace(v, 13, "\"value\": 1.5");
+  EXPECT_FALSE(parseHardwareJSON(above, "x.json", hw, error));
+  EXPECT_EQ(error, "x.json: field 'interconnect.scale_out_efficiency.value' "
+                   "must be a fraction in (0, 1]");
+  std::string badRound = text;
+  size_t d = badRound.find("{\"domains\": 2");
+  ASSERT_NE(d, std::string::npos);
+  badRound.replace(d, 13, "{\"domains\": 0");
+  EXPECT_FALSE(parseHardwareJSON(badRound, "x.json", hw, error));
+  EXPECT_NE(error.find("x.json: field "
+                       "'interconnect.scale_out_latency_us[0].domains' must "
+                       "be an integer"),
+            std::string::npos)
+      << error;
+  ASSERT_TRUE(parseHardwareJSON(text, "h100.json", hw, error)) << error;
+  EXPECT_EQ(hw.scaleOutLatencyS.size(), 3u);
+  EXPECT_DOUBLE_EQ(hw.scaleOutEfficiency, 0.86);
+}
+
 TEST(Hardware, ErrorsQuotingTheFileStayOneLine) {
   // Found by fuzz/ (helix-fuzz-hardware): a key or a base name with a
   // newline split the error message.

@@ -17,6 +17,21 @@
 // Small decode messages are latency-bound and measured 3-4x slower than the
 // alpha-beta line built on large-message bus bandwidth (docs/cost-model.md).
 //
+// Beyond one NVLink domain (n GPUs over D = ceil(n / domain) domains, L =
+// ceil(n / D) per domain), where the file measures no curve on that side
+// and gives interconnect.scale_out_latency_us (r(D), one exchange round
+// among D domains) and scale_out_efficiency (e, of the NIC bandwidth B):
+// NCCL's hierarchical form, each GPU's NIC carrying its S / L share:
+//   all-reduce     RS_L(S) + 2 r(D) + 2(D-1)/D (S/L) / (e B) + AG_L(S)
+//   all-gather     r(D) + (D-1)/D (S/L) / (e B) + AG_L(S)
+//   reduce-scatter RS_L(S) + r(D) + (D-1)/D (S/L) / (e B)
+//   broadcast      r(D) + S / (e B) + BC_L(S)
+//   all-to-all     max(A2A_L(S L/n), r(D) + (n-L)/n S / (e B))
+//                  (the share for the own domain over NVLink, what leaves
+//                  it through the NIC, at the same time)
+// with X_L the collective inside one domain as above. Without those two
+// fields, the alpha-beta line on the NIC.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HELIX_COST_COLLECTIVES_H

@@ -54,12 +54,17 @@ struct CollectiveParams {
   /// Collectives.h says how they are used.
   std::vector<CollectivePoint> measured;
 
-  /// Alpha for a group of `n` GPUs: interpolated linearly in log2(n) between
-  /// measured sizes, extended with the last measured slope beyond them (tree
-  /// and NVLS algorithms grow with log n), held constant below the first
-  /// point or when only one point is known.
+  /// Alpha for a group of `n` GPUs: interpolateLog2(alphaS, n) (tree and
+  /// NVLS algorithms grow with log n).
   double alpha(int64_t n) const;
 };
+
+/// A latency table by group size read at `n`: interpolated linearly in
+/// log2(n) between the listed sizes, extended with the last slope beyond
+/// them, held constant below the first size or when only one is listed; 0
+/// for an empty table.
+double interpolateLog2(const std::vector<std::pair<int64_t, double>> &table,
+                       int64_t n);
 
 /// One measured point of a kernel curve. `x` is the kernel's parallel
 /// dimension: the token dimension M of a GEMM (tokens through a grouped
@@ -148,6 +153,13 @@ struct Hardware {
   /// (helix/Common/AttentionSplits.h).
   int64_t smCount = 0;
   double scaleOutBandwidth = 0.0; // bytes/s per GPU per direction
+  /// Crossing NVLink domains (Collectives.h, "Beyond one NVLink domain"):
+  /// the measured latency of one exchange round among `domains` domains
+  /// over the scale-out network, by domain count, sorted; and the fraction
+  /// of the NIC's bandwidth such exchanges reach. Empty: a collective over
+  /// several domains is priced by its alpha-beta line on the NIC.
+  std::vector<std::pair<int64_t, double>> scaleOutLatencyS;
+  double scaleOutEfficiency = 0.0;
   CollectiveParams collectives[kNumCollectiveKinds];
   KernelCurves kernels;
   /// (field path, source) for every figure read from JSON.
@@ -168,6 +180,9 @@ struct Hardware {
   const CollectiveParams &collective(CollectiveKind kind) const {
     return collectives[static_cast<int>(kind)];
   }
+  /// The latency of one exchange round among `domains` NVLink domains
+  /// (scaleOutLatencyS, interpolated as CollectiveParams::alpha).
+  double scaleOutLatency(int64_t domains) const;
   /// Per-direction link bandwidth a group of `n` GPUs runs at: NVLink inside
   /// one domain, the scale-out NIC once the group spans domains.
   double linkBandwidth(int64_t n) const {
