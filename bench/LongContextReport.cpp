@@ -216,11 +216,7 @@ int main(int argc, char **argv) {
   }
   for (const ModelSpec &m : models)
     for (int64_t ctx : kContexts) {
-      Workload w;
-      w.context = ctx;
-      w.precision.weights = w.precision.kvCache = w.precision.compute =
-          hw.nativeDType();
-      w.precision.nvfp4BlockScales = hw.nativeDType() == DType::FP4;
+      const Workload w = nativeWorkload(hw, ctx);
       SearchOptions o;
       o.maxGPUs = maxGPUs;
       o.ttlMs = kBudgetMs;

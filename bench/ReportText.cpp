@@ -7,6 +7,15 @@
 namespace helix {
 namespace report {
 
+Workload nativeWorkload(const Hardware &hw, int64_t context) {
+  Workload w;
+  w.context = context;
+  w.precision.weights = w.precision.kvCache = w.precision.compute =
+      hw.nativeDType();
+  w.precision.nvfp4BlockScales = hw.nativeDType() == DType::FP4;
+  return w;
+}
+
 std::string fmt(const char *format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), format, v);

@@ -17,6 +17,11 @@
 namespace helix {
 namespace report {
 
+/// A workload at `context` tokens in the hardware's native format (FP4 with
+/// NVFP4 block scales on Blackwell, FP8 on Hopper), as `helix plan`
+/// defaults to.
+Workload nativeWorkload(const Hardware &hw, int64_t context);
+
 /// printf of one number.
 std::string fmt(const char *format, double v);
 
