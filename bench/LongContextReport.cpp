@@ -23,7 +23,6 @@
 #include "helix/Import/HFConfig.h"
 
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -182,20 +181,16 @@ void printK3Split(const ModelSpec &k3, const Hardware &hw) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string dir = HELIX_SOURCE_DIR "/test/Inputs/models";
-  std::string hwName = "gb200-nvl72";
-  int64_t maxGPUs = 72;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--models"))
-      dir = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--hw"))
-      hwName = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--max-gpus"))
-      maxGPUs = std::atoll(argv[i + 1]);
-  }
+  ReportArgs args;
+  args.models = HELIX_SOURCE_DIR "/test/Inputs/models";
+  args.maxGPUs = 72;
+  if (!parseReportArgs(argc, argv, "helix-long-context-report", true, args))
+    return 1;
+  const std::string &dir = args.models;
+  const int64_t maxGPUs = args.maxGPUs;
   Hardware hw;
   std::string error;
-  if (!loadHardware(hwName, hw, error)) {
+  if (!loadHardware(args.hw, hw, error)) {
     std::fprintf(stderr, "helix-long-context-report: %s\n", error.c_str());
     return 1;
   }

@@ -20,26 +20,21 @@
 #include "helix/Import/HFConfig.h"
 
 #include <cstdio>
-#include <cstring>
 #include <string>
 
 using namespace helix;
 using namespace helix::report;
 
 int main(int argc, char **argv) {
-  std::string dir = HELIX_SOURCE_DIR "/test/Inputs/models";
-  std::string hwName = "gb200-nvl72";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--models"))
-      dir = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--hw"))
-      hwName = argv[i + 1];
-  }
+  ReportArgs args;
+  args.models = HELIX_SOURCE_DIR "/test/Inputs/models";
+  if (!parseReportArgs(argc, argv, "helix-mtp-report", false, args))
+    return 1;
   Hardware hw;
   ModelSpec m;
   std::string error;
-  if (!loadHardware(hwName, hw, error) ||
-      !importHFConfigFile(dir + "/DeepSeek-R1.json", ImportOptions{}, m,
+  if (!loadHardware(args.hw, hw, error) ||
+      !importHFConfigFile(args.models + "/DeepSeek-R1.json", ImportOptions{}, m,
                           error)) {
     std::fprintf(stderr, "helix-mtp-report: %s\n", error.c_str());
     return 1;

@@ -19,7 +19,6 @@
 #include "helix/Import/HFConfig.h"
 
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -81,17 +80,13 @@ void printRow(const char *model, int64_t maxGPUs, bool budget,
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string dir = HELIX_SOURCE_DIR "/test/Inputs/models";
-  std::string hwName = "gb200-nvl72";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--models"))
-      dir = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--hw"))
-      hwName = argv[i + 1];
-  }
+  ReportArgs args;
+  args.models = HELIX_SOURCE_DIR "/test/Inputs/models";
+  if (!parseReportArgs(argc, argv, "helix-per-layer-report", false, args))
+    return 1;
   Hardware hw;
   std::string error;
-  if (!loadHardware(hwName, hw, error)) {
+  if (!loadHardware(args.hw, hw, error)) {
     std::fprintf(stderr, "helix-per-layer-report: %s\n", error.c_str());
     return 1;
   }
@@ -113,8 +108,8 @@ int main(int argc, char **argv) {
               "layouts | change |\n|---|---|---|---|---|\n");
   for (const char *name : kModels) {
     ModelSpec m;
-    if (!importHFConfigFile(dir + "/" + name + ".json", ImportOptions{}, m,
-                            error)) {
+    if (!importHFConfigFile(args.models + "/" + name + ".json", ImportOptions{},
+                            m, error)) {
       std::fprintf(stderr, "helix-per-layer-report: %s\n", error.c_str());
       return 1;
     }

@@ -3,9 +3,43 @@
 #include "ReportText.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace helix {
 namespace report {
+
+bool parseReportArgs(int argc, char **argv, const char *tool, bool withMaxGPUs,
+                     ReportArgs &args) {
+  for (int i = 1; i < argc; i += 2) {
+    std::string flag = argv[i];
+    bool known = flag == "--models" || flag == "--hw" ||
+                 (withMaxGPUs && flag == "--max-gpus");
+    if (!known || i + 1 >= argc) {
+      std::fprintf(stderr, "%s: error: %s '%s'\n", tool,
+                   known ? "missing value after" : "unknown argument",
+                   flag.c_str());
+      return false;
+    }
+    std::string value = argv[i + 1];
+    if (flag == "--models") {
+      args.models = value;
+    } else if (flag == "--hw") {
+      args.hw = value;
+    } else {
+      char *end = nullptr;
+      long long n = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end || n < 1 || n > 4096) {
+        std::fprintf(stderr,
+                     "%s: error: --max-gpus must be an integer from 1 to "
+                     "4096, got '%s'\n",
+                     tool, value.c_str());
+        return false;
+      }
+      args.maxGPUs = n;
+    }
+  }
+  return true;
+}
 
 Workload nativeWorkload(const Hardware &hw, int64_t context) {
   Workload w;

@@ -17,6 +17,20 @@
 namespace helix {
 namespace report {
 
+/// The reports' command line: --models DIR (the configs), --hw NAME and,
+/// where `withMaxGPUs`, --max-gpus N.
+struct ReportArgs {
+  std::string models;
+  std::string hw = "gb200-nvl72";
+  int64_t maxGPUs = 0;
+};
+
+/// Parses the command line of report `tool` over `args`' defaults; false
+/// after printing a one-line error (an unknown flag, a flag without its
+/// value, a bad count) to stderr.
+bool parseReportArgs(int argc, char **argv, const char *tool, bool withMaxGPUs,
+                     ReportArgs &args);
+
 /// A workload at `context` tokens in the hardware's native format (FP4 with
 /// NVFP4 block scales on Blackwell, FP8 on Hopper), as `helix plan`
 /// defaults to.
