@@ -31,7 +31,7 @@
 // CHECK: helix::rt::Tensor [[E:v[0-9]+]] = helix::rt::cg::embedRows([[CTX]], [[TOK]], {{v[0-9]+}}, {{v[0-9]+}});
 // CHECK: helix::rt::cg::Members [[G:v[0-9]+]] = helix::rt::cg::members([[CTX]], "helix_attn", {2});
 // CHECK: helix::rt::cg::allReduce([[CTX]], [[E]], [[G]], true);
-// CHECK: helix::rt::RopeConfig [[ROPE:v[0-9]+]] = helix::rt::cg::rope(1.00000000000000000e+04, "", 1.00000000000000000e+00, 0, 0.0e+00, 0.0e+00, 3.20000000000000000e+01, 1.00000000000000000e+00, 0.0e+00, 0.0e+00, 0, 8, true);
+// CHECK: helix::rt::RopeConfig [[ROPE:v[0-9]+]] = helix::rt::cg::rope(helix::rt::cg::RopeSpec().rotaryDim(8).interleaved(true));
 // CHECK: std::tie([[Q:v[0-9]+]], [[LAT:v[0-9]+]]) = helix::rt::cg::mlaQkv([[CTX]], {{.*}}, [[POS]], {{.*}}, 8, [[ROPE]]);
 // CHECK: float [[SCALE:v[0-9]+]] = helix::rt::cg::softmaxScale({{v[0-9]+}}, 24, true);
 // CHECK: helix::rt::Tensor [[P:v[0-9]+]] = helix::rt::cg::attentionPartial([[CTX]], {{v[0-9]+}}, {{v[0-9]+}}, helix::rt::Tensor(), [[KV]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, 0, 0, 1, [[SCALE]]);

@@ -53,7 +53,7 @@
 // GQA: %[[G:.*]] = call_opaque "helix::rt::cg::members"(%arg0) {args = [0 : index, #emitc.opaque<"\22helix_attn\22">, dense<[2, 3]> : tensor<2xi64>]} : (!emitc.opaque<"helix::rt::Context&">) -> !emitc.opaque<"helix::rt::cg::Members">
 // GQA: call_opaque "helix::rt::cg::allReduce"(%arg0, %[[E]], %[[G]]) {args = [0 : index, 1 : index, 2 : index, true]}
 // GQA: call_opaque "helix::rt::cg::norm"({{.*}}1.000000e-05]}
-// GQA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {args = [5.000000e+05, #emitc.opaque<"\22\22">, 1.000000e+00, 0, 0.000000e+00, 0.000000e+00, 3.200000e+01, 1.000000e+00, 0.000000e+00, 0.000000e+00, 0, 32, false]}
+// GQA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {args = [#emitc.opaque<"helix::rt::cg::RopeSpec().theta(500000).rotaryDim(32)">]}
 // GQA: %[[QKV:.*]]:3 = call_opaque "helix::rt::cg::qkv"({{.*}}, %[[POS]], {{.*}}, %[[ROPE]])
 // GQA: %[[Q0:.*]] = call_opaque "helix::rt::cg::slice"(%arg0, %[[QKV]]#0) {args = [0 : index, 1 : index, dense<0> : tensor<3xi64>, dense<[2, 4, 32]> : tensor<3xi64>]}
 // GQA: %[[S0:.*]] = call_opaque "helix::rt::cg::slice"(%arg0, %[[SLOTS]]#0) {{.*}} -> !emitc.opaque<"helix::rt::cg::Ints">
@@ -98,7 +98,7 @@
 // MLA-DAG: \22model.layers.1.mlp.experts.{expert}.gate_proj.weight\22">, dense<[64, 128]> : tensor<2xi64>, dense<[8, 64, 128]> : tensor<3xi64>, {{[0-9]+}} : index, dense<[4, 32, 128]> : tensor<3xi64>, 0, 3, 0]}
 // MLA-DAG: \22model.layers.1.mlp.shared_experts.gate_proj.weight\22">, dense<[64, 128]> : tensor<2xi64>, dense<[64, 128]> : tensor<2xi64>, {{[0-9]+}} : index, dense<[16, 128]> : tensor<2xi64>, 0, 3, 0]}
 // MLA-LABEL: emitc.func @decode_step_stage0(
-// MLA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {{.*}}, 8, true]}
+// MLA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {{.*}}.rotaryDim(8).interleaved(true)">]}
 // MLA: %[[QL:.*]]:2 = call_opaque "helix::rt::cg::mlaQkv"({{.*}}, 8, 9 : index]}
 // MLA: %[[SCALE:.*]] = call_opaque "helix::rt::cg::softmaxScale"(%{{.*}}) {args = [0 : index, 24, true]}
 // MLA: call_opaque "helix::rt::cg::attentionPartial"(%arg0, %[[QL]]#0, %[[QL]]#1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"helix::rt::Tensor()">, 3 : index, 4 : index, 5 : index, 6 : index, 0, 0, 1, 7 : index]}

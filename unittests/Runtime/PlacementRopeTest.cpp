@@ -1,5 +1,6 @@
 //===- PlacementRopeTest.cpp - KV placement, RoPE scalings, prompts -------===//
 
+#include "helix/Runtime/Codegen.h"
 #include "helix/Runtime/DecodeIO.h"
 #include "helix/Runtime/Error.h"
 #include "helix/Runtime/KVCache.h"
@@ -133,6 +134,45 @@ TEST(Rope, YarnWithDeepSeekMscale) {
   std::vector<float> y = r.invFreq(1), d = Rope(rope("", 64)).invFreq(1);
   EXPECT_FLOAT_EQ(y[0], d[0]);
   EXPECT_FLOAT_EQ(y[31], d[31] / 40);
+}
+
+TEST(Rope, GeneratedCodeNamesTheFieldsItSets) {
+  // Generated code builds a layer's RoPE as cg::rope(cg::RopeSpec()...):
+  // each setter sets its field, the rest keep the shared defaults.
+  RopeConfig c = cg::rope(cg::RopeSpec()
+                              .theta(5e4)
+                              .scaling("yarn")
+                              .factor(40)
+                              .originalMaxPosition(4096)
+                              .lowFreqFactor(1)
+                              .highFreqFactor(4)
+                              .betaFast(16)
+                              .betaSlow(2)
+                              .mscale(0.5)
+                              .mscaleAllDim(0.75)
+                              .maxPosition(163840)
+                              .rotaryDim(64)
+                              .interleaved(true));
+  EXPECT_EQ(c.theta, 5e4);
+  EXPECT_EQ(c.scaling, "yarn");
+  EXPECT_EQ(c.factor, 40);
+  EXPECT_EQ(c.originalMaxPosition, 4096);
+  EXPECT_EQ(c.lowFreqFactor, 1);
+  EXPECT_EQ(c.highFreqFactor, 4);
+  EXPECT_EQ(c.betaFast, 16);
+  EXPECT_EQ(c.betaSlow, 2);
+  EXPECT_EQ(c.mscale, 0.5);
+  EXPECT_EQ(c.mscaleAllDim, 0.75);
+  EXPECT_EQ(c.maxPosition, 163840);
+  EXPECT_EQ(c.rotaryDim, 64);
+  EXPECT_TRUE(c.interleaved);
+  RopeConfig d = cg::rope(cg::RopeSpec());
+  const ::helix::RopeParams defaults;
+  EXPECT_EQ(d.theta, defaults.theta);
+  EXPECT_EQ(d.scaling, "");
+  EXPECT_EQ(d.betaFast, defaults.betaFast);
+  EXPECT_EQ(d.maxPosition, 0);
+  EXPECT_FALSE(d.interleaved);
 }
 
 TEST(Rope, Refused) {

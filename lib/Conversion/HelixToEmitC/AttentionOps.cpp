@@ -10,6 +10,11 @@
 
 #include "helix/Dialect/Helix/HelixOps.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 using namespace mlir;
 using namespace mlir::helix;
 
@@ -17,28 +22,54 @@ namespace helix::emitc_codegen {
 
 namespace {
 
-double f64(const llvm::APFloat &v) { return v.convertToDouble(); }
+/// The shortest decimal text of `v` that reads back as `v` (a C++ literal).
+std::string exactLiteral(double v) {
+  char buf[40];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof(buf), "%.0f", v); // 500000, not 5e+05
+    return buf;
+  }
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  return buf;
+}
 
-/// A RopeConfig value for `rope` (default RoPE when null).
+/// A RopeConfig value for `rope` (default RoPE when null): a
+/// `helix::rt::cg::RopeSpec` that names the fields differing from the
+/// shared defaults (helix/Common/Rope.h), passed to `rope`.
 Value ropeConfig(OpBuilder &b, Location loc, RopeAttr rope, int64_t maxPosition,
                  int64_t rotaryDim, bool interleaved) {
-  if (!rope)
-    rope = RopeAttr::get(b.getContext(), ::helix::RopeParams());
-  return Call(b, loc, "rope")
-      .f64(f64(rope.getTheta()))
-      .str(rope.getScaling())
-      .f64(f64(rope.getFactor()))
-      .i64(rope.getOriginalMaxPosition())
-      .f64(f64(rope.getLowFreqFactor()))
-      .f64(f64(rope.getHighFreqFactor()))
-      .f64(f64(rope.getBetaFast()))
-      .f64(f64(rope.getBetaSlow()))
-      .f64(f64(rope.getMscale()))
-      .f64(f64(rope.getMscaleAllDim()))
-      .i64(maxPosition)
-      .i64(rotaryDim)
-      .boolean(interleaved)
-      .create1(ropeType(b.getContext()));
+  const ::helix::RopeParams defaults;
+  ::helix::RopeParams p = rope ? rope.getParams() : defaults;
+  std::string spec = std::string(kNs) + "RopeSpec()";
+  auto real = [&](const char *name, double v, double d) {
+    if (v != d)
+      spec += std::string(".") + name + "(" + exactLiteral(v) + ")";
+  };
+  auto integer = [&](const char *name, int64_t v, int64_t d) {
+    if (v != d)
+      spec += std::string(".") + name + "(" + std::to_string(v) + ")";
+  };
+  real("theta", p.theta, defaults.theta);
+  if (p.scaling != defaults.scaling)
+    spec += ".scaling(" + cppString(p.scaling) + ")";
+  real("factor", p.factor, defaults.factor);
+  integer("originalMaxPosition", p.originalMaxPosition,
+          defaults.originalMaxPosition);
+  real("lowFreqFactor", p.lowFreqFactor, defaults.lowFreqFactor);
+  real("highFreqFactor", p.highFreqFactor, defaults.highFreqFactor);
+  real("betaFast", p.betaFast, defaults.betaFast);
+  real("betaSlow", p.betaSlow, defaults.betaSlow);
+  real("mscale", p.mscale, defaults.mscale);
+  real("mscaleAllDim", p.mscaleAllDim, defaults.mscaleAllDim);
+  integer("maxPosition", maxPosition, 0);
+  integer("rotaryDim", rotaryDim, 0);
+  if (interleaved)
+    spec += ".interleaved(true)";
+  return Call(b, loc, "rope").verbatim(spec).create1(ropeType(b.getContext()));
 }
 
 struct QKVLowering : HelixPattern<QKVOp> {

@@ -47,26 +47,8 @@ Tensor sliceAxis(Context &ctx, const Tensor &x, size_t axis, int64_t begin,
 
 } // namespace
 
-RopeConfig rope(double theta, const char *scaling, double factor,
-                int64_t originalMaxPosition, double lowFreqFactor,
-                double highFreqFactor, double betaFast, double betaSlow,
-                double mscale, double mscaleAllDim, int64_t maxPosition,
-                int64_t rotaryDim, bool interleaved) {
-  RopeConfig c;
-  c.theta = theta;
-  c.scaling = scaling;
-  c.factor = factor;
-  c.originalMaxPosition = originalMaxPosition;
-  c.lowFreqFactor = lowFreqFactor;
-  c.highFreqFactor = highFreqFactor;
-  c.betaFast = betaFast;
-  c.betaSlow = betaSlow;
-  c.mscale = mscale;
-  c.mscaleAllDim = mscaleAllDim;
-  c.maxPosition = maxPosition;
-  c.rotaryDim = rotaryDim;
-  c.interleaved = interleaved;
-  return c;
+RopeConfig rope(const RopeSpec &spec) {
+  return static_cast<const RopeConfig &>(spec);
 }
 
 float softmaxScale(const RopeConfig &config, int64_t headDim, bool mla) {

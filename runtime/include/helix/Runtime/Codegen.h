@@ -49,6 +49,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace helix {
@@ -180,12 +181,47 @@ inline Tensor keepIf(bool keep, const Tensor &t) { return keep ? t : Tensor(); }
 // Compute ops
 //===----------------------------------------------------------------------===//
 
-/// RoPE of a layer (#helix.rope plus what the op knows).
-RopeConfig rope(double theta, const char *scaling, double factor,
-                int64_t originalMaxPosition, double lowFreqFactor,
-                double highFreqFactor, double betaFast, double betaSlow,
-                double mscale, double mscaleAllDim, int64_t maxPosition,
-                int64_t rotaryDim, bool interleaved);
+/// RoPE of a layer (#helix.rope plus what the op knows), named field by
+/// field: the shared RopeParams (helix/Common/Rope.h) with their defaults,
+/// and the attention op's maxPosition / rotaryDim / interleaved. Generated
+/// code sets only what differs from the defaults, e.g.
+///   helix::rt::cg::rope(helix::rt::cg::RopeSpec().theta(500000)
+///                           .rotaryDim(128))
+/// (the setters hide RopeConfig's fields of the same names: read those
+/// through the RopeConfig that rope() returns).
+struct RopeSpec : RopeConfig {
+  RopeSpec &theta(double v) { return set(&RopeConfig::theta, v); }
+  RopeSpec &scaling(const char *v) {
+    RopeConfig::scaling = v;
+    return *this;
+  }
+  RopeSpec &factor(double v) { return set(&RopeConfig::factor, v); }
+  RopeSpec &originalMaxPosition(int64_t v) {
+    return set(&RopeConfig::originalMaxPosition, v);
+  }
+  RopeSpec &lowFreqFactor(double v) {
+    return set(&RopeConfig::lowFreqFactor, v);
+  }
+  RopeSpec &highFreqFactor(double v) {
+    return set(&RopeConfig::highFreqFactor, v);
+  }
+  RopeSpec &betaFast(double v) { return set(&RopeConfig::betaFast, v); }
+  RopeSpec &betaSlow(double v) { return set(&RopeConfig::betaSlow, v); }
+  RopeSpec &mscale(double v) { return set(&RopeConfig::mscale, v); }
+  RopeSpec &mscaleAllDim(double v) { return set(&RopeConfig::mscaleAllDim, v); }
+  RopeSpec &maxPosition(int64_t v) { return set(&RopeConfig::maxPosition, v); }
+  RopeSpec &rotaryDim(int64_t v) { return set(&RopeConfig::rotaryDim, v); }
+  RopeSpec &interleaved(bool v) { return set(&RopeConfig::interleaved, v); }
+
+private:
+  template <typename Field, typename V> RopeSpec &set(Field field, V v) {
+    using T = std::remove_reference_t<decltype(this->*field)>;
+    this->*field = static_cast<T>(v);
+    return *this;
+  }
+};
+/// The RopeConfig a RopeSpec names.
+RopeConfig rope(const RopeSpec &spec);
 /// Softmax scale of attention: 1 / sqrt(headDim), times DeepSeek's yarn
 /// mscale^2 for MLA.
 float softmaxScale(const RopeConfig &rope, int64_t headDim, bool mla);
