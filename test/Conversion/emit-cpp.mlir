@@ -13,12 +13,12 @@
 // CHECK: #include "helix/Runtime/Codegen.h"
 // CHECK: helix::rt::cg::GridDecl helix_attn_grid = {"helix_attn", {1, 1, 2, 1}};
 // CHECK: void decode_step_stage0_load(helix::rt::Context& [[CTX:v[0-9]+]], const helix::rt::SafetensorsCheckpoint& [[CK:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]]) {
-// CHECK: helix::rt::cg::allocKV([[CTX]], [[ST]], 2, 2048, 1, 40, 32, true, 3);
+// CHECK: helix::rt::cg::allocKV([[CTX]], [[ST]], 2, 2048, 1, 40, 32, true, helix::ElementType::F4E2M1);
 // CHECK: size_t [[KVP:v[0-9]+]] = helix::rt::cg::coord([[CTX]], "helix_attn", 2);
 // CHECK: size_t [[VOCAB:v[0-9]+]] = [[KVP]] * {{v[0-9]+}};
 // CHECK: helix::rt::cg::Offsets [[VO:v[0-9]+]] = helix::rt::cg::offsets([[VOCAB]], 0);
-// CHECK: helix::rt::cg::loadWeight([[CTX]], [[CK]], [[ST]], "model.embed_tokens.weight", {512, 128}, {512, 128}, [[VO]], {256, 128}, 0, 1, 0);
-// CHECK: helix::rt::cg::loadWeight([[CTX]], [[CK]], [[ST]], "model.layers.1.mlp.experts.{expert}.gate_proj.weight", {64, 128}, {8, 64, 128}, {{v[0-9]+}}, {4, 64, 128}, 0, 3, 0);
+// CHECK: helix::rt::cg::loadWeight([[CTX]], [[CK]], [[ST]], "model.embed_tokens.weight", {512, 128}, {512, 128}, [[VO]], {256, 128}, helix::WeightLayout::Plain, helix::ElementType::BF16, helix::CheckpointFormat::BF16);
+// CHECK: helix::rt::cg::loadWeight([[CTX]], [[CK]], [[ST]], "model.layers.1.mlp.experts.{expert}.gate_proj.weight", {64, 128}, {8, 64, 128}, {{v[0-9]+}}, {4, 64, 128}, helix::WeightLayout::Plain, helix::ElementType::F4E2M1, helix::CheckpointFormat::BF16);
 // CHECK: return;
 // CHECK: void decode_step_stage0_prepare(helix::rt::Context& [[CTX:v[0-9]+]]) {
 // CHECK-NEXT: helix::rt::cg::gridGroup([[CTX]], "helix_attn", {2});
@@ -60,7 +60,7 @@
 // step calls the layer function per layer.
 // LAYERS: void decode_step_stage0_layer_kind0_load(helix::rt::Context& [[CTX:v[0-9]+]], const helix::rt::SafetensorsCheckpoint& [[CK:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]], size_t [[L:v[0-9]+]]) {
 // LAYERS-NEXT: std::string [[N:v[0-9]+]] = helix::rt::cg::layerName("model.layers.{layer}.input_layernorm.weight", [[L]]);
-// LAYERS-NEXT: helix::rt::cg::loadWeight([[CTX]], [[CK]], [[ST]], [[N]], {128}, {128}, {0}, {128}, 0, 1, 0);
+// LAYERS-NEXT: helix::rt::cg::loadWeight([[CTX]], [[CK]], [[ST]], [[N]], {128}, {128}, {0}, {128}, helix::WeightLayout::Plain, helix::ElementType::BF16, helix::CheckpointFormat::BF16);
 // LAYERS: helix::rt::Tensor decode_step_stage0_layer_kind0(helix::rt::Context& [[CTX:v[0-9]+]], helix::rt::cg::RankState& [[ST:v[0-9]+]], size_t [[BASE:v[0-9]+]], size_t {{v[0-9]+}}, helix::rt::Tensor
 // LAYERS-NEXT: helix::rt::Tensor {{v[0-9]+}} = helix::rt::cg::layerWeight([[ST]], [[BASE]], 0);
 // LAYERS: void decode_step_stage0_layer_kind1_load(

@@ -24,7 +24,7 @@
 // GQA: emitc.global @helix_ffn_grid : !emitc.opaque<"helix::rt::cg::GridDecl"> = #emitc.opaque<"{\22helix_ffn\22, {1, 1, 1, 4}}">
 // GQA-LABEL: emitc.func @decode_step_stage0_load(
 // GQA-SAME: !emitc.opaque<"helix::rt::Context&">, %{{.*}}: !emitc.opaque<"const helix::rt::SafetensorsCheckpoint&">, %{{.*}}: !emitc.opaque<"helix::rt::cg::RankState&">) attributes {helix.stage = 0 : i64}
-// GQA: call_opaque "helix::rt::cg::allocKV"(%arg0, %arg2) {args = [0 : index, 1 : index, 4, 4096, 1, 32, 32, false, 3]}
+// GQA: call_opaque "helix::rt::cg::allocKV"(%arg0, %arg2) {args = [0 : index, 1 : index, 4, 4096, 1, 32, 32, false, #emitc.opaque<"helix::ElementType::F4E2M1">]}
 // GQA: %[[KVP:.*]] = call_opaque "helix::rt::cg::coord"(%arg0) {args = [0 : index, #emitc.opaque<"\22helix_attn\22">, 2]} : (!emitc.opaque<"helix::rt::Context&">) -> index
 // GQA: %[[TPA:.*]] = call_opaque "helix::rt::cg::coord"(%arg0) {args = [0 : index, #emitc.opaque<"\22helix_attn\22">, 3]}
 // GQA: %[[C2:.*]] = "emitc.constant"() <{value = 2 : index}> : () -> index
@@ -33,9 +33,9 @@
 // GQA: %[[C256:.*]] = "emitc.constant"() <{value = 256 : index}> : () -> index
 // GQA: %[[V:.*]] = mul %[[I]], %[[C256]] : (index, index) -> index
 // GQA: %[[VO:.*]] = call_opaque "helix::rt::cg::offsets"(%[[V]]) {args = [0 : index, 0]} : (index) -> !emitc.opaque<"helix::rt::cg::Offsets">
-// GQA: call_opaque "helix::rt::cg::loadWeight"(%arg0, %arg1, %arg2, %[[VO]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22model.embed_tokens.weight\22">, dense<[1024, 256]> : tensor<2xi64>, dense<[1024, 256]> : tensor<2xi64>, 3 : index, dense<256> : tensor<2xi64>, 0, 1, 0]}
-// GQA: call_opaque "helix::rt::cg::loadWeight"(%arg0, %arg1, %arg2) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22model.layers.0.input_layernorm.weight\22">, dense<256> : tensor<1xi64>, dense<256> : tensor<1xi64>, dense<0> : tensor<1xi64>, dense<256> : tensor<1xi64>, 0, 1, 0]}
-// GQA: call_opaque "helix::rt::cg::loadWeight"({{.*}}\22model.layers.0.self_attn.q_proj.weight\22">, dense<256> : tensor<2xi64>, dense<[8, 32, 256]> : tensor<3xi64>, 3 : index, dense<[4, 32, 256]> : tensor<3xi64>, 0, 3, 0]}
+// GQA: call_opaque "helix::rt::cg::loadWeight"(%arg0, %arg1, %arg2, %[[VO]]) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22model.embed_tokens.weight\22">, dense<[1024, 256]> : tensor<2xi64>, dense<[1024, 256]> : tensor<2xi64>, 3 : index, dense<256> : tensor<2xi64>, #emitc.opaque<"helix::WeightLayout::Plain">, #emitc.opaque<"helix::ElementType::BF16">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
+// GQA: call_opaque "helix::rt::cg::loadWeight"(%arg0, %arg1, %arg2) {args = [0 : index, 1 : index, 2 : index, #emitc.opaque<"\22model.layers.0.input_layernorm.weight\22">, dense<256> : tensor<1xi64>, dense<256> : tensor<1xi64>, dense<0> : tensor<1xi64>, dense<256> : tensor<1xi64>, #emitc.opaque<"helix::WeightLayout::Plain">, #emitc.opaque<"helix::ElementType::BF16">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
+// GQA: call_opaque "helix::rt::cg::loadWeight"({{.*}}\22model.layers.0.self_attn.q_proj.weight\22">, dense<256> : tensor<2xi64>, dense<[8, 32, 256]> : tensor<3xi64>, 3 : index, dense<[4, 32, 256]> : tensor<3xi64>, #emitc.opaque<"helix::WeightLayout::Plain">, #emitc.opaque<"helix::ElementType::F4E2M1">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
 // GQA-LABEL: emitc.func @decode_step_stage0_prepare(
 // GQA-NEXT: call_opaque "helix::rt::cg::gridGroup"(%arg0) {args = [0 : index, #emitc.opaque<"\22helix_attn\22">, dense<2> : tensor<1xi64>]}
 // GQA-NEXT: call_opaque "helix::rt::cg::gridGroup"(%arg0) {args = [0 : index, #emitc.opaque<"\22helix_attn\22">, dense<[2, 3]> : tensor<2xi64>]}
@@ -93,10 +93,10 @@
 // experts (EP coordinate) with its TPF half of their intermediate, the
 // shared expert a quarter, then TPF all-reduce, EP all-gather and group sum.
 // MLA-LABEL: emitc.func @decode_step_stage0_load(
-// MLA-DAG: \22model.layers.0.self_attn.kv_b_proj.weight\22">, dense<[128, 32]> : tensor<2xi64>, dense<[4, 32, 32]> : tensor<3xi64>, dense<0> : tensor<3xi64>, dense<[4, 16, 32]> : tensor<3xi64>, 0, 3, 0]}
-// MLA-DAG: \22model.layers.0.self_attn.kv_b_proj.weight\22">, dense<[128, 32]> : tensor<2xi64>, dense<[4, 32, 32]> : tensor<3xi64>, dense<[0, 16, 0]> : tensor<3xi64>, dense<[4, 16, 32]> : tensor<3xi64>, 0, 3, 0]}
-// MLA-DAG: \22model.layers.1.mlp.experts.{expert}.gate_proj.weight\22">, dense<[64, 128]> : tensor<2xi64>, dense<[8, 64, 128]> : tensor<3xi64>, {{[0-9]+}} : index, dense<[4, 32, 128]> : tensor<3xi64>, 0, 3, 0]}
-// MLA-DAG: \22model.layers.1.mlp.shared_experts.gate_proj.weight\22">, dense<[64, 128]> : tensor<2xi64>, dense<[64, 128]> : tensor<2xi64>, {{[0-9]+}} : index, dense<[16, 128]> : tensor<2xi64>, 0, 3, 0]}
+// MLA-DAG: \22model.layers.0.self_attn.kv_b_proj.weight\22">, dense<[128, 32]> : tensor<2xi64>, dense<[4, 32, 32]> : tensor<3xi64>, dense<0> : tensor<3xi64>, dense<[4, 16, 32]> : tensor<3xi64>, #emitc.opaque<"helix::WeightLayout::Plain">, #emitc.opaque<"helix::ElementType::F4E2M1">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
+// MLA-DAG: \22model.layers.0.self_attn.kv_b_proj.weight\22">, dense<[128, 32]> : tensor<2xi64>, dense<[4, 32, 32]> : tensor<3xi64>, dense<[0, 16, 0]> : tensor<3xi64>, dense<[4, 16, 32]> : tensor<3xi64>, #emitc.opaque<"helix::WeightLayout::Plain">, #emitc.opaque<"helix::ElementType::F4E2M1">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
+// MLA-DAG: \22model.layers.1.mlp.experts.{expert}.gate_proj.weight\22">, dense<[64, 128]> : tensor<2xi64>, dense<[8, 64, 128]> : tensor<3xi64>, {{[0-9]+}} : index, dense<[4, 32, 128]> : tensor<3xi64>, #emitc.opaque<"helix::WeightLayout::Plain">, #emitc.opaque<"helix::ElementType::F4E2M1">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
+// MLA-DAG: \22model.layers.1.mlp.shared_experts.gate_proj.weight\22">, dense<[64, 128]> : tensor<2xi64>, dense<[64, 128]> : tensor<2xi64>, {{[0-9]+}} : index, dense<[16, 128]> : tensor<2xi64>, #emitc.opaque<"helix::WeightLayout::Plain">, #emitc.opaque<"helix::ElementType::F4E2M1">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
 // MLA-LABEL: emitc.func @decode_step_stage0(
 // MLA: %[[ROPE:.*]] = call_opaque "helix::rt::cg::rope"() {{.*}}.rotaryDim(8).interleaved(true)">]}
 // MLA: %[[QL:.*]]:2 = call_opaque "helix::rt::cg::mlaQkv"({{.*}}, 8, 9 : index]}
@@ -112,15 +112,15 @@
 // MLA: call_opaque "helix::rt::cg::groupSum"(%arg0, %[[AG]])
 
 // gpt-oss-like, kvp=4 x tpa=2, tpf=2 x ep=4: half a head and its sink per
-// rank; fused gate/up loaded split and transposed (layout 2), the down
-// projection transposed (1), the fused bias split (3); the down bias
+// rank; fused gate/up loaded split and transposed, the down projection
+// transposed, the fused bias split; the down bias
 // passed by the first TPF rank only (keepIf); the router bias is a logit
 // bias; a ring of 32 slots for the window layer.
 // SWA-LABEL: emitc.func @decode_step_stage0_load(
-// SWA: \22model.layers.0.self_attn.sinks\22">, dense<4> : tensor<1xi64>, dense<4> : tensor<1xi64>, 3 : index, dense<1> : tensor<1xi64>, 0, 1, 0]}
-// SWA: \22model.layers.0.mlp.experts.gate_up_proj\22">, dense<[4, 128, 128]> : tensor<3xi64>, dense<[4, 128, 128]> : tensor<3xi64>, 3 : index, dense<[1, 128, 64]> : tensor<3xi64>, 2, 3, 0]}
-// SWA: \22model.layers.0.mlp.experts.down_proj\22">, dense<[4, 64, 128]> : tensor<3xi64>, dense<[4, 64, 128]> : tensor<3xi64>, 3 : index, dense<[1, 32, 128]> : tensor<3xi64>, 1, 3, 0]}
-// SWA: \22model.layers.0.mlp.experts.gate_up_proj_bias\22">, dense<[4, 128]> : tensor<2xi64>, dense<[4, 128]> : tensor<2xi64>, 3 : index, dense<[1, 64]> : tensor<2xi64>, 3, 1, 0]}
+// SWA: \22model.layers.0.self_attn.sinks\22">, dense<4> : tensor<1xi64>, dense<4> : tensor<1xi64>, 3 : index, dense<1> : tensor<1xi64>, #emitc.opaque<"helix::WeightLayout::Plain">, #emitc.opaque<"helix::ElementType::BF16">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
+// SWA: \22model.layers.0.mlp.experts.gate_up_proj\22">, dense<[4, 128, 128]> : tensor<3xi64>, dense<[4, 128, 128]> : tensor<3xi64>, 3 : index, dense<[1, 128, 64]> : tensor<3xi64>, #emitc.opaque<"helix::WeightLayout::SplitGateUpTransposed">, #emitc.opaque<"helix::ElementType::F4E2M1">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
+// SWA: \22model.layers.0.mlp.experts.down_proj\22">, dense<[4, 64, 128]> : tensor<3xi64>, dense<[4, 64, 128]> : tensor<3xi64>, 3 : index, dense<[1, 32, 128]> : tensor<3xi64>, #emitc.opaque<"helix::WeightLayout::TransposeLast2">, #emitc.opaque<"helix::ElementType::F4E2M1">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
+// SWA: \22model.layers.0.mlp.experts.gate_up_proj_bias\22">, dense<[4, 128]> : tensor<2xi64>, dense<[4, 128]> : tensor<2xi64>, 3 : index, dense<[1, 64]> : tensor<2xi64>, #emitc.opaque<"helix::WeightLayout::SplitGateUp">, #emitc.opaque<"helix::ElementType::BF16">, #emitc.opaque<"helix::CheckpointFormat::BF16">]}
 // SWA: \22model.layers.0.mlp.experts.down_proj_bias\22">
 // SWA-LABEL: emitc.func @decode_step_stage0(
 // SWA: call_opaque "helix::rt::cg::kvSlots"(%{{.*}}, %{{.*}}) {args = [0 : index, 16, 4, 32, 64, 1 : index, 1]}

@@ -1,10 +1,10 @@
-//===- WeightFormat.h - Resident and checkpoint weight formats --*- C++ -*-===//
+//===- WeightFormat.h - Checkpoint weight formats --------------*- C++ -*-===//
 //
-// The number formats a program keeps a weight in and the formats
-// checkpoints store quantized weights in (docs/quantization.md), shared by
-// the EmitC lowering (which writes them into the generated load calls) and
-// the runtime (which loads and converts accordingly). Header-only and
-// dependency-free.
+// The formats checkpoints store quantized weights in (docs/quantization.md),
+// shared by the EmitC lowering (which writes them into the generated load
+// calls) and the runtime (which loads and converts accordingly). The
+// formats a program keeps a weight in are element types
+// (helix/Common/ElementType.h). Header-only and dependency-free.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,28 +16,8 @@
 
 namespace helix {
 
-/// What a weight is kept as in the program: the element type of its
-/// helix.weight in rank IR. FP4 is NVFP4, or MXFP4 as an MXFP4 checkpoint
-/// stores it. The values are what generated code passes.
-enum class ResidentFormat : int { F32 = 0, BF16 = 1, FP8 = 2, FP4 = 3 };
-
-inline const char *residentFormatName(ResidentFormat f) {
-  switch (f) {
-  case ResidentFormat::F32:
-    return "f32";
-  case ResidentFormat::BF16:
-    return "bf16";
-  case ResidentFormat::FP8:
-    return "fp8";
-  case ResidentFormat::FP4:
-    return "fp4";
-  }
-  return "?";
-}
-
 /// How a checkpoint stores its quantized linear weights; the names are
-/// those of helix-make-checkpoint --format. The values are what generated
-/// code passes.
+/// those of helix-make-checkpoint --format.
 enum class CheckpointFormat : int {
   BF16 = 0,      // unquantized (BF16, F16 or F32 tensors)
   FP8Block = 1,  // E4M3 + weight_scale_inv per 128x128 (DeepSeek-V3/R1)
@@ -58,6 +38,24 @@ inline const char *checkpointFormatName(CheckpointFormat f) {
     return "nvfp4";
   case CheckpointFormat::MXFP4:
     return "mxfp4";
+  }
+  return "?";
+}
+
+/// The enumerator's name ("FP8Block"), as generated code spells it after
+/// `helix::CheckpointFormat::`.
+inline const char *enumeratorName(CheckpointFormat f) {
+  switch (f) {
+  case CheckpointFormat::BF16:
+    return "BF16";
+  case CheckpointFormat::FP8Block:
+    return "FP8Block";
+  case CheckpointFormat::FP8Tensor:
+    return "FP8Tensor";
+  case CheckpointFormat::NVFP4:
+    return "NVFP4";
+  case CheckpointFormat::MXFP4:
+    return "MXFP4";
   }
   return "?";
 }

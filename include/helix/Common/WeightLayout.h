@@ -13,7 +13,7 @@
 namespace helix {
 
 /// How a weight slice is stored after loading (the layout its consumer
-/// takes). The values are what generated code passes.
+/// takes).
 enum class WeightLayout : int {
   /// As the box of the view selects it.
   Plain = 0,
@@ -25,6 +25,22 @@ enum class WeightLayout : int {
   /// Fused gate/up bias, interleaved ([E, 2I]): stored as [2, E, I].
   SplitGateUp = 3,
 };
+
+/// The enumerator's name ("TransposeLast2"), as generated code spells it
+/// after `helix::WeightLayout::`.
+inline const char *enumeratorName(WeightLayout l) {
+  switch (l) {
+  case WeightLayout::Plain:
+    return "Plain";
+  case WeightLayout::TransposeLast2:
+    return "TransposeLast2";
+  case WeightLayout::SplitGateUpTransposed:
+    return "SplitGateUpTransposed";
+  case WeightLayout::SplitGateUp:
+    return "SplitGateUp";
+  }
+  return "?";
+}
 
 } // namespace helix
 

@@ -29,7 +29,7 @@
 using namespace mlir;
 using namespace mlir::helix;
 using ::helix::CheckpointFormat;
-using ::helix::ResidentFormat;
+using ::helix::ElementType;
 
 namespace helix::emitc_codegen {
 
@@ -47,7 +47,7 @@ struct WeightLoad {
   WeightLayout layout = WeightLayout::Plain;
   /// The format the program keeps it in (its element type) and the format
   /// the checkpoint stores it in (helix/Dialect/Helix/WeightFormats.h).
-  ResidentFormat resident = ResidentFormat::BF16;
+  ElementType resident = ElementType::BF16;
   CheckpointFormat stored = CheckpointFormat::BF16;
 
   std::string key() const {
@@ -71,9 +71,14 @@ struct WeightLoad {
 
 /// The format a KV shard keeps K and V in (f32 for element types that are
 /// not a resident format).
-ResidentFormat kvFormatOf(KVShardType shard) {
-  FailureOr<ResidentFormat> f = residentFormatOf(shard.getElement());
-  return succeeded(f) ? *f : ResidentFormat::F32;
+ElementType kvFormatOf(KVShardType shard) {
+  FailureOr<ElementType> f = residentFormatOf(shard.getElement());
+  return succeeded(f) ? *f : ElementType::F32;
+}
+
+/// "helix::ElementType::F8E4M3": an enumerator as generated code names it.
+template <typename Enum> std::string enumerator(const char *type, Enum value) {
+  return std::string("helix::") + type + "::" + ::helix::enumeratorName(value);
 }
 
 /// What the consumer `use` of weight `w` loads.
@@ -89,7 +94,7 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
   // helix-resident-formats ran) are kept exactly, as f32.
   l.resident = succeeded(residentFormatOf(type.getElementType()))
                    ? *residentFormatOf(type.getElementType())
-                   : ResidentFormat::F32;
+                   : ElementType::F32;
   auto module = w->getParentOfType<ModuleOp>();
   l.stored = checkpointFormatOf(
       w, module ? module->getAttrOfType<ModelAttr>(::mlir::helix::attrs::model)
@@ -320,7 +325,7 @@ emitc::FuncOp ProgramBuilder::buildStep(func::FuncOp f, int64_t stage) {
           .i64(shard.getKeyDim())
           .i64(shard.getValueDim())
           .boolean(shard.getLatent())
-          .i64(static_cast<int64_t>(kvFormatOf(shard)))
+          .verbatim(enumerator("ElementType", kvFormatOf(shard)))
           .create();
       v = Call(b, loc, "kvShard")
               .operand(step.getArgument(1))
@@ -403,9 +408,9 @@ void ProgramBuilder::emitLoad(emitc::FuncOp into, Location loc,
     call.operand(offsets.create1(opaque(ctx, "helix::rt::cg::Offsets")));
   }
   call.ints(l.sizes)
-      .i64(static_cast<int64_t>(l.layout))
-      .i64(static_cast<int64_t>(l.resident))
-      .i64(static_cast<int64_t>(l.stored))
+      .verbatim(enumerator("WeightLayout", l.layout))
+      .verbatim(enumerator("ElementType", l.resident))
+      .verbatim(enumerator("CheckpointFormat", l.stored))
       .create();
 }
 

@@ -57,15 +57,15 @@ Type elementTypeOf(MLIRContext *ctx, ::helix::DType format) {
   return BFloat16Type::get(ctx);
 }
 
-FailureOr<::helix::ResidentFormat> residentFormatOf(Type element) {
+FailureOr<::helix::ElementType> residentFormatOf(Type element) {
   if (element.isF32())
-    return ::helix::ResidentFormat::F32;
+    return ::helix::ElementType::F32;
   if (element.isBF16())
-    return ::helix::ResidentFormat::BF16;
+    return ::helix::ElementType::BF16;
   if (isa<Float8E4M3FNType>(element))
-    return ::helix::ResidentFormat::FP8;
+    return ::helix::ElementType::F8E4M3;
   if (isa<Float4E2M1FNType>(element))
-    return ::helix::ResidentFormat::FP4;
+    return ::helix::ElementType::F4E2M1;
   return failure();
 }
 

@@ -224,41 +224,41 @@ void gridGroup(Context &ctx, const char *grid, Dims axes) {
 /// `t` in the resident format `f` by the conversion rules
 /// (docs/quantization.md); `note` names a conversion that loses or adds
 /// precision.
-static QuantHost toResident(const HostTensor &t, ResidentFormat f,
+static QuantHost toResident(const HostTensor &t, ElementType f,
                             const std::string &what) {
   switch (f) {
-  case ResidentFormat::F32:
+  case ElementType::F32:
     return toF32(t);
-  case ResidentFormat::BF16:
+  case ElementType::BF16:
     return toBF16(t);
-  case ResidentFormat::FP8:
+  case ElementType::F8E4M3:
     return quantizeFP8Block(t, what);
-  case ResidentFormat::FP4:
+  case ElementType::F4E2M1:
     return quantizeNVFP4(t, what);
+  case ElementType::I32:
+  case ElementType::U8:
+    break;
   }
-  throw Error(what + ": unknown resident format " +
-              std::to_string(static_cast<int>(f)));
+  throw Error(what + ": " + dtypeName(f) + " is not a resident format");
 }
 
-static bool keepsStored(ResidentFormat r, CheckpointFormat s) {
-  return (r == ResidentFormat::FP8 && (s == CheckpointFormat::FP8Block ||
+static bool keepsStored(ElementType r, CheckpointFormat s) {
+  return (r == ElementType::F8E4M3 && (s == CheckpointFormat::FP8Block ||
                                        s == CheckpointFormat::FP8Tensor)) ||
-         (r == ResidentFormat::FP4 &&
+         (r == ElementType::F4E2M1 &&
           (s == CheckpointFormat::NVFP4 || s == CheckpointFormat::MXFP4));
 }
 
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 RankState &state, const char *name, Dims shape, Dims view,
-                const Offsets &offsets, Dims sizes, int layout, int resident,
-                int stored) {
+                const Offsets &offsets, Dims sizes, WeightLayout layout,
+                ElementType R, CheckpointFormat S) {
   std::vector<int64_t> shapeV(shape), viewV(view.size() ? view : shape),
       sizesV(sizes);
-  auto R = static_cast<ResidentFormat>(resident);
-  auto S = static_cast<CheckpointFormat>(stored);
-  check(resident >= 0 && resident <= static_cast<int>(ResidentFormat::FP4) &&
-            stored >= 0 && stored <= static_cast<int>(CheckpointFormat::MXFP4),
-        std::string("weight ") + name + ": unknown formats " +
-            std::to_string(resident) + "/" + std::to_string(stored));
+  check(isResidentFormat(R) && static_cast<int>(S) >= 0 &&
+            S <= CheckpointFormat::MXFP4,
+        std::string("weight ") + name + ": unknown formats " + dtypeName(R) +
+            "/" + std::to_string(static_cast<int>(S)));
   bool experts = std::string(name).find("{expert}") != std::string::npos;
   check(!experts || !offsets.empty(),
         std::string("weight ") + name + ": no expert offset");
@@ -270,11 +270,10 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 ", but config.json's quantization_config says " +
                 checkpointFormatName(S) + " for it");
   std::vector<int64_t> out = sizesV;
-  std::vector<std::vector<int64_t>> perms =
-      layoutPerms(static_cast<WeightLayout>(layout), out, name);
+  std::vector<std::vector<int64_t>> perms = layoutPerms(layout, out, name);
   QuantHost q;
   std::string from = checkpointFormatName(actual);
-  if (actual == CheckpointFormat::BF16 && R == ResidentFormat::BF16 &&
+  if (actual == CheckpointFormat::BF16 && R == ElementType::BF16 &&
       perms.empty() && ckpt.info(first).dtype == "BF16") {
     // Kept as stored: the bytes, no f32 round trip (a BF16 value is the
     // same BF16 value after bf16 -> f32 -> bf16).
@@ -323,10 +322,9 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
     }
   }
   std::string kept = q.describe();
-  bool converted =
-      !(actual == CheckpointFormat::BF16
-            ? (R == ResidentFormat::BF16 || R == ResidentFormat::F32)
-            : keepsStored(R, actual));
+  bool converted = !(actual == CheckpointFormat::BF16
+                         ? (R == ElementType::BF16 || R == ElementType::F32)
+                         : keepsStored(R, actual));
   std::string key = converted ? "converted " + from + " -> " + kept
                               : "as stored (" + from + ") in " + kept;
   ++state.formats[key];
@@ -341,25 +339,14 @@ std::string layerName(const char *name, int64_t layer) {
   return n.replace(at, std::string("{layer}").size(), std::to_string(layer));
 }
 
-static DType kvDType(int format) {
-  switch (static_cast<ResidentFormat>(format)) {
-  case ResidentFormat::F32:
-    return DType::F32;
-  case ResidentFormat::BF16:
-    return DType::BF16;
-  case ResidentFormat::FP8:
-    return DType::F8E4M3;
-  case ResidentFormat::FP4:
-    return DType::F4E2M1;
-  }
-  throw Error("KV cache: unknown format " + std::to_string(format));
-}
-
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
              int64_t heads, int64_t keyDim, int64_t valueDim, bool latent,
-             int format) {
+             ElementType format) {
+  check(isResidentFormat(format), std::string("KV cache: ") +
+                                      dtypeName(format) +
+                                      " is not a resident format");
   KVCacheConfig c;
-  c.dtype = kvDType(format);
+  c.dtype = format;
   c.batch = rows;
   c.capacity = tokens;
   c.heads = heads;

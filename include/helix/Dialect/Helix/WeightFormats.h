@@ -13,6 +13,7 @@
 #define HELIX_DIALECT_HELIX_WEIGHTFORMATS_H
 
 #include "helix/Common/DType.h"
+#include "helix/Common/ElementType.h"
 #include "helix/Common/WeightFormat.h"
 #include "helix/Dialect/Helix/HelixOps.h"
 
@@ -40,8 +41,9 @@ bool takesPlannedFormat(WeightOp w, ModelAttr model);
 /// The element type a format keeps values in: bf16, f8E4M3FN, f4E2M1FN.
 Type elementTypeOf(MLIRContext *ctx, ::helix::DType format);
 /// The resident format of an element type (f32 / bf16 / f8E4M3FN /
-/// f4E2M1FN); failure for another type.
-FailureOr<::helix::ResidentFormat> residentFormatOf(Type element);
+/// f4E2M1FN: ElementType F32 / BF16 / F8E4M3 / F4E2M1); failure for
+/// another type.
+FailureOr<::helix::ElementType> residentFormatOf(Type element);
 
 /// The model's unquantized module patterns (#helix.model's quant_exclude).
 std::vector<std::string> excludedModules(ModelAttr model);

@@ -103,7 +103,7 @@ struct RankState {
 /// shared with the EmitC lowering), the format it is kept in and the
 /// format the checkpoint stores it in (helix/Common/WeightFormat.h).
 using ::helix::CheckpointFormat;
-using ::helix::ResidentFormat;
+using ::helix::ElementType;
 using ::helix::WeightLayout;
 
 //===----------------------------------------------------------------------===//
@@ -112,28 +112,30 @@ using ::helix::WeightLayout;
 
 /// Loads the box [offsets, offsets + sizes) of checkpoint tensor `name`
 /// (logical shape `shape`, seen as `view`) into the next weight slot, in
-/// layout `layout` (WeightLayout) and resident format `resident`
-/// (ResidentFormat). `stored` (CheckpointFormat) is how config.json says
+/// layout `layout` and resident format `resident` (F32, BF16, F8E4M3 or
+/// F4E2M1). `stored` is how config.json says
 /// the checkpoint stores it: a tensor stored otherwise is an Error. A name
 /// containing "{expert}" names one tensor per expert: the view's first
 /// dimension enumerates experts and `shape` is one expert's tensor.
 void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                 RankState &state, const char *name, Dims shape, Dims view,
-                const Offsets &offsets, Dims sizes, int layout, int resident,
-                int stored);
+                const Offsets &offsets, Dims sizes, WeightLayout layout,
+                ElementType resident, CheckpointFormat stored);
 inline void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
                        RankState &state, const std::string &name, Dims shape,
                        Dims view, const Offsets &offsets, Dims sizes,
-                       int layout, int resident, int stored) {
+                       WeightLayout layout, ElementType resident,
+                       CheckpointFormat stored) {
   loadWeight(ctx, ckpt, state, name.c_str(), shape, view, offsets, sizes,
              layout, resident, stored);
 }
 /// A layer function's weight name: `{layer}` in `name` replaced by `layer`.
 std::string layerName(const char *name, int64_t layer);
-/// Allocates the next KV shard (zeroed) in `format` (ResidentFormat).
+/// Allocates the next KV shard (zeroed) in `format` (F32, BF16, F8E4M3 or
+/// F4E2M1).
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
              int64_t heads, int64_t keyDim, int64_t valueDim, bool latent,
-             int format);
+             ElementType format);
 /// Creates (collectively over the members) the communicator of a group;
 /// nothing on ranks outside it.
 void group(Context &ctx, Ranks members);

@@ -30,61 +30,21 @@
 #ifndef HELIX_RUNTIME_NUMBERFORMATS_H
 #define HELIX_RUNTIME_NUMBERFORMATS_H
 
+#include "helix/Common/ElementType.h" // HELIX_HD
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define HELIX_HD __host__ __device__
-#else
-#define HELIX_HD
-#endif
-
 namespace helix {
 namespace rt {
 
-/// Element formats of tensors (`Tensor::dtype`): compute (f32), indices
-/// (i32) and the resident formats of weights and KV caches.
-enum class DType : uint8_t { F32, I32, BF16, F8E4M3, F4E2M1, U8 };
-
-/// Bits per element (4 for F4E2M1: two values per byte).
-HELIX_HD inline size_t dtypeBits(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-  case DType::I32:
-    return 32;
-  case DType::BF16:
-    return 16;
-  case DType::F8E4M3:
-  case DType::U8:
-    return 8;
-  case DType::F4E2M1:
-    return 4;
-  }
-  return 32;
-}
-
-HELIX_HD inline size_t dtypeBytes(DType dtype, int64_t numel) {
-  return (static_cast<size_t>(numel) * dtypeBits(dtype) + 7) / 8;
-}
-
-inline const char *dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::I32:
-    return "i32";
-  case DType::BF16:
-    return "bf16";
-  case DType::F8E4M3:
-    return "f8E4M3";
-  case DType::F4E2M1:
-    return "f4E2M1";
-  case DType::U8:
-    return "u8";
-  }
-  return "?";
-}
+/// Element formats of tensors (`Tensor::dtype`): the one enum the compiler
+/// and the runtime share (helix/Common/ElementType.h).
+using DType = ::helix::ElementType;
+using ::helix::dtypeBits;
+using ::helix::dtypeBytes;
+using ::helix::dtypeName;
 
 /// Formats of block scales.
 enum class ScaleType : uint8_t { F32, E4M3, E8M0 };
