@@ -14,9 +14,9 @@
 // most kinds).
 //
 // Measured on one core of a 2-vCPU Intel Xeon VM (15 runs): 1..64 GPUs
-// 22,228 configurations in a median 0.020 s; 1..576 GPUs with per-layer
-// layouts 142,682 in 0.108 s (0.010 s of it per-layer); Kimi-K3 over
-// 1..576 GPUs 166,475 in 0.164 s (docs/long-context-architectures.md).
+// 22,228 configurations in a median 0.014 s; 1..576 GPUs with per-layer
+// layouts 142,045 in 0.113 s (0.011 s of it per-layer); Kimi-K3 over
+// 1..576 GPUs 165,689 in 0.160 s (docs/long-context-architectures.md).
 //
 //===----------------------------------------------------------------------===//
 
