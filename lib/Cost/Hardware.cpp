@@ -59,6 +59,10 @@ double interpolateLog2(const std::vector<std::pair<int64_t, double>> &table,
     ++hi;
   const auto &a = table[hi - 1];
   const auto &b = table[hi];
+  // Beyond the last size a falling slope is not extended: a table that
+  // measured less latency at its largest size would reach 0 and below.
+  if (n > b.first && b.second < a.second)
+    return b.second;
   double slope = (b.second - a.second) /
                  (std::log2(double(b.first)) - std::log2(double(a.first)));
   return a.second + slope * (std::log2(double(n)) - std::log2(double(a.first)));

@@ -142,6 +142,22 @@ TEST(Collectives, HierarchicalFormsByHand) {
               p.alpha(32) + 31.0 / 32 * s / (50e9 * p.busEfficiency), 1e-12);
 }
 
+TEST(Collectives, LatencyTablesNeverExtrapolateBelowTheirLastValue) {
+  // A user table whose latency falls with the size is held at its last
+  // value beyond it, not extended to zero and below.
+  std::vector<std::pair<int64_t, double>> falling = {{2, 30e-6}, {4, 20e-6}};
+  EXPECT_NEAR(interpolateLog2(falling, 3), 30e-6 - 10e-6 * (std::log2(3.0) - 1),
+              1e-15);
+  EXPECT_DOUBLE_EQ(interpolateLog2(falling, 4096), 20e-6);
+  std::vector<std::pair<int64_t, double>> rising = {{2, 20e-6}, {4, 30e-6}};
+  EXPECT_NEAR(interpolateLog2(rising, 16), 50e-6, 1e-15);
+  Hardware hw = gb200();
+  hw.nvlinkDomain = 8;
+  hw.scaleOutLatencyS = falling;
+  hw.scaleOutEfficiency = 0.5;
+  EXPECT_GT(collectiveTime(hw, CollectiveKind::AllReduce, 4096, 1024), 0);
+}
+
 TEST(Collectives, CrossingHGXNodesPaysTheMeasuredRound) {
   // HGX H100's preset measures one exchange round across 2, 4 and 8 nodes
   // (DeepEP's low-latency dispatch): two nodes' all-reduce pays a reduce and

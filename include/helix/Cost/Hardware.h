@@ -61,8 +61,9 @@ struct CollectiveParams {
 
 /// A latency table by group size read at `n`: interpolated linearly in
 /// log2(n) between the listed sizes, extended with the last slope beyond
-/// them, held constant below the first size or when only one is listed; 0
-/// for an empty table.
+/// them when it grows (held at the last value when it falls, so that a
+/// latency never reaches 0), held constant below the first size or when
+/// only one is listed; 0 for an empty table.
 double interpolateLog2(const std::vector<std::pair<int64_t, double>> &table,
                        int64_t n);
 
