@@ -562,6 +562,13 @@ int main(int argc, char **argv) {
       return usage();
     }
   }
+  if (json && markdown) {
+    std::fprintf(stderr,
+                 "%s: error: --json and --markdown are two outputs; "
+                 "give one\n",
+                 kTool);
+    return usage();
+  }
   std::vector<Measurement> rows;
   std::map<std::string, EngineProfile> engines;
   std::string error;

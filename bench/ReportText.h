@@ -31,6 +31,10 @@ struct ReportArgs {
 bool parseReportArgs(int argc, char **argv, const char *tool, bool withMaxGPUs,
                      ReportArgs &args);
 
+/// The first line of a generated page: the tool that prints it and the
+/// test that compares the committed copy; then its title.
+void printPageHeader(const char *tool, const char *test, const char *title);
+
 /// A workload at `context` tokens in the hardware's native format (FP4 with
 /// NVFP4 block scales on Blackwell, FP8 on Hopper), as `helix plan`
 /// defaults to.
