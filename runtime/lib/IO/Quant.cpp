@@ -354,25 +354,44 @@ bool tiles(const ElementBox &b, int64_t br, int64_t bc, int64_t r0, int64_t c0,
   std::vector<uint8_t> seen(cells, 0);
   q.scales.assign(cells * ss, 0);
   q.globals.assign(b.globals.empty() ? 0 : mats, 1.0f);
-  for (int64_t i = 0; i < b.numel(); ++i) {
-    int64_t m = i / per, rc = i % per, r = rc / cols, c = rc % cols;
-    if (!b.globals.empty()) {
-      if (r == 0 && c == 0)
-        q.globals[m] = b.globals[i];
-      else if (b.globals[i] != q.globals[m])
-        return false;
-    }
-    size_t g = static_cast<size_t>(
-        (m * d.gridRows + (r + r0) / br) * d.gridCols + (c + c0) / bc);
-    uint32_t code = b.scales[i];
-    if (!seen[g]) {
-      seen[g] = 1;
-      std::memcpy(&q.scales[g * ss], &code, ss);
-    } else {
-      uint32_t have = 0;
-      std::memcpy(&have, &q.scales[g * ss], ss);
-      if (have != (ss == 4 ? code : (code & 0xff)))
-        return false;
+  // A matrix and row at a time, a run of columns in one cell at a time:
+  // each run must hold one code (a loop that vectorizes), then the cell is
+  // set or compared once. A checkpoint of billions of elements is packed at
+  // memory speed.
+  const bool withGlobals = !b.globals.empty();
+  for (int64_t m = 0, i = 0; m < mats; ++m) {
+    if (withGlobals && per)
+      q.globals[m] = b.globals[static_cast<size_t>(m * per)];
+    for (int64_t r = 0; r < rows; ++r, i += cols) {
+      size_t rowCell =
+          static_cast<size_t>((m * d.gridRows + (r + r0) / br) * d.gridCols);
+      const uint32_t *sc = &b.scales[static_cast<size_t>(i)];
+      if (withGlobals) {
+        const float *gl = &b.globals[static_cast<size_t>(i)];
+        float want = q.globals[m];
+        if (!std::all_of(gl, gl + cols, [&](float v) { return v == want; }))
+          return false;
+      }
+      // Columns [c, next) lie in cell column (c + c0) / bc.
+      for (int64_t c = 0; c < cols;) {
+        int64_t cell = (c + c0) / bc;
+        int64_t next = std::min(cols, (cell + 1) * bc - c0);
+        uint32_t code = sc[c];
+        if (!std::all_of(sc + c + 1, sc + next,
+                         [&](uint32_t v) { return v == code; }))
+          return false;
+        size_t g = rowCell + static_cast<size_t>(cell);
+        if (!seen[g]) {
+          seen[g] = 1;
+          std::memcpy(&q.scales[g * ss], &code, ss);
+        } else {
+          uint32_t have = 0;
+          std::memcpy(&have, &q.scales[g * ss], ss);
+          if (have != (ss == 4 ? code : (code & 0xff)))
+            return false;
+        }
+        c = next;
+      }
     }
   }
   return true;
@@ -387,13 +406,12 @@ QuantHost pack(const ElementBox &b) {
   q.scaled = true;
   int64_t n = b.numel();
   q.data.assign(dtypeBytes(b.dtype, n), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    if (b.dtype == DType::F8E4M3)
-      q.data[i] = b.codes[i];
-    else
+  if (b.dtype == DType::F8E4M3)
+    std::copy(b.codes.begin(), b.codes.end(), q.data.begin());
+  else
+    for (int64_t i = 0; i < n; ++i)
       q.data[i >> 1] |= (i & 1) ? static_cast<uint8_t>(b.codes[i] << 4)
                                 : static_cast<uint8_t>(b.codes[i] & 0xf);
-  }
   int64_t rows, cols;
   matrixOf(b.shape, rows, cols);
   // The stored block grid, then one scale per row and column block.

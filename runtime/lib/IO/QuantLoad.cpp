@@ -139,30 +139,34 @@ ElementBox loadMatrixBox(const SafetensorsCheckpoint &ckpt,
     out.dtype = DType::F8E4M3;
     out.codes = ckpt.loadRaw(name, "F8_E4M3", shape, box, view).bytes;
   }
-  // Scales: the grid blocks the box touches.
+  // Scales: the grid blocks the box touches. The view's last dimension is
+  // the stored row (checked above), so the box is runs of `cb` contiguous
+  // columns, one stored row each: the scales are filled a run at a time
+  // (a checkpoint of billions of elements is read at memory speed).
   int64_t n = out.numel();
-  out.scales.resize(n);
+  int64_t cb = count.back();
+  int64_t runs = cb ? n / cb : 0;
   std::vector<int64_t> stride(view.size(), 1);
   for (int i = static_cast<int>(view.size()) - 2; i >= 0; --i)
     stride[i] = stride[i + 1] * view[i + 1];
-  // Stored row and column of each element of the box.
-  std::vector<int64_t> rowOf(n), colOf(n), idx(view.size(), 0);
+  // The stored row of each run.
+  std::vector<int64_t> rowOf(static_cast<size_t>(runs));
+  std::vector<int64_t> idx(view.size(), 0);
   int64_t rmin = N, rmax = -1;
-  for (int64_t e = 0; e < n; ++e) {
+  for (int64_t o = 0; o < runs; ++o) {
     int64_t lin = 0;
-    for (size_t d = 0; d < view.size(); ++d)
+    for (size_t d = 0; d + 1 < view.size(); ++d)
       lin += (begin[d] + idx[d]) * stride[d];
-    rowOf[e] = lin / K;
-    colOf[e] = lin % K;
-    rmin = std::min(rmin, rowOf[e]);
-    rmax = std::max(rmax, rowOf[e]);
-    for (int d = static_cast<int>(view.size()) - 1; d >= 0; --d) {
+    rowOf[o] = lin / K;
+    rmin = std::min(rmin, rowOf[o]);
+    rmax = std::max(rmax, rowOf[o]);
+    for (int d = static_cast<int>(view.size()) - 2; d >= 0; --d) {
       if (++idx[d] < count[d])
         break;
       idx[d] = 0;
     }
   }
-  int64_t cmin = begin.back(), cmax = begin.back() + count.back() - 1;
+  int64_t cmin = begin.back(), cmax = begin.back() + cb - 1;
   int64_t br, bc;
   std::string scaleName, scaleDType;
   switch (format) {
@@ -195,10 +199,10 @@ ElementBox loadMatrixBox(const SafetensorsCheckpoint &ckpt,
     float s = scalar(ckpt, prefix + "weight_scale", name);
     check(ckpt.has(prefix + "input_scale"),
           w + ": its activation scale " + prefix + "input_scale is missing");
-    uint32_t bits = fmt::floatToBits(s);
-    std::fill(out.scales.begin(), out.scales.end(), bits);
+    out.scales.assign(static_cast<size_t>(n), fmt::floatToBits(s));
     return out;
   }
+  out.scales.resize(static_cast<size_t>(n));
   if (n == 0)
     return out;
   int64_t gr = (N + br - 1) / br, gc = (K + bc - 1) / bc;
@@ -215,13 +219,19 @@ ElementBox loadMatrixBox(const SafetensorsCheckpoint &ckpt,
                               {{g0, g1 - g0 + 1}, {h0, h1 - h0 + 1}});
   size_t ss = scaleDType == "F32" ? 4 : 1;
   int64_t sw = h1 - h0 + 1;
-  for (int64_t e = 0; e < n; ++e) {
-    size_t at =
-        static_cast<size_t>((rowOf[e] / br - g0) * sw + (colOf[e] / bc - h0)) *
-        ss;
-    uint32_t code = 0;
-    std::memcpy(&code, &sr.bytes[at], ss);
-    out.scales[e] = code;
+  // The scale codes of the cells read, and the cell column of each column.
+  std::vector<uint32_t> cells(static_cast<size_t>((g1 - g0 + 1) * sw), 0);
+  for (size_t i = 0; i < cells.size(); ++i)
+    std::memcpy(&cells[i], &sr.bytes[i * ss], ss);
+  std::vector<int64_t> cellCol(static_cast<size_t>(cb));
+  for (int64_t j = 0; j < cb; ++j)
+    cellCol[j] = (cmin + j) / bc - h0;
+  for (int64_t o = 0; o < runs; ++o) {
+    const uint32_t *row =
+        &cells[static_cast<size_t>((rowOf[o] / br - g0) * sw)];
+    uint32_t *dst = &out.scales[static_cast<size_t>(o * cb)];
+    for (int64_t j = 0; j < cb; ++j)
+      dst[j] = row[cellCol[j]];
   }
   if (format == CheckpointFormat::NVFP4) {
     float g = scalar(ckpt, prefix + "weight_scale_2", name);
