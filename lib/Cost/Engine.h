@@ -63,9 +63,11 @@ struct LayerShape {
   double tokensRead = 0;       // min(window, S) / KVP
   double tokensStored = 0;     // ceil of that
   double coreFlopsPerRequest = 0;
-  double attnRowsPerRequest = 1;        // attention kernel rows: local KV heads
-  int qkvGemms = 0, qkvElementwise = 0; // QKV (or MLA) projections op
-  int coreGemms = 0, coreElementwise = 0; // besides the attention kernel
+  double attnRowsPerRequest = 1; // attention kernel rows: local KV heads
+  // The kernels of the QKV (or MLA, or recurrent in-projection) op and of
+  // the mixer's core (helix/Common/KernelTable.h; the core's split-K merge
+  // is added where the attention splits).
+  KernelCounts qkvKernels, coreKernels;
   // FFN.
   double ffnParams = 0; // dense shard
   double ffnWidth = 0;  // dense: local gate+up outputs per token
@@ -287,7 +289,7 @@ struct Totals {
   double stepExposedS = 0;
   double stepComputeS = 0;
   double stepWeightBytes = 0; // embedding rows read + LM head, per GPU
-  int stepKernels = 0;        // their kernels
+  KernelCounts stepKernels;   // their kernels
   /// MTP (Prepared::draftTokens > 0): the verify step, the draft passes
   /// and the tokens a step yields per request; ttlS is then their time
   /// per token, (verify + drafts) / expected tokens.

@@ -280,7 +280,8 @@ static Evaluation describe(const ModelSpec &model, const Hardware &hw,
   ev.mtp.draftS = t.mtpDraftS;
   ev.step.computeS = t.stepComputeS;
   ev.step.weightBytesPerGPU = t.stepWeightBytes;
-  ev.step.kernels = t.stepKernels;
+  ev.step.kernels = t.stepKernels.total();
+  ev.step.kernelsByKind = t.stepKernels;
   ev.step.commS = t.stepCommS;
   ev.step.exposedS = t.stepExposedS;
   for (const detail::LayerCost &c : perClass)
@@ -298,17 +299,19 @@ static Evaluation describe(const ModelSpec &model, const Hardware &hw,
     le.attention.weightBytesPerGPU = attn.weightBytes;
     le.attention.flopsPerGPU = attn.flops;
     le.attention.timeS = attn.timeS;
-    le.attention.kernels = attn.kernels;
-    le.attention.qkvKernels = c.qkv.kernels;
-    le.attention.coreKernels = c.core.kernels;
-    le.attention.combineKernels = c.combine.kernels;
-    le.attention.oprojKernels = c.oproj.kernels;
+    le.attention.kernels = attn.kernels.total();
+    le.attention.kernelsByKind = attn.kernels;
+    le.attention.qkvKernels = c.qkv.kernels.total();
+    le.attention.coreKernels = c.core.kernels.total();
+    le.attention.combineKernels = c.combine.kernels.total();
+    le.attention.oprojKernels = c.oproj.kernels.total();
     le.attention.coreComputeS = c.core.computeS;
     le.attention.coreMemoryS = c.core.memoryS;
     le.ffn.weightBytesPerGPU = c.ffn.weightBytes;
     le.ffn.flopsPerGPU = c.ffn.flops;
     le.ffn.timeS = c.ffn.timeS;
-    le.ffn.kernels = c.ffn.kernels;
+    le.ffn.kernels = c.ffn.kernels.total();
+    le.ffn.kernelsByKind = c.ffn.kernels;
     le.ffn.activeExperts = c.activeExperts;
     le.comm.timeS = c.commS();
     le.comm.exposedS = c.exposedS();

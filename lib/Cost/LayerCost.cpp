@@ -45,14 +45,13 @@ static double partialBytes(const Prepared &p, const LayerShape &s, double b) {
   return b * s.qHeads * (s.outHeadDim * p.precision.activationBytes() + 4.0);
 }
 
-/// `gemms` weight-streaming GEMMs of `format` over `m` tokens, plus
-/// `elementwise` kernels.
-static KernelMix gemmMix(DType format, double m, int gemms, int elementwise) {
+/// The kernels `counts` (their GEMMs weight-streaming in `format` over `m`
+/// tokens).
+static KernelMix gemmMix(DType format, double m, const KernelCounts &counts) {
   KernelMix k;
-  k.gemms = gemms;
+  k.counts = counts;
   k.format = format;
   k.m = m;
-  k.elementwise = elementwise;
   return k;
 }
 
@@ -65,10 +64,10 @@ OpCost costQKV(const Prepared &p, const LayerShape &s, int64_t batch) {
     return OpCost();
   const double act = p.precision.activationBytes();
   const double t = attentionRequests(p, batch) * p.queryTokens;
-  return kernelCost(
-      *p.hw, p.precision.compute, 2.0 * t * s.qkvParams,
-      s.qkvParams * p.attnWeightBytes, 0, t * (p.hidden + s.qkvOutWidth) * act,
-      gemmMix(p.attnWeightFormat, t, s.qkvGemms, s.qkvElementwise));
+  return kernelCost(*p.hw, p.precision.compute, 2.0 * t * s.qkvParams,
+                    s.qkvParams * p.attnWeightBytes, 0,
+                    t * (p.hidden + s.qkvOutWidth) * act,
+                    gemmMix(p.attnWeightFormat, t, s.qkvKernels));
 }
 
 /// A recurrent mixer's step: the convolution over its last inputs, the
@@ -78,7 +77,7 @@ static OpCost costRecurrentCore(const Prepared &p, const LayerShape &s,
                                 int64_t batch) {
   const double b = attentionRequests(p, batch);
   const double t = b * p.queryTokens;
-  KernelMix k = gemmMix(p.attnWeightFormat, t, 0, s.coreElementwise);
+  KernelMix k = gemmMix(p.attnWeightFormat, t, s.coreKernels);
   return kernelCost(*p.hw, p.precision.compute, t * s.recurrentFlopsPerToken, 0,
                     2.0 * b * s.stateBytesPerRequest,
                     2.0 * t * s.qkvOutWidth * p.precision.activationBytes(), k);
@@ -96,14 +95,14 @@ static OpCost costIndexer(const Prepared &p, const LayerShape &s,
   const double t = b * p.queryTokens;
   // wq_b (from the q latent) and wk with weights_proj (from the input);
   // the key's norm, RoPE, FP8 quantization and append.
-  OpCost c = kernelCost(hw, p.precision.compute, 2.0 * t * s.indexerParams,
-                        s.indexerParams * Prepared::kPlainWeightBytes, 0,
-                        t * (p.hidden + s.indexHeads * s.indexHeadDim) * act,
-                        gemmMix(Prepared::kPlainWeightFormat, t, 2, 1));
+  OpCost c = kernelCost(
+      hw, p.precision.compute, 2.0 * t * s.indexerParams,
+      s.indexerParams * Prepared::kPlainWeightBytes, 0,
+      t * (p.hidden + s.indexHeads * s.indexHeadDim) * act,
+      gemmMix(Prepared::kPlainWeightFormat, t, kernels::kIndexerProjections));
   const DType scoreMath =
       hw.supports(DType::FP8) ? DType::FP8 : p.precision.compute;
-  KernelMix scores = gemmMix(p.attnWeightFormat, t, 0, 0);
-  scores.attention = 1;
+  KernelMix scores = gemmMix(p.attnWeightFormat, t, kernels::kIndexerScores);
   scores.rows = t;
   scores.localHeads = s.indexHeads;
   scores.kvFormat = DType::FP8;
@@ -113,8 +112,9 @@ static OpCost costIndexer(const Prepared &p, const LayerShape &s,
                   t * s.tokensScored * 4.0, scores);
   // Top-k over the fp32 scores (a radix select: read them twice), and
   // under KVP the merge of the ranks' candidates into the threshold.
-  c += roofline(hw, p.precision.compute, 0, 0, 0,
-                2.0 * t * s.tokensScored * 4.0, p.place.kvp > 1 ? 2 : 1);
+  c +=
+      roofline(hw, p.precision.compute, 0, 0, 0, 2.0 * t * s.tokensScored * 4.0,
+               kernels::kIndexerTopK * (p.place.kvp > 1 ? 2 : 1));
   return c;
 }
 
@@ -126,14 +126,13 @@ OpCost costAttentionCore(const Prepared &p, const LayerShape &s,
     return costRecurrentCore(p, s, batch);
   const double b = attentionRequests(p, batch);
   const double t = b * p.queryTokens;
-  KernelMix k = gemmMix(p.attnWeightFormat, t, s.coreGemms, s.coreElementwise);
-  k.attention = 1;
+  KernelMix k = gemmMix(p.attnWeightFormat, t, s.coreKernels);
   // The merge of split-K parts, where the runtime's kernel splits (the
   // rule it launches by; without the GPU's SM count, always).
   int sms = static_cast<int>(p.hw->smCount);
   if (sms == 0 ||
       attentionSplits(int64_t(t * s.qHeads), int64_t(s.tokensStored), sms) > 1)
-    ++k.elementwise;
+    k.counts += kernels::kSplitMerge;
   k.mla = s.mla;
   // Each query token is a row of the decode kernel (its curve's key).
   k.rows = t * s.attnRowsPerRequest;
@@ -154,7 +153,7 @@ OpCost costCombine(const Prepared &p, const LayerShape &s, int64_t batch) {
     return OpCost();
   const double t = attentionRequests(p, batch) * p.queryTokens;
   return roofline(*p.hw, p.precision.compute, 3.0 * t * s.qHeads * s.outHeadDim,
-                  0, 0, 2.0 * partialBytes(p, s, t), 1);
+                  0, 0, 2.0 * partialBytes(p, s, t), kernels::kCombine);
 }
 
 OpCost costOutProj(const Prepared &p, const LayerShape &s, int64_t batch) {
@@ -165,7 +164,7 @@ OpCost costOutProj(const Prepared &p, const LayerShape &s, int64_t batch) {
                     s.oprojParams * p.attnWeightBytes, 0,
                     t * (s.oprojParams / p.hidden + p.hidden) *
                         p.precision.activationBytes(),
-                    gemmMix(p.attnWeightFormat, t, 1, 0));
+                    gemmMix(p.attnWeightFormat, t, kernels::kOutProj));
 }
 
 void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
@@ -202,7 +201,7 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
     // are in the overlap's time) and combines its partials as they arrive:
     // one combine kernel per slice, as the program runs it.
     c.core.kernels *= std::max<int64_t>(1, o.slices);
-    if (o.slices > 1 && c.combine.kernels > 0) {
+    if (o.slices > 1 && c.combine.kernels.total() > 0) {
       double extra = double(o.slices - 1) * c.combine.overheadS;
       c.combine.overheadS += extra;
       c.combine.timeS += extra;
@@ -258,7 +257,7 @@ OpCost costDenseFFN(const Prepared &p, const LayerShape &s, int64_t batch) {
                     s.ffnParams * p.ffnWeightBytes, 0,
                     tokens * (2.0 * p.hidden + 1.5 * s.ffnWidth) *
                         p.precision.activationBytes(),
-                    gemmMix(p.ffnWeightFormat, tokens, 2, 2));
+                    gemmMix(p.ffnWeightFormat, tokens, kernels::kDenseFfn));
 }
 
 OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
@@ -273,10 +272,11 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   const double tokens = double(batch) * p.queryTokens;
   const double held = tokens;
   // Norm, router GEMM (BF16) and top-k over the tokens this GPU holds.
-  OpCost c = kernelCost(hw, math, 2.0 * held * s.routerParams,
-                        s.routerParams * Prepared::kPlainWeightBytes, 0,
-                        held * (2.0 * h + s.numExperts) * act,
-                        gemmMix(Prepared::kPlainWeightFormat, held, 1, 2));
+  OpCost c = kernelCost(
+      hw, math, 2.0 * held * s.routerParams,
+      s.routerParams * Prepared::kPlainWeightBytes, 0,
+      held * (2.0 * h + s.numExperts) * act,
+      gemmMix(Prepared::kPlainWeightFormat, held, kernels::kMoeRouter));
   // Routed experts: the step waits for the busiest EP rank, which computes
   // its token-expert pairs and reads only the distinct local experts they
   // activate (MoE.h; the mean rank with Prepared::balancedMoE).
@@ -287,7 +287,7 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   // measures it: token permute, gate-up GEMM, activation, down GEMM,
   // finalize.
   KernelMix grouped;
-  grouped.groupedGemms = 1;
+  grouped.counts = kernels::kMoeExperts;
   grouped.format = p.ffnWeightFormat;
   grouped.mxfp4 = p.ffnMXFP4;
   grouped.m = tokens;
@@ -298,15 +298,15 @@ OpCost costMoE(const Prepared &p, const LayerShape &s, int64_t batch,
   if (s.sharedParams > 0)
     c += kernelCost(hw, math, 2.0 * held * s.sharedParams, s.sharedParams * wb,
                     0, held * 3.0 * h * act,
-                    gemmMix(p.ffnWeightFormat, held, 2, 1));
+                    gemmMix(p.ffnWeightFormat, held, kernels::kMoeShared));
   // A latent MoE's down and up projections around the routed experts.
   if (s.latentParams > 0)
-    c += kernelCost(hw, math, 2.0 * held * s.latentParams,
-                    s.latentParams * Prepared::kPlainWeightBytes, 0,
-                    held * 2.0 * h * act,
-                    gemmMix(Prepared::kPlainWeightFormat, held, 2, 0));
+    c += kernelCost(
+        hw, math, 2.0 * held * s.latentParams,
+        s.latentParams * Prepared::kPlainWeightBytes, 0, held * 2.0 * h * act,
+        gemmMix(Prepared::kPlainWeightFormat, held, kernels::kMoeLatent));
   // Weighted sum of expert outputs.
-  c += roofline(hw, math, 0, 0, 0, 2.0 * held * h * act, 1);
+  c += roofline(hw, math, 0, 0, 0, 2.0 * held * h * act, kernels::kMoeSum);
   return c;
 }
 
@@ -370,14 +370,16 @@ StepCost costStep(const Prepared &p, int64_t batch) {
   const int64_t g = p.place.stageGPUs;
   StepCost s;
   // Embedding rows of the new tokens, broadcast to every GPU of the stage.
-  s.first = roofline(hw, math, 0, b * h * wb, 0, b * h * act, 1);
+  s.first =
+      roofline(hw, math, 0, b * h * wb, 0, b * h * act, kernels::kEmbedding);
   s.firstCommS = collectiveTime(hw, CollectiveKind::Broadcast, g, b * h * act);
   // Final norm and a vocabulary-parallel LM head; sampling gathers each
   // rank's best (value, index) per request.
   double lmParams = p.vocab * h / g;
-  s.last = kernelCost(hw, math, 2.0 * b * lmParams, lmParams * wb, 0,
-                      b * (h + p.vocab / g) * act,
-                      gemmMix(Prepared::kPlainWeightFormat, b, 1, 2));
+  s.last =
+      kernelCost(hw, math, 2.0 * b * lmParams, lmParams * wb, 0,
+                 b * (h + p.vocab / g) * act,
+                 gemmMix(Prepared::kPlainWeightFormat, b, kernels::kLmHead));
   s.lastCommS =
       collectiveTime(hw, CollectiveKind::AllGather, g, double(g) * b * 8.0);
   s.p2pS = collectiveTime(hw, CollectiveKind::P2P, 2, b * h * act);
@@ -393,9 +395,10 @@ DraftProjectionCost costDraftProjection(const Prepared &p, int64_t batch) {
   const double t = attentionRequests(p, batch) * p.queryTokens;
   const double params = mtpProjectionParams(p);
   DraftProjectionCost c;
-  c.kernels = kernelCost(
-      *p.hw, p.precision.compute, 2.0 * t * params, params * p.attnWeightBytes,
-      0, t * 3.0 * p.hidden * act, gemmMix(p.attnWeightFormat, t, 1, 2));
+  c.kernels =
+      kernelCost(*p.hw, p.precision.compute, 2.0 * t * params,
+                 params * p.attnWeightBytes, 0, t * 3.0 * p.hidden * act,
+                 gemmMix(p.attnWeightFormat, t, kernels::kDraftProjection));
   c.commS = collectiveTime(*p.hw, CollectiveKind::AllReduce, p.place.oprojWidth,
                            t * p.hidden * act);
   return c;

@@ -94,7 +94,7 @@ static void recurrentShape(const LayerSpec &layer, const ModelSpec &model,
   const double act = workload.precision.activationBytes();
   s.recurrent = true;
   s.recurrentGroup = g;
-  s.coreGemms = 0;
+  s.coreKernels = kernels::kRecurrentCore;
   if (layer.mixer == MixerKind::LinearAttention) {
     const LinearAttentionSpec &l = layer.linear;
     s.qkvParams = double(linearAttentionInParameterCount(l, h)) / g;
@@ -112,12 +112,9 @@ static void recurrentShape(const LayerSpec &layer, const ModelSpec &model,
     s.recurrentFlopsPerToken = (7.0 * double(l.stateValues()) +
                                 2.0 * double(l.convChannels() * l.convKernel)) /
                                g;
-    // GDN: in_proj_qkvz and in_proj_ba; KDA: q/k/v, the gates' two
-    // bottleneck halves, beta.
-    s.qkvGemms = l.variant == LinearAttentionSpec::Variant::KDA ? 4 : 2;
-    s.qkvElementwise = 1; // the norm
-    // Convolution, the recurrent update, the gated RMSNorm.
-    s.coreElementwise = 3;
+    s.qkvKernels = l.variant == LinearAttentionSpec::Variant::KDA
+                       ? kernels::kKdaQkv
+                       : kernels::kGatedDeltaNetQkv;
     s.outHeadDim = double(l.valueHeadDim);
     s.qHeads = double(l.numValueHeads) / g;
     return;
@@ -135,9 +132,7 @@ static void recurrentShape(const LayerSpec &layer, const ModelSpec &model,
   s.recurrentFlopsPerToken = (5.0 * double(m.stateValues()) +
                               2.0 * double(m.convChannels() * m.convKernel)) /
                              g;
-  s.qkvGemms = 1;
-  s.qkvElementwise = 1;
-  s.coreElementwise = 3; // convolution, the SSM update, the gated RMSNorm
+  s.qkvKernels = kernels::kMambaQkv;
   s.outHeadDim = double(m.headDim);
   s.qHeads = double(m.numHeads) / g;
 }
@@ -167,25 +162,15 @@ static void attentionShape(const LayerSpec &layer, const ModelSpec &model,
     s.qkDim = double(a.kvLoraRank + a.qkRopeHeadDim);
     s.vDim = double(a.kvLoraRank);
     s.qkvOutWidth = s.qHeads * s.qkDim + s.qkDim;
-    // norm, q_a+kv_a GEMM, latent norms, q_b GEMM, W_UK BMM + RoPE.
-    s.qkvGemms = 3;
-    s.qkvElementwise = 2;
-    // The KV append, the attention kernel (and the merge of its split-K
-    // parts: costAttentionCore), the W_UV BMM.
-    s.coreGemms = 1;
-    s.coreElementwise = 1;
+    s.qkvKernels = kernels::kMlaQkv;
+    s.coreKernels = kernels::kMlaCore;
     s.attnRowsPerRequest = 1; // one latent "KV head"
   } else {
     s.qkDim = double(a.headDim);
     s.vDim = double(a.vHeadDim);
     s.qkvOutWidth = s.qHeads * a.headDim + localKV * (a.headDim + a.vHeadDim);
-    // norm, QKV GEMM, RoPE.
-    s.qkvGemms = 1;
-    s.qkvElementwise = 2;
-    // The KV append, then the attention kernel (and the merge of its
-    // split-K parts: costAttentionCore). Both are launched per HOP-B slice.
-    s.coreGemms = 0;
-    s.coreElementwise = 1;
+    s.qkvKernels = kernels::kGqaQkv;
+    s.coreKernels = kernels::kGqaCore; // launched per HOP-B slice
     s.attnRowsPerRequest = double(localKV);
   }
   // KV: a GPU holds ceil(K / TPA) of the K heads (all of MLA's latent).
@@ -201,8 +186,8 @@ static void attentionShape(const LayerSpec &layer, const ModelSpec &model,
   s.coreFlopsPerRequest =
       s.qHeads * s.tokensRead * (2.0 * s.qkDim + 2.0 * s.vDim);
 
-  if (a.outputGate) // the gate multiplies the outputs: one more kernel
-    ++s.coreElementwise;
+  if (a.outputGate)
+    s.coreKernels += kernels::kOutputGate;
   if (!a.indexer.sparse())
     return;
   // DeepSeek Sparse Attention: each GPU scores its KVP share of the index

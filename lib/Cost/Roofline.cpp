@@ -68,7 +68,7 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
   const KernelCurves &k = hw.kernels;
   // NVFP4 experts with two measured kernels: the faster one for this op,
   // as a deployment tuned for the batch picks its MoE backend.
-  if (mix.groupedGemms > 0 && !mix.mxfp4 && mix.format == DType::FP4 &&
+  if (mix.groupedGemms() > 0 && !mix.mxfp4 && mix.format == DType::FP4 &&
       mix.fp4MoE == KernelMix::FP4MoEKernel::Best &&
       !k.groupedGemmFP4TrtllmGen.empty()) {
     KernelMix a = mix, b = mix;
@@ -83,7 +83,7 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
   const KindCost none{0, 1, hw.gemmEfficiency};
   // Math runs at the arithmetic format's rate: its gemm_math curve.
   const KernelCurve *mathCurve = &k.gemmMath[static_cast<int>(math)];
-  KindCost gemm = mix.gemms > 0
+  KindCost gemm = mix.gemms() > 0
                       ? kindCost(hw, k.gemmFor(mix.format, false), mix.m,
                                  hw.memoryEfficiency, mathCurve)
                       : none;
@@ -94,11 +94,11 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
           ? k.groupedGemmFP4TrtllmGen
           : k.gemmFor(mix.format, true);
   KindCost grouped =
-      mix.groupedGemms > 0
+      mix.groupedGemms() > 0
           ? kindCost(hw, groupedCurve, mix.m, hw.memoryEfficiency, mathCurve)
           : none;
   KindCost attn =
-      mix.attention > 0 || kvBytes > 0
+      mix.attention() > 0 || kvBytes > 0
           ? kindCost(hw, k.attention(mix.mla, mix.localHeads, mix.kvFormat),
                      mix.rows, hw.attentionMemoryEfficiency)
           : KindCost{0, hw.attentionMemoryEfficiency, hw.gemmEfficiency};
@@ -107,12 +107,12 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
   // Weights and activations stream at the efficiency of the op's GEMMs
   // (grouped expert GEMMs, else plain ones), else of elementwise kernels.
   const KindCost *streaming =
-      mix.groupedGemms > 0 ? &grouped : (mix.gemms > 0 ? &gemm : nullptr);
+      mix.groupedGemms() > 0 ? &grouped : (mix.gemms() > 0 ? &gemm : nullptr);
   double streamEff = streaming ? streaming->bandwidthEff : hw.memoryEfficiency;
   // An attention op's FLOPs are the attention kernel's (its curve is fitted
   // on memory-bound decode, so it carries no math figure): gemm_efficiency.
-  double mathEff =
-      streaming && mix.attention == 0 ? streaming->mathEff : hw.gemmEfficiency;
+  double mathEff = streaming && mix.attention() == 0 ? streaming->mathEff
+                                                     : hw.gemmEfficiency;
 
   OpCost c;
   c.flops = flops;
@@ -124,10 +124,11 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
   double kvS = kvBytes / (hw.hbmBandwidth * attn.bandwidthEff);
   double otherS = (weightBytes + actBytes) / (hw.hbmBandwidth * streamEff);
   c.memoryS = kvS + otherS;
-  c.overheadS = mix.gemms * gemm.fixedS + mix.groupedGemms * grouped.fixedS +
-                mix.attention * attn.fixedS + mix.elementwise * elementwiseS;
+  c.overheadS =
+      mix.gemms() * gemm.fixedS + mix.groupedGemms() * grouped.fixedS +
+      mix.attention() * attn.fixedS + mix.elementwise() * elementwiseS;
   c.timeS = std::max(c.computeS, c.memoryS) + c.overheadS;
-  c.kernels = mix.kernels();
+  c.kernels = mix.counts;
   if (c.memoryS >= c.computeS) {
     c.where.kvRead = kvS;
     c.where.weightRead = otherS;
@@ -140,9 +141,9 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
 
 OpCost roofline(const Hardware &hw, DType math, double flops,
                 double weightBytes, double kvBytes, double actBytes,
-                int kernels) {
+                const KernelCounts &kernels) {
   KernelMix mix;
-  mix.elementwise = kernels;
+  mix.counts = kernels;
   return kernelCost(hw, math, flops, weightBytes, kvBytes, actBytes, mix);
 }
 

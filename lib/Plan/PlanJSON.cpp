@@ -160,6 +160,15 @@ void writePlanJSON(std::ostream &os, const PlanResult &r) {
   os << j.dump(2) << "\n";
 }
 
+/// Kernels by kind, the kinds launched only: {"gemm": 3, "norm": 1, ...}.
+static ojson kindsJSON(const KernelCounts &k) {
+  ojson j = ojson::object();
+  for (int i = 0; i < kNumKernelKinds; ++i)
+    if (k.n[i])
+      j[kernelKindName(static_cast<KernelKind>(i))] = k.n[i];
+  return j;
+}
+
 void writeCostJSON(std::ostream &os, const Evaluation &ev,
                    const PerLayerChoice *perLayer) {
   if (!ev.valid()) {
@@ -193,11 +202,13 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev,
              {"core", l.attention.coreKernels},
              {"combine", l.attention.combineKernels},
              {"oproj", l.attention.oprojKernels}}},
+           {"kernels_by_kind", kindsJSON(l.attention.kernelsByKind)},
            {"time_s", l.attention.timeS}}},
          {"ffn",
           {{"weight_bytes_per_gpu", l.ffn.weightBytesPerGPU},
            {"flops_per_gpu", l.ffn.flopsPerGPU},
            {"kernels", l.ffn.kernels},
+           {"kernels_by_kind", kindsJSON(l.ffn.kernelsByKind)},
            {"active_experts", l.ffn.activeExperts},
            {"time_s", l.ffn.timeS}}},
          {"comm", {{"time_s", l.comm.timeS}, {"exposed_s", l.comm.exposedS}}},
@@ -223,6 +234,7 @@ void writeCostJSON(std::ostream &os, const Evaluation &ev,
   j["step"] = {{"compute_s", ev.step.computeS},
                {"weight_bytes_per_gpu", ev.step.weightBytesPerGPU},
                {"kernels", ev.step.kernels},
+               {"kernels_by_kind", kindsJSON(ev.step.kernelsByKind)},
                {"comm_s", ev.step.commS},
                {"exposed_s", ev.step.exposedS}};
   os << j.dump(2) << "\n";

@@ -40,8 +40,7 @@ TEST(KernelCurves, GemmOpIsFixedCostPlusBytesAtTheCurvesEfficiency) {
   hw.memoryEfficiency = 0.8;
   hw.kernels.gemm[int(DType::BF16)].points = {{1, 5e-6, 0.5, 0}};
   KernelMix mix;
-  mix.gemms = 2;
-  mix.elementwise = 1;
+  mix.counts = {{KernelKind::Gemm, 2}, {KernelKind::Norm, 1}};
   mix.format = DType::BF16;
   OpCost c = kernelCost(hw, DType::BF16, 0, 1e9, 0, 0, mix);
   // Two GEMMs at 5 us, one elementwise kernel at the flat 2 us.
@@ -53,8 +52,10 @@ TEST(KernelCurves, GemmOpIsFixedCostPlusBytesAtTheCurvesEfficiency) {
   OpCost flat = kernelCost(hw, DType::BF16, 0, 1e9, 0, 0, mix);
   EXPECT_NEAR(flat.overheadS, 6e-6, 1e-15);
   EXPECT_NEAR(flat.memoryS, 1e9 / (8000e9 * 0.8), 1e-15);
-  EXPECT_NEAR(flat.timeS, roofline(hw, DType::BF16, 0, 1e9, 0, 0, 3).timeS,
-              1e-15);
+  EXPECT_NEAR(
+      flat.timeS,
+      roofline(hw, DType::BF16, 0, 1e9, 0, 0, {{KernelKind::Norm, 3}}).timeS,
+      1e-15);
 }
 
 TEST(KernelCurves, MathEfficiencyFromGemmMath) {
@@ -64,13 +65,13 @@ TEST(KernelCurves, MathEfficiencyFromGemmMath) {
   hw.gemmEfficiency = 0.68;
   hw.kernels.gemmMath[int(DType::FP8)].points = {{1024, 0, 1, 0.5}};
   KernelMix mix;
-  mix.gemms = 1;
+  mix.counts = {{KernelKind::Gemm, 1}};
   mix.format = DType::FP8;
   mix.m = 4096;
   OpCost c = kernelCost(hw, DType::FP8, 1e12, 1, 0, 0, mix);
   EXPECT_NEAR(c.computeS, 1e12 / (1e15 * 0.5), 1e-12);
   // An attention op keeps gemm_efficiency for its FLOPs.
-  mix.attention = 1;
+  mix.counts.add(KernelKind::Attention);
   OpCost a = kernelCost(hw, DType::FP8, 1e12, 1, 0, 0, mix);
   EXPECT_NEAR(a.computeS, 1e12 / (1e15 * 0.68), 1e-12);
 }
@@ -81,7 +82,7 @@ TEST(KernelCurves, AttentionCurveByRowsAndKVFormatWithFallback) {
                                                       {8, 10e-6, 1.0, 0}};
   hw.kernels.attentionGQA[int(DType::FP8)].points = {{1, 20e-6, 0.25, 0}};
   KernelMix mix;
-  mix.attention = 1;
+  mix.counts = {{KernelKind::Attention, 1}};
   mix.rows = 8;
   mix.kvFormat = DType::BF16;
   OpCost c = kernelCost(hw, DType::BF16, 0, 0, 8e9, 0, mix);
@@ -207,7 +208,7 @@ TEST(KernelCurves, NVFP4ExpertsTakeTheFasterOfTwoMoEKernels) {
   // CUTLASS: 40 us fixed, 0.8 of HBM; trtllm-gen: 20 us fixed, 0.5 of HBM.
   hw.kernels.groupedGemm[fp4].points = {{1, 40e-6, 0.8, 0}};
   KernelMix mix;
-  mix.groupedGemms = 1;
+  mix.counts = {{KernelKind::Experts, 1}};
   mix.format = DType::FP4;
   mix.m = 4;
   auto cost = [&](double bytes, const KernelMix &m) {

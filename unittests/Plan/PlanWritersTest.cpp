@@ -121,6 +121,20 @@ TEST_F(PlanWriters, CostJSONSchema) {
   EXPECT_EQ(a.qkvKernels + a.coreKernels + a.combineKernels + a.oprojKernels,
             a.kernels);
   EXPECT_EQ(j["step"]["kernels"].get<int>(), ev.step.kernels);
+  // By kind (helix/Common/KernelTable.h): the same kernels, named.
+  auto sumKinds = [](const json &kinds) {
+    int n = 0;
+    for (const auto &[kind, count] : kinds.items())
+      n += count.get<int>();
+    return n;
+  };
+  EXPECT_EQ(sumKinds(l["attention"]["kernels_by_kind"]), a.kernels);
+  EXPECT_EQ(sumKinds(l["ffn"]["kernels_by_kind"]), ev.layers[5].ffn.kernels);
+  EXPECT_EQ(sumKinds(j["step"]["kernels_by_kind"]), ev.step.kernels);
+  EXPECT_EQ(l["attention"]["kernels_by_kind"]["attention"].get<int>(),
+            a.kernelsByKind.of(KernelKind::Attention));
+  EXPECT_GT(a.kernelsByKind.of(KernelKind::Attention), 0);
+  EXPECT_EQ(j["step"]["kernels_by_kind"]["embedding"].get<int>(), 1);
   EXPECT_TRUE(l["comm"]["time_s"].is_number());
   EXPECT_TRUE(l["comm"]["exposed_s"].is_number());
   EXPECT_DOUBLE_EQ(l["attention"]["kv_bytes_per_gpu"].get<double>(),

@@ -35,6 +35,8 @@ struct AttentionEvaluation {
   /// core (KV append, attention, split-K merge, MLA's W_UV; per HOP-B
   /// slice), the KVP combine and the output projection.
   int qkvKernels = 0, coreKernels = 0, combineKernels = 0, oprojKernels = 0;
+  /// The same kernels by kind (helix/Common/KernelTable.h).
+  KernelCounts kernelsByKind;
   /// Roofline terms of the attention kernel alone (KV streaming vs math).
   double coreComputeS = 0;
   double coreMemoryS = 0;
@@ -46,6 +48,7 @@ struct FFNEvaluation {
   double flopsPerGPU = 0;
   double timeS = 0;
   int kernels = 0;
+  KernelCounts kernelsByKind;
   double activeExperts = 0; // MoE: expected distinct experts read per GPU
 };
 
@@ -71,6 +74,7 @@ struct StepEvaluation {
   /// looked up, the LM head shard), as the layers' weight_bytes_per_gpu.
   double weightBytesPerGPU = 0;
   int kernels = 0; // embedding, final norm, LM head, sampling
+  KernelCounts kernelsByKind;
   double commS = 0;
   double exposedS = 0;
 };

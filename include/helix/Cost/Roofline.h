@@ -12,6 +12,7 @@
 #ifndef HELIX_COST_ROOFLINE_H
 #define HELIX_COST_ROOFLINE_H
 
+#include "helix/Common/KernelTable.h"
 #include "helix/Cost/Hardware.h"
 
 namespace helix {
@@ -43,7 +44,7 @@ struct OpCost {
   double memoryS = 0;   // roofline memory term
   double overheadS = 0; // kernels x fixed overhead
   double timeS = 0;     // max(computeS, memoryS) + overheadS
-  int kernels = 0;      // kernels launched (KernelMix::kernels())
+  KernelCounts kernels; // kernels launched, by kind (KernelMix::counts)
   TimeBreakdown where;
 
   /// Adds another op that runs after this one (times add).
@@ -55,8 +56,11 @@ struct OpCost {
 /// The kernels one op launches, by kind, with the dimensions the hardware
 /// file's kernel curves are keyed by (Hardware.h, KernelCurves).
 struct KernelMix {
-  int gemms = 0;        // weight-streaming GEMMs of `format`, M = `m`
-  int groupedGemms = 0; // MoE expert GEMMs of `format`, `m` tokens routed
+  /// The kernels by kind (helix/Common/KernelTable.h). Each pays its
+  /// kind's fixed cost: Gemm the `format` GEMM curve at M = `m`, Experts the
+  /// grouped-GEMM curve, Attention and IndexScores the decode attention
+  /// curve at `rows`, every other kind an elementwise kernel's.
+  KernelCounts counts;
   DType format = DType::BF16;
   /// The grouped GEMMs' weights are an MXFP4 checkpoint's (format FP4): they
   /// read KernelCurves::groupedGemmMXFP4 where the hardware file has it.
@@ -69,14 +73,20 @@ struct KernelMix {
     TrtllmGen
   } fp4MoE = FP4MoEKernel::Best;
   double m = 1;
-  int attention = 0; // decode attention kernels over `rows` rows
   bool mla = false;
   double rows = 1;
   double localHeads = 1; // query heads on the GPU (picks the MLA curve)
   DType kvFormat = DType::BF16;
-  int elementwise = 0; // norm, RoPE + KV append, activation, combine...
 
-  int kernels() const { return gemms + groupedGemms + attention + elementwise; }
+  int gemms() const { return counts.of(KernelKind::Gemm); }
+  int groupedGemms() const { return counts.of(KernelKind::Experts); }
+  int attention() const {
+    return counts.of(KernelKind::Attention) +
+           counts.of(KernelKind::IndexScores);
+  }
+  int elementwise() const {
+    return counts.total() - gemms() - groupedGemms() - attention();
+  }
 };
 
 /// Cost of an op with `flops` in the `math` format reading the given bytes,
@@ -91,10 +101,11 @@ OpCost kernelCost(const Hardware &hw, DType math, double flops,
                   double weightBytes, double kvBytes, double actBytes,
                   const KernelMix &mix);
 
-/// kernelCost of `kernels` elementwise (flat-efficiency) kernels.
+/// kernelCost of `kernels`, all of kinds priced as elementwise
+/// (flat-efficiency) kernels.
 OpCost roofline(const Hardware &hw, DType math, double flops,
                 double weightBytes, double kvBytes, double actBytes,
-                int kernels);
+                const KernelCounts &kernels);
 
 } // namespace helix
 

@@ -280,8 +280,8 @@ public:
     int64_t mine = 0;
     for (int64_t t : tokens)
       mine += t >= vocabBegin && t < vocabBegin + table.dim(0);
-    count("embedding", storedBytes(table, mine * table.dim(1)), 0,
-          f32Bytes(out));
+    count("embedding", KernelKind::Embedding,
+          storedBytes(table, mine * table.dim(1)), 0, f32Bytes(out));
     DeviceInts t(tokens, *graph_);
     if (skip())
       return;
@@ -294,7 +294,7 @@ public:
   void rmsNorm(const Tensor &x, const Tensor &w, float eps,
                Tensor &out) override {
     int64_t D = w.dim(0);
-    count("rmsNorm", storedBytes(w, D), 0, 2 * f32Bytes(x));
+    count("rmsNorm", KernelKind::Norm, storedBytes(w, D), 0, 2 * f32Bytes(x));
     if (skip())
       return;
     kernels_ += cuda::rmsNorm(x.f32(), w.raw(), x.numel() / D, D, eps,
@@ -305,7 +305,7 @@ public:
   void rmsNormPrefix(const Tensor &x, const Tensor &w, float eps,
                      Tensor &out) override {
     int64_t D = w.dim(0), W = x.dim(-1);
-    count("rmsNorm", storedBytes(w, D), 0, 2 * f32Bytes(x));
+    count("rmsNorm", KernelKind::Norm, storedBytes(w, D), 0, 2 * f32Bytes(x));
     if (skip())
       return;
     kernels_ += cuda::rmsNormPrefix(x.f32(), w.raw(), x.numel() / W, W, D, eps,
@@ -316,7 +316,8 @@ public:
   void addRmsNorm(const Tensor &a, const Tensor &b, const Tensor &w, float eps,
                   Tensor &sum, Tensor &out) override {
     int64_t D = w.dim(0);
-    count("addRmsNorm", storedBytes(w, D), 0, 4 * f32Bytes(a));
+    count("addRmsNorm", KernelKind::Norm, storedBytes(w, D), 0,
+          4 * f32Bytes(a));
     if (skip())
       return;
     kernels_ +=
@@ -352,7 +353,8 @@ public:
     if (w.dtype() != DType::F32 && !streamed)
       act += 8.0 * double(N * K); // the f32 copy written, then read
     count(streamed ? "gemm (weights as stored)" : "gemm (cuBLAS)",
-          storedBytes(w, N * K), 0, act, 2.0 * double(M * N * K));
+          KernelKind::Gemm, storedBytes(w, N * K), 0, act,
+          2.0 * double(M * N * K));
     const float *wf = w.dtype() == DType::F32 ? w.f32() + first : nullptr;
     Tensor decoded; // above the streaming sizes: the weight decoded to f32
     if (!wf && !streamed) {
@@ -421,7 +423,7 @@ public:
                   biases[i] ? biases[i]->f32() : nullptr,
                   outs[i].f32()};
     }
-    count("gemm (weights as stored)", weights, 0, act, flops);
+    count("gemm (weights as stored)", KernelKind::Gemm, weights, 0, act, flops);
     if (skip())
       return;
     kernels_ +=
@@ -439,8 +441,9 @@ public:
       // Resident weights at decode sizes: one kernel, the weight read once
       // in its format.
       const BlockScales *bs = w.scales().get();
-      count("gemm (per head, weights as stored)", storedBytes(w, w.numel()), 0,
-            f32Bytes(x) + f32Bytes(out), 2.0 * B * H * A * N);
+      count("gemm (per head, weights as stored)", KernelKind::Gemm,
+            storedBytes(w, w.numel()), 0, f32Bytes(x) + f32Bytes(out),
+            2.0 * B * H * A * N);
       if (skip())
         return;
       kernels_ += cuda::headMatmulResident(
@@ -452,7 +455,8 @@ public:
     // Above the streaming rows a resident weight is decoded to f32 once for
     // cuBLAS (4 bytes per value written and read).
     bool decode = w.dtype() != DType::F32;
-    count("headMatmul", decode ? storedBytes(w, w.numel()) : f32Bytes(w), 0,
+    count("headMatmul", KernelKind::Gemm,
+          decode ? storedBytes(w, w.numel()) : f32Bytes(w), 0,
           f32Bytes(x) + f32Bytes(out) + (decode ? 8.0 * w.numel() : 0.0),
           2.0 * B * H * A * N);
     Tensor decoded = decode ? tmp(w.numel()) : Tensor();
@@ -482,7 +486,7 @@ public:
   void rope(Tensor &x, const std::vector<int64_t> &positions,
             const std::vector<float> &invFreq, float attentionFactor,
             int64_t offset, bool interleaved) override {
-    count("rope", 0, 0, 2 * f32Bytes(x));
+    count("rope", KernelKind::Rope, 0, 0, 2 * f32Bytes(x));
     DeviceInts pos(positions, *graph_);
     DeviceFloats freq(invFreq, *graph_);
     if (skip())
@@ -501,7 +505,8 @@ public:
     double kv = cache ? kvEntryBytes(*cache, double(storedSlots(slots))) : 0;
     double act = 2 * f32Bytes(q) + 2 * f32Bytes(k) +
                  (cache ? f32Bytes(k) + (v ? f32Bytes(*v) : 0) : 0);
-    count(cache ? "rope + kvAppend" : "rope (q and k)", 0, kv, act);
+    count(cache ? "rope + kvAppend" : "rope (q and k)",
+          cache ? KernelKind::KVAppend : KernelKind::Rope, 0, kv, act);
     DeviceInts pos(positions, *graph_);
     DeviceFloats freq(invFreq, *graph_);
     DeviceInts at(cache ? slots : std::vector<int64_t>(), *graph_);
@@ -530,7 +535,8 @@ public:
 
   void dequantize(const Tensor &q, Tensor &out) override {
     const BlockScales *bs = q.scales().get();
-    count("dequantize", storedBytes(q, q.numel()), 0, f32Bytes(out));
+    count("dequantize", KernelKind::Convert, storedBytes(q, q.numel()), 0,
+          f32Bytes(out));
     if (skip())
       return;
     kernels_ +=
@@ -542,7 +548,8 @@ public:
   void kvAppend(KVCache &cache, const Tensor &k, const Tensor *v,
                 const std::vector<int64_t> &slots) override {
     const KVCacheConfig &c = cache.config;
-    count("kvAppend", 0, kvEntryBytes(cache, double(storedSlots(slots))),
+    count("kvAppend", KernelKind::KVAppend, 0,
+          kvEntryBytes(cache, double(storedSlots(slots))),
           f32Bytes(k) + (v ? f32Bytes(*v) : 0));
     DeviceInts s(slots, *graph_);
     if (skip())
@@ -587,8 +594,8 @@ public:
     if (splits > 1)
       work = tmp(cuda::attentionWorkspace(splits, c.batch, qHeads, c.valueDim));
     int64_t perToken = c.heads * (c.keyDim + c.valueDim);
-    count(splits > 1 ? "attention (split-K)" : "attention", 0,
-          kvEntryBytes(cache, tokens),
+    count(splits > 1 ? "attention (split-K)" : "attention",
+          KernelKind::Attention, 0, kvEntryBytes(cache, tokens),
           f32Bytes(q) + f32Bytes(out) + (piece ? 0 : f32Bytes(lse)) +
               8.0 * double(work.defined() ? work.numel() : 0),
           2.0 * tokens * double(qHeads) / double(c.heads) * perToken);
@@ -609,7 +616,7 @@ public:
                   const PartialsLayout &l, const Tensor *sinks,
                   Tensor &out) override {
     double partials = double(l.batch * l.shards * l.heads);
-    count("lseCombine", 0, 0,
+    count("lseCombine", KernelKind::Combine, 0, 0,
           4.0 * (partials * double(l.dim + 1)) + f32Bytes(out));
     if (skip())
       return;
@@ -621,7 +628,7 @@ public:
 
   void gatedActivation(const Tensor &gate, const Tensor &up,
                        const Activation &act, Tensor &out) override {
-    count("gatedActivation", 0, 0, 3 * f32Bytes(gate));
+    count("gatedActivation", KernelKind::Activation, 0, 0, 3 * f32Bytes(gate));
     if (skip())
       return;
     kernels_ += cuda::gated(gate.f32(), up.f32(), gate.numel(),
@@ -633,7 +640,7 @@ public:
   void moeRoute(const Tensor &logits, const RouterConfig &c, const Tensor *bias,
                 Routing &out) override {
     cuda::RouterParams p = cuda::routerParams(c, logits.dim(1));
-    count("moeRoute", 0, 0,
+    count("moeRoute", KernelKind::Route, 0, 0,
           f32Bytes(logits) + (bias ? f32Bytes(*bias) : 0) +
               f32Bytes(out.weights) + 4.0 * double(out.indices.numel()));
     if (skip())
@@ -681,7 +688,7 @@ public:
     noteMoeRows(R);
     // Activations: the dispatch's indices and the rows moved (gathered x,
     // the gate/up/activation rows, the down rows, the combined output).
-    count("moe experts (routed rows)", 0, 0,
+    count("moe experts (routed rows)", KernelKind::Experts, 0, 0,
           4.0 * double(R) + 16.0 * double(R + E) +
               4.0 * double(2 * R * H + 3 * R * I + R * H + B * H + R));
     if (skip())
@@ -718,14 +725,14 @@ public:
   }
 
   void add(const Tensor &a, const Tensor &b, Tensor &out) override {
-    count("add", 0, 0, 3 * f32Bytes(a));
+    count("add", KernelKind::Sum, 0, 0, 3 * f32Bytes(a));
     if (skip())
       return;
     kernels_ += cuda::add(a.f32(), b.f32(), a.numel(), out.f32(), s_.compute);
     launched("add");
   }
   void logAddExp(const Tensor &a, const Tensor &b, Tensor &out) override {
-    count("logAddExp", 0, 0, 3 * f32Bytes(a));
+    count("logAddExp", KernelKind::Combine, 0, 0, 3 * f32Bytes(a));
     if (skip())
       return;
     kernels_ +=
@@ -734,7 +741,7 @@ public:
   }
   void swapAxes01(const Tensor &x, int64_t a, int64_t b, int64_t c,
                   Tensor &out) override {
-    count("swapAxes01", 0, 0, 2 * f32Bytes(x));
+    count("swapAxes01", KernelKind::Layout, 0, 0, 2 * f32Bytes(x));
     if (skip())
       return;
     kernels_ += cuda::swapAxes01(x.f32(), a, b, c, out.f32(), s_.compute);
@@ -742,7 +749,8 @@ public:
   }
   void sliceColumns(const Tensor &x, int64_t rows, int64_t cols, int64_t begin,
                     int64_t count, Tensor &out) override {
-    this->count("sliceColumns", 0, 0, 8.0 * double(rows * count));
+    this->count("sliceColumns", KernelKind::Layout, 0, 0,
+                8.0 * double(rows * count));
     if (skip())
       return;
     kernels_ += cuda::sliceColumns(x.f32(), rows, cols, begin, count, out.f32(),
@@ -751,7 +759,8 @@ public:
   }
   void concatColumns(const Tensor &a, const Tensor &b, int64_t rows, int64_t ca,
                      int64_t cb, Tensor &out) override {
-    count("concatColumns", 0, 0, 8.0 * double(rows * (ca + cb)));
+    count("concatColumns", KernelKind::Layout, 0, 0,
+          8.0 * double(rows * (ca + cb)));
     if (skip())
       return;
     kernels_ += cuda::concatColumns(a.f32(), b.f32(), rows, ca, cb, out.f32(),
@@ -759,7 +768,7 @@ public:
     launched("concatLast");
   }
   void sumLeading(const Tensor &x, int64_t s, int64_t n, Tensor &out) override {
-    count("sumLeading", 0, 0, 4.0 * double(s * n + n));
+    count("sumLeading", KernelKind::Layout, 0, 0, 4.0 * double(s * n + n));
     if (skip())
       return;
     kernels_ += cuda::sumLeading(x.f32(), s, n, out.f32(), s_.compute);
@@ -831,11 +840,14 @@ private:
 
   /// Counts one call of op `name` (see OpTraffic); the step graph notes it
   /// (a replay adds the kernels and cuBLAS calls its capture issued).
-  void count(const char *name, double weightBytes, double kvBytes,
-             double actBytes, double flops = 0) {
+  void count(const char *name, KernelKind kind, double weightBytes,
+             double kvBytes, double actBytes, double flops = 0) {
     opEntry_ = graph_->note(name);
     OpTraffic &t = traffic_[name];
     op_ = &t;
+    t.kind = kind;
+    // Decode attention's launches past the first are its split-K merge.
+    t.extraKind = kind == KernelKind::Attention ? KernelKind::SplitMerge : kind;
     kernels_ = blas_ = 0;
     if (skip()) {
       StepGraph::Work w = graph_->work(opEntry_);

@@ -242,6 +242,14 @@ void reportTraffic(Context &ctx, int64_t step) {
         static_cast<long long>(t.blasCalls),
         static_cast<long long>(t.collectives),
         t.experts ? (", experts " + std::to_string(t.experts)).c_str() : "");
+  // The same launches by kind (helix/Common/KernelTable.h), as plan.json's
+  // kernels_by_kind counts them.
+  std::array<int64_t, kNumKernelKinds> kinds = launchesByKind(ops);
+  for (int k = 0; k < kNumKernelKinds; ++k)
+    if (kinds[k])
+      std::printf("traffic rank 0 kind %s: launches %lld\n",
+                  kernelKindName(static_cast<KernelKind>(k)),
+                  static_cast<long long>(kinds[k]));
   std::fflush(stdout);
 }
 

@@ -10,12 +10,15 @@
 #ifndef HELIX_RUNTIME_BACKEND_H
 #define HELIX_RUNTIME_BACKEND_H
 
+#include "helix/Common/KernelTable.h"
 #include "helix/Runtime/Context.h"
 #include "helix/Runtime/KVCache.h"
 #include "helix/Runtime/Ops.h"
 #include "helix/Runtime/PartialsLayout.h"
 #include "helix/Runtime/Tensor.h"
 
+#include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +36,10 @@ namespace rt {
 /// operations (an all-to-all, an all-reduce, ...), counted where they are
 /// issued (docs/cuda-on-cpu.md, "Launches per op").
 struct OpTraffic {
+  /// The kind of kernel the op launches (helix/Common/KernelTable.h); an
+  /// op whose calls launch more than one kernel launches `extraKind` for
+  /// the rest (decode attention: its split-K merge).
+  KernelKind kind = KernelKind::Layout, extraKind = KernelKind::Layout;
   int64_t calls = 0;
   double weightBytes = 0, kvBytes = 0, actBytes = 0, flops = 0;
   int64_t launches = 0, blasCalls = 0, collectives = 0;
@@ -51,6 +58,21 @@ struct OpTraffic {
     return *this;
   }
 };
+
+/// The kernels the ops launched (launches and cuBLAS calls), by kind: each
+/// call's first kernel is the op's kind, the rest its extraKind.
+inline std::array<int64_t, kNumKernelKinds>
+launchesByKind(const std::map<std::string, OpTraffic> &ops) {
+  std::array<int64_t, kNumKernelKinds> k{};
+  for (const auto &entry : ops) {
+    const OpTraffic &t = entry.second;
+    int64_t all = t.launches + t.blasCalls;
+    int64_t first = std::min(all, t.calls);
+    k[static_cast<int>(t.kind)] += first;
+    k[static_cast<int>(t.extraKind)] += all - first;
+  }
+  return k;
+}
 
 class Backend {
 public:
