@@ -147,11 +147,13 @@ std::vector<std::string> groupsOf(const Result &r) {
               weights =
                   "weights " + stringifyDType(r.row->precision.weights).str(),
               engine = "engine " + r.row->engine;
-  std::vector<std::string> names = {kind + " " + gen, weights, engine,
+  std::string serving =
+      r.row->decodeOnly ? "serving disaggregated-decode" : "serving aggregated";
+  std::vector<std::string> names = {kind + " " + gen, weights, engine, serving,
                                     "overall"};
   std::string set = r.row->heldOut ? "held-out " : "fitted ";
-  for (const std::string &n :
-       {kind + " " + gen, gen, weights, engine, std::string("overall")})
+  for (const std::string &n : {kind + " " + gen, gen, weights, engine, serving,
+                               std::string("overall")})
     names.push_back(set + n);
   if (r.row->heldOut)
     names.push_back("held-out " + r.row->engine + " " +
@@ -182,6 +184,8 @@ std::vector<std::string> groupOrder(const std::vector<Result> &results) {
       order.push_back(set + "weights " + w);
     for (const std::string &e : engines)
       order.push_back(set + "engine " + e);
+    for (const char *s : {"aggregated", "disaggregated-decode"})
+      order.push_back(set + "serving " + s);
     order.push_back(set + "overall");
   }
   for (const std::string &e : engines)
@@ -319,8 +323,9 @@ bool price(const Measurement &m, const EngineProfile &engine,
   r.mtp = ev.mtp;
   // A time per output token measured under concurrency also carries the
   // prefills of arriving requests, as the engine schedules them; an
-  // engine's step time does not.
-  if (m.metric != Metric::StepMs) {
+  // engine's step time does not, nor does a disaggregated deployment's
+  // decode instance (its prefills run on other GPUs).
+  if (m.metric != Metric::StepMs && !m.decodeOnly) {
     ServedPrefill p = servedPrefill(model, hw, w, m.config, m.inputLen,
                                     m.outputLen, engine.prefill);
     if (!p.error.empty()) {

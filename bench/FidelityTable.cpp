@@ -148,7 +148,7 @@ const std::set<std::string> kFields = {
     "batch", "input_len", "output_len", "metric", "value", "speculative",
     "mtp_tokens", "mtp_accept_length", "mtp_acceptance", "derived", "formula",
     "excluded", "exclude_reason", "source", "locator", "layout_source",
-    "note"};
+    "note", "serving"};
 // clang-format on
 
 /// The optional MTP fields: "mtp_tokens" (draft tokens per step, the
@@ -184,7 +184,7 @@ void readMTP(const json &row, RowReader &r, Measurement &m) {
     r.fail("mtp_tokens", "an MTP row is priced per output token; its metric "
                          "must be tpot_ms, itl_ms or tok_s_user, not "
                          "step_ms");
-  else if (!m.excluded && m.config.batch > 1)
+  else if (!m.excluded && m.config.batch > 1 && !m.decodeOnly)
     r.fail("mtp_tokens",
            "MTP rows are scored at batch 1 only (batch is " +
                std::to_string(m.config.batch) +
@@ -281,6 +281,14 @@ bool readRow(const json &row, const std::string &where, Measurement &m,
   }
   r.number("value", m.value);
   r.text("speculative", m.speculative);
+  std::string serving = "aggregated";
+  r.text("serving", serving, false);
+  if (r.ok() && serving != "aggregated" && serving != "disaggregated-decode")
+    r.fail("serving", "'" + escapeJSONText(serving) +
+                          "': expected 'aggregated' (the default) or "
+                          "'disaggregated-decode' (one decode instance, its "
+                          "prefills on other GPUs)");
+  m.decodeOnly = serving == "disaggregated-decode";
   r.flag("derived", m.derived);
   r.text("formula", m.formula, m.derived);
   r.flag("excluded", m.excluded);

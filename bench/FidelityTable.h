@@ -66,6 +66,11 @@ struct Measurement {
   /// The per-draft-token acceptance the row is priced with
   /// (Workload::mtpAcceptance).
   double mtpAcceptance = kDefaultMTPAcceptance;
+  /// "serving": false for an aggregated server (the default: decode steps
+  /// absorb the prefills of arriving requests, as the engine schedules
+  /// them), true for one decode instance of a disaggregated deployment
+  /// ("disaggregated-decode": its prefills run on other GPUs).
+  bool decodeOnly = false;
   bool derived = false;
   std::string formula;
   bool excluded = false;
