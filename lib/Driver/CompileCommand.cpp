@@ -22,7 +22,7 @@
 #include "helix/Transforms/DraftProgram.h"
 #include "helix/Transforms/Passes.h"
 #include "helix/Transforms/Pipeline.h"
-#include "helix/Transforms/Planning.h"
+#include "helix/Plan/Planning.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

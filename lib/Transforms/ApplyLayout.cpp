@@ -8,7 +8,7 @@
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Transforms/ApplyPlan.h"
 #include "helix/Transforms/Passes.h"
-#include "helix/Transforms/Planning.h"
+#include "helix/Plan/Planning.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

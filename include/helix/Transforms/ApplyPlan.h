@@ -3,14 +3,11 @@
 #ifndef HELIX_TRANSFORMS_APPLYPLAN_H
 #define HELIX_TRANSFORMS_APPLYPLAN_H
 
-#include "helix/Cost/Layout.h"
-#include "helix/Cost/PerLayer.h"
-#include "helix/Cost/Workload.h"
 #include "helix/Dialect/Helix/HelixAttributes.h"
+#include "helix/Plan/PlanRecord.h"
 
 #include "mlir/Support/LLVM.h"
 
-#include <optional>
 #include <string>
 
 namespace mlir::func {
@@ -18,22 +15,6 @@ class FuncOp;
 } // namespace mlir::func
 
 namespace helix {
-
-/// What is recorded on the IR about a chosen configuration.
-struct PlanRecord {
-  Config config;
-  std::string hardware;
-  Workload workload;
-  double ttlS = 0;
-  int64_t kvBlock = 16; // KV tokens per round-robin block
-  /// A per-layer Helix plan: one layout per kind of layer (kinds the model
-  /// lacks have layers == 0); `config.layout` is then the full (else
-  /// window) attention's kvp, tpa and the MoE (else dense) FFN group's
-  /// tpf, ep, as PerLayerSearch reports it.
-  std::optional<PerLayerChoice> perLayer;
-  /// Configurations the search priced to choose it (0: none searched).
-  uint64_t evaluated = 0;
-};
 
 /// Sets `layout` on every layout-carrying helix op of the decode step `func`
 /// (attention ops and the output projection get the attention layout, but

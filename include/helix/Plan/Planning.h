@@ -8,14 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef HELIX_TRANSFORMS_PLANNING_H
-#define HELIX_TRANSFORMS_PLANNING_H
+#ifndef HELIX_PLAN_PLANNING_H
+#define HELIX_PLAN_PLANNING_H
 
 #include "helix/Cost/Hardware.h"
 #include "helix/Cost/Layout.h"
 #include "helix/Cost/Workload.h"
 #include "helix/Model/ModelSpec.h"
-#include "helix/Transforms/ApplyPlan.h"
+#include "helix/Plan/PlanRecord.h"
 
 #include <optional>
 #include <string>
@@ -67,4 +67,4 @@ bool choosePlan(const ModelSpec &model, const Hardware &hw,
 
 } // namespace helix
 
-#endif // HELIX_TRANSFORMS_PLANNING_H
+#endif // HELIX_PLAN_PLANNING_H

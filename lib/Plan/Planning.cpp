@@ -1,6 +1,6 @@
 //===- Planning.cpp - Choose the configuration a plan records -------------===//
 
-#include "helix/Transforms/Planning.h"
+#include "helix/Plan/Planning.h"
 
 #include "helix/Common/Numbers.h"
 #include "helix/Cost/Evaluate.h"
@@ -8,7 +8,7 @@
 #include "helix/Cost/Placement.h"
 #include "helix/Cost/Search.h"
 
-#include "llvm/Support/FormatVariadic.h"
+#include "Format.h"
 
 #include <algorithm>
 #include <limits>
@@ -16,7 +16,7 @@
 namespace helix {
 
 static std::string gigabytes(double bytes) {
-  return llvm::formatv("{0:F1} GB", bytes / 1e9).str();
+  return fmt::fixed(bytes / 1e9, 1) + " GB";
 }
 
 static PlanRecord recordOf(const Config &config, double ttlS,
@@ -89,8 +89,7 @@ static std::string describeNoFit(const ModelSpec &model, const Hardware &hw,
     s += " at batch " + std::to_string(request.batch);
   s += " fits in memory at context " + std::to_string(workload.context);
   if (request.ttlMs > 0)
-    s += " within " + llvm::formatv("{0}", request.ttlMs).str() +
-         " ms per token";
+    s += " within " + fmt::number(request.ttlMs) + " ms per token";
   return s;
 }
 
