@@ -239,9 +239,10 @@ FailureOr<ModelSpec> extractModelSpec(func::FuncOp func) {
     if (auto it = sparseLayers.find(index); it != sparseLayers.end())
       l.attention.indexer = indexerSpecOf(it->second);
     else if (indexers.count(index))
-      return func.emitError() << "layer " << index
-                              << " has a helix.dsa_indexer but no "
-                                 "helix.sparse_attention reads it";
+      return func.emitError()
+             << "layer " << index << " has a "
+             << DSAIndexerOp::getOperationName() << " but no "
+             << SparseAttentionOp::getOperationName() << " reads it";
     l.isMTP = index >= model.getLayers();
     spec.layers.push_back(l);
   }

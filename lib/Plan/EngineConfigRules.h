@@ -90,8 +90,17 @@ public:
   virtual std::string contextSetting(int64_t tokens) const = 0;
   virtual std::string longContextOverride() const = 0;
   /// What the engine does not overlap when helix's plan used HOP-B, for the
-  /// "HOP-B off" line ("does not overlap ...").
-  virtual std::string noOverlap(const Config &c) const = 0;
+  /// "HOP-B off" line ("does not overlap ..."): the KV-sharded attention's
+  /// exchange (kvExchange()) or the attention output all-reduce.
+  std::string noOverlap(const Config &c) const {
+    return std::string("does not overlap ") +
+           (kvSharded(c.strategy) ? kvExchange()
+                                  : "the attention output all-reduce") +
+           " with attention compute batch-wise";
+  }
+  /// The engine's name for the exchange of KV-sharded attention's partial
+  /// outputs ("the decode-context-parallel attention all-to-all").
+  virtual const char *kvExchange() const = 0;
   /// How the file is used (header lines, without the comment marker).
   virtual std::vector<std::string> usage(const ModelFacts &m) const = 0;
   /// Caveats for `c` (which the engine runs): how it differs from what

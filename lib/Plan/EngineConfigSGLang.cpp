@@ -75,12 +75,8 @@ public:
            "\"yarn\", ...}}' lengthens the model's RoPE";
   }
 
-  std::string noOverlap(const Config &c) const override {
-    return kvSharded(c.strategy)
-               ? "does not overlap the decode-context-parallel attention "
-                 "all-to-all with attention compute batch-wise"
-               : "does not overlap the attention output all-reduce with "
-                 "attention compute batch-wise";
+  const char *kvExchange() const override {
+    return "the decode-context-parallel attention all-to-all";
   }
 
   std::vector<std::string> usage(const ModelFacts &m) const override {

@@ -83,12 +83,8 @@ public:
            "(rope_scaling): lengthen it there";
   }
 
-  std::string noOverlap(const Config &c) const override {
-    return kvSharded(c.strategy)
-               ? "does not overlap Helix's attention all-to-all with "
-                 "attention compute batch-wise"
-               : "does not overlap the attention output all-reduce with "
-                 "attention compute batch-wise";
+  const char *kvExchange() const override {
+    return "Helix's attention all-to-all";
   }
 
   std::vector<std::string> usage(const ModelFacts &m) const override {

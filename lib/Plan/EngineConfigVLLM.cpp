@@ -94,12 +94,8 @@ public:
            "lengthens the model's RoPE";
   }
 
-  std::string noOverlap(const Config &c) const override {
-    return kvSharded(c.strategy)
-               ? "does not overlap the decode-context-parallel attention "
-                 "exchange with attention compute batch-wise"
-               : "does not overlap the attention output all-reduce with "
-                 "attention compute batch-wise";
+  const char *kvExchange() const override {
+    return "the decode-context-parallel attention exchange";
   }
 
   std::vector<std::string> usage(const ModelFacts &m) const override {

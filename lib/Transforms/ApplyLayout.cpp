@@ -6,9 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "helix/ModelIR/ModelIR.h"
+#include "helix/Plan/Planning.h"
 #include "helix/Transforms/ApplyPlan.h"
 #include "helix/Transforms/Passes.h"
-#include "helix/Plan/Planning.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -34,12 +34,9 @@ struct ApplyLayout
     FailureOr<::helix::ModelSpec> model = found->second;
 
     std::string error;
-    ::helix::Hardware hw;
-    ::helix::Workload workload;
     ::helix::PlanRequest request;
     ::helix::PlanRecord record;
     ::helix::Layout parsed;
-    request.hardware = hardware;
     request.gpus = gpus;
     request.batch = batch;
     request.hopb = hopb;
@@ -51,14 +48,11 @@ struct ApplyLayout
     if (perLayer && error.empty() &&
         !::helix::parseKindLayouts(layerLayouts, request.layerLayouts, error))
       request.layout.reset();
-    if ((!request.layout && !perLayer) || !error.empty() ||
-        !::helix::loadPassWorkload(hardware, dtype, context, routingSkew, hw,
-                                   workload, error) ||
-        !::helix::parseStrategy(strategy, request.strategy, error) ||
-        !::helix::choosePlan(*model, hw, workload, request, record, error)) {
-      func.emitError() << "helix-apply-layout: " << error;
+    if (failed(::helix::choosePassPlan(
+            func, "helix-apply-layout", *model,
+            {hardware, dtype, strategy, context, routingSkew}, request, record,
+            error)))
       return signalPassFailure();
-    }
     ::helix::applyPlan(func, record);
   }
 };

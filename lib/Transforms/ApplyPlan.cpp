@@ -364,3 +364,26 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
 }
 
 } // namespace helix
+
+namespace helix {
+
+LogicalResult choosePassPlan(func::FuncOp func, llvm::StringRef pass,
+                             const ModelSpec &model,
+                             const PassPlanOptions &options,
+                             PlanRequest &request, PlanRecord &record,
+                             std::string error) {
+  Hardware hw;
+  Workload workload;
+  request.hardware = options.hardware;
+  if (!error.empty() ||
+      !loadPassWorkload(options.hardware, options.dtype, options.context,
+                        options.routingSkew, hw, workload, error) ||
+      !parseStrategy(options.strategy, request.strategy, error) ||
+      !choosePlan(model, hw, workload, request, record, error)) {
+    func.emitError() << pass << ": " << error;
+    return failure();
+  }
+  return success();
+}
+
+} // namespace helix

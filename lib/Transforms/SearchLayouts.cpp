@@ -6,9 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "helix/ModelIR/ModelIR.h"
+#include "helix/Plan/Planning.h"
 #include "helix/Transforms/ApplyPlan.h"
 #include "helix/Transforms/Passes.h"
-#include "helix/Plan/Planning.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Debug.h"
@@ -36,24 +36,18 @@ struct SearchLayouts
     func::FuncOp func = found->first;
     FailureOr<::helix::ModelSpec> model = found->second;
 
-    std::string error;
-    ::helix::Hardware hw;
-    ::helix::Workload workload;
     ::helix::PlanRequest request;
     ::helix::PlanRecord record;
-    request.hardware = hardware;
     request.gpus = gpus;
     request.maxGpus = maxGpus;
     request.batch = batch;
     request.ttlMs = ttlMs;
     request.perLayer = perLayer;
-    if (!::helix::loadPassWorkload(hardware, dtype, context, routingSkew, hw,
-                                   workload, error) ||
-        !::helix::parseStrategy(strategy, request.strategy, error) ||
-        !::helix::choosePlan(*model, hw, workload, request, record, error)) {
-      func.emitError() << "helix-search-layouts: " << error;
+    if (failed(::helix::choosePassPlan(
+            func, "helix-search-layouts", *model,
+            {hardware, dtype, strategy, context, routingSkew}, request,
+            record)))
       return signalPassFailure();
-    }
     [[maybe_unused]] int64_t annotated = ::helix::applyPlan(func, record);
     LLVM_DEBUG(llvm::dbgs()
                << "helix-search-layouts: " << record.evaluated

@@ -4,7 +4,8 @@
 #define HELIX_TRANSFORMS_APPLYPLAN_H
 
 #include "helix/Dialect/Helix/HelixAttributes.h"
-#include "helix/Plan/PlanRecord.h"
+#include "helix/Model/ModelSpec.h"
+#include "helix/Plan/Planning.h"
 
 #include "mlir/Support/LLVM.h"
 
@@ -29,6 +30,24 @@ namespace helix {
 /// layouts in `helix.plan`'s `layouts`. Returns the number of ops
 /// annotated.
 int64_t applyPlan(mlir::func::FuncOp func, const PlanRecord &plan);
+
+/// The planning passes' options, as their TableGen declarations name them.
+struct PassPlanOptions {
+  std::string hardware, dtype, strategy;
+  int64_t context = 0;
+  double routingSkew = 0;
+};
+
+/// helix-apply-layout's and helix-search-layouts' common step: the hardware
+/// and workload of the pass's options, its strategy, then choosePlan for
+/// `request` into `record`. On failure (or a non-empty `error` on entry:
+/// the pass's own option error) emits "`pass`: error" on `func` and
+/// returns failure.
+mlir::LogicalResult choosePassPlan(mlir::func::FuncOp func,
+                                   llvm::StringRef pass, const ModelSpec &model,
+                                   const PassPlanOptions &options,
+                                   PlanRequest &request, PlanRecord &record,
+                                   std::string error = "");
 
 /// Speculative decoding (Workload::mtpTokens, mtpAcceptance) as the
 /// `helix.mtp` attribute of `holder` (the decode step, or the module of
