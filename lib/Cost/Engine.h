@@ -119,11 +119,25 @@ struct Prepared {
   std::vector<LayerShape> classes;
   std::vector<int64_t> classOfLayer;
   std::vector<int64_t> stageOfLayer;
-  std::vector<std::vector<int64_t>> stageCounts; // [stage][class]
+  /// Layers of each class in each stage, [stage * classes + class]
+  /// (stageCount()).
+  std::vector<int64_t> stageCounts;
   /// The first stage with the same class counts as each stage: their layers
   /// cost the same, so totals price one of them (Totals.cpp).
   std::vector<int64_t> sameLayersAs;
+  /// Each stage's layers' resident memory per GPU, which the batch only
+  /// scales (stageMemory(), Totals.cpp): weights; KV cache (and recurrent
+  /// state) per request; the largest layer workspace per query token.
+  std::vector<double> stageWeights, stageKVPerRequest, stageWorkspacePerToken;
+
+  int64_t stageCount(int64_t stage, size_t cls) const {
+    return stageCounts[size_t(stage) * classes.size() + cls];
+  }
 };
+
+/// Fills p's stageWeights, stageKVPerRequest and stageWorkspacePerToken
+/// (after its classes and stage counts).
+void stageMemory(Prepared &p);
 
 /// A layer of class `c` of `p` (the MTP layer's shape for the class only
 /// the MTP drafter has).

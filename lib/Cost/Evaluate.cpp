@@ -410,7 +410,7 @@ Evaluation evaluate(const ModelSpec &model, const Hardware &hw,
     const detail::Prepared &pa = kinds[int(attnOf[c])],
                            &pf = kinds[int(ffnOf[c])];
     const detail::LayerShape &sa = pa.classes[c], &sf = pf.classes[c];
-    const double n = double(p0.stageCounts[0][c]);
+    const double n = double(p0.stageCount(0, c));
     m.weights +=
         n * (detail::attentionWeightBytes(pa, sa) +
              detail::ffnMatrixBytes(pf, sf) + detail::normRouterBytes(pf, sf));

@@ -522,7 +522,7 @@ struct PerLayerSearch::Impl {
     // Classes: from any candidate (prepare() groups layers by shape alone).
     const Prepared &p = anyPrepared();
     for (size_t c = 0; c < p.classes.size(); ++c) {
-      classCount.push_back(p.stageCounts[0][c]);
+      classCount.push_back(p.stageCount(0, c));
       const LayerSpec l = detail::layerOfClass(m, p, c);
       attnKindOfClass.push_back(mixerPricingKindOf(l));
       ffnKindOfClass.push_back(ffnPricingKindOf(l));

@@ -374,14 +374,15 @@ void prepare(const ModelSpec &model, const Hardware &hw,
   }
 
   // Contiguous stages: stage s holds layers [s*L/pp, (s+1)*L/pp).
-  out.stageCounts.assign(out.pp, std::vector<int64_t>(out.classes.size(), 0));
+  const size_t nc = out.classes.size();
+  out.stageCounts.assign(size_t(out.pp) * nc, 0);
   out.stageOfLayer.resize(numLayers);
   for (int64_t i = 0; i < numLayers; ++i) {
     int64_t stage = 0;
     while (stage + 1 < out.pp && i >= ((stage + 1) * numLayers) / out.pp)
       ++stage;
     out.stageOfLayer[i] = stage;
-    ++out.stageCounts[stage][out.classOfLayer[i]];
+    ++out.stageCounts[size_t(stage) * nc + size_t(out.classOfLayer[i])];
   }
   // The first stage with each count vector. Contiguous stages of a
   // pattern repeat few distinct vectors, so a scan of those found so far.
@@ -389,8 +390,9 @@ void prepare(const ModelSpec &model, const Hardware &hw,
   std::vector<int64_t> distinct;
   for (int64_t st = 0; st < out.pp; ++st) {
     int64_t same = st;
+    const int64_t *mine = &out.stageCounts[size_t(st) * nc];
     for (int64_t d : distinct)
-      if (out.stageCounts[d] == out.stageCounts[st]) {
+      if (std::equal(mine, mine + nc, &out.stageCounts[size_t(d) * nc])) {
         same = d;
         break;
       }
@@ -398,6 +400,7 @@ void prepare(const ModelSpec &model, const Hardware &hw,
       distinct.push_back(st);
     out.sameLayersAs[st] = same;
   }
+  stageMemory(out);
 }
 
 } // namespace detail

@@ -100,21 +100,43 @@ double attentionRequests(const Prepared &p, int64_t batch) {
   return double(p.place.tokensSplit ? ceilDiv(batch, p.place.dp) : batch);
 }
 
+void stageMemory(Prepared &p) {
+  p.stageWeights.assign(p.pp, 0.0);
+  p.stageKVPerRequest.assign(p.pp, 0.0);
+  p.stageWorkspacePerToken.assign(p.pp, 0.0);
+  for (int64_t st = 0; st < p.pp; ++st) {
+    int64_t same = p.sameLayersAs[st];
+    if (same != st) {
+      p.stageWeights[st] = p.stageWeights[same];
+      p.stageKVPerRequest[st] = p.stageKVPerRequest[same];
+      p.stageWorkspacePerToken[st] = p.stageWorkspacePerToken[same];
+      continue;
+    }
+    // Weights, KV cache per request, and the largest workspace per query
+    // token of the stage's layers: the KV is linear in the requests, each
+    // workspace in the tokens (so is their largest).
+    for (size_t c = 0; c < p.classes.size(); ++c) {
+      int64_t n = p.stageCount(st, c);
+      if (n == 0)
+        continue;
+      const LayerShape &s = p.classes[c];
+      p.stageWeights[st] += n * (attentionWeightBytes(p, s) +
+                                 ffnMatrixBytes(p, s) + normRouterBytes(p, s));
+      p.stageKVPerRequest[st] += kvCacheBytes(p, s, double(n));
+      p.stageWorkspacePerToken[st] = std::max(
+          p.stageWorkspacePerToken[st],
+          attentionWorkspaceBytes(p, s, 1.0) + ffnWorkspaceBytes(p, s, 1.0));
+    }
+  }
+}
+
 /// Weights, KV cache and the largest workspace of the layers of stage `st`.
 static MemoryUse layerMemory(const Prepared &p, int64_t st, double requests,
                              double mb) {
   MemoryUse m;
-  for (size_t c = 0; c < p.classes.size(); ++c) {
-    int64_t n = p.stageCounts[st][c];
-    if (n == 0)
-      continue;
-    const LayerShape &s = p.classes[c];
-    m.weights += n * (attentionWeightBytes(p, s) + ffnMatrixBytes(p, s) +
-                      normRouterBytes(p, s));
-    m.kvCache += kvCacheBytes(p, s, n * requests);
-    m.activations = std::max(m.activations, attentionWorkspaceBytes(p, s, mb) +
-                                                ffnWorkspaceBytes(p, s, mb));
-  }
+  m.weights = p.stageWeights[st];
+  m.kvCache = p.stageKVPerRequest[st] * requests;
+  m.activations = p.stageWorkspacePerToken[st] * mb;
   return m;
 }
 
@@ -193,7 +215,7 @@ Totals totalsFrom(const Prepared &p, int64_t batch,
       stage = layerTime[st] = layerTime[same];
     } else {
       for (size_t c = 0; c < costs.size(); ++c) {
-        int64_t n = p.stageCounts[st][c];
+        int64_t n = p.stageCount(st, c);
         if (n == 0)
           continue;
         stage += n * costs[c].timeS();
