@@ -15,8 +15,8 @@
 //
 // Measured on one core of a 2-vCPU Intel Xeon VM (15 runs): 1..64 GPUs
 // 22,228 configurations in a median 0.014 s; 1..576 GPUs with per-layer
-// layouts 142,045 in 0.113 s (0.011 s of it per-layer); Kimi-K3 over
-// 1..576 GPUs 165,689 in 0.160 s (docs/long-context-architectures.md).
+// layouts 142,045 in 0.108 s (0.011 s of it per-layer); Kimi-K3 over
+// 1..576 GPUs 165,689 in 0.145 s (docs/long-context-architectures.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,17 +50,44 @@ int main(int argc, char **argv) {
   std::string modelName = "r1", hwName = defaultHardwareName();
   int64_t maxGPUs = 64;
   bool perLayer = false;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--repeat"))
-      repeat = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--model"))
-      modelName = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--hw"))
-      hwName = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--max-gpus"))
-      maxGPUs = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--per-layer"))
-      perLayer = !std::strcmp(argv[i + 1], "on");
+  auto fail = [](const std::string &what) {
+    std::fprintf(stderr,
+                 "helix-bench-search: error: %s\nusage: helix-bench-search "
+                 "[--repeat N] [--model r1|llama405b|CONFIG.json] [--hw NAME] "
+                 "[--max-gpus N] [--per-layer on|off]\n",
+                 what.c_str());
+    return 1;
+  };
+  for (int i = 1; i < argc; i += 2) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc)
+      return fail(flag + " needs a value");
+    std::string value = argv[i + 1];
+    auto positive = [&](int64_t &out) {
+      char *end = nullptr;
+      long long v = std::strtoll(value.c_str(), &end, 10);
+      if (!end || *end || v < 1)
+        return false;
+      out = v;
+      return true;
+    };
+    int64_t n = 0;
+    if (flag == "--repeat" && positive(n))
+      repeat = int(n);
+    else if (flag == "--model")
+      modelName = value;
+    else if (flag == "--hw")
+      hwName = value;
+    else if (flag == "--max-gpus" && positive(n))
+      maxGPUs = n;
+    else if (flag == "--per-layer" && (value == "on" || value == "off"))
+      perLayer = value == "on";
+    else if (flag == "--repeat" || flag == "--max-gpus")
+      return fail(flag + " " + value + ": expected a positive integer");
+    else if (flag == "--per-layer")
+      return fail("--per-layer " + value + ": expected on or off");
+    else
+      return fail("unknown argument " + flag);
   }
   ModelSpec model;
   std::string error;

@@ -26,5 +26,6 @@ tools = [ToolSubst(t, unresolved="fatal", pre=r".-^/\\<,=")
          for t in ["helix-opt", "helix-translate", "helix",
                    "helix-bench-fidelity", "helix-long-context-report",
                    "helix-paper-report", "helix-per-layer-report",
-                   "helix-mtp-report", "helix-bench-checkpoint-load"]]
+                   "helix-mtp-report", "helix-bench-checkpoint-load",
+                   "helix-bench-search"]]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
