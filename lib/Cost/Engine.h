@@ -125,6 +125,15 @@ struct Prepared {
   /// The first stage with the same class counts as each stage: their layers
   /// cost the same, so totals price one of them (Totals.cpp).
   std::vector<int64_t> sameLayersAs;
+  /// The distinct stages (each the first with its counts), how many stages
+  /// have each one's counts, and whether one of those is a middle stage
+  /// (neither the first nor the last, which add the step's own work).
+  std::vector<int64_t> distinctStages, distinctStageCount;
+  std::vector<char> distinctInMiddle;
+  /// The stages whose memory can be the fullest GPU's: the first, the last,
+  /// and one middle stage of each distinct count vector but the first's (a
+  /// middle stage like the first holds less: no embedding).
+  std::vector<int64_t> memoryStages;
   /// Each stage's layers' resident memory per GPU, which the batch only
   /// scales (stageMemory(), Totals.cpp): weights; KV cache (and recurrent
   /// state) per request; the largest layer workspace per query token.

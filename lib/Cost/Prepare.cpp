@@ -400,6 +400,23 @@ void prepare(const ModelSpec &model, const Hardware &hw,
       distinct.push_back(st);
     out.sameLayersAs[st] = same;
   }
+  out.distinctStages = distinct;
+  out.distinctStageCount.assign(distinct.size(), 0);
+  out.distinctInMiddle.assign(distinct.size(), 0);
+  for (int64_t st = 0; st < out.pp; ++st) {
+    size_t i = size_t(
+        std::find(distinct.begin(), distinct.end(), out.sameLayersAs[st]) -
+        distinct.begin());
+    ++out.distinctStageCount[i];
+    if (st != 0 && st != out.pp - 1)
+      out.distinctInMiddle[i] = 1;
+  }
+  out.memoryStages = {0};
+  for (int64_t st = 1; st < out.pp; ++st) {
+    int64_t same = out.sameLayersAs[st];
+    if (st == out.pp - 1 || (same == st))
+      out.memoryStages.push_back(st);
+  }
   stageMemory(out);
 }
 

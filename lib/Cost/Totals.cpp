@@ -147,17 +147,10 @@ static MemoryUse memoryOf(const Prepared &p, int64_t batch, int64_t micro,
   const double requests = attentionRequests(p, batch);
   // Workspace per query token (MTP verifies 1 + K per request).
   const double mb = double(micro) * p.queryTokens;
-  // Stages with the same layers hold the same (Prepared::sameLayersAs).
-  thread_local std::vector<MemoryUse> layers; // no allocation per call
-  layers.assign(p.pp, MemoryUse());
+  // Stages with the same layers hold the same (Prepared::memoryStages).
   MemoryUse worst;
-  for (int64_t st = 0; st < p.pp; ++st) {
-    int64_t same = p.sameLayersAs[st];
-    // A middle stage like an earlier middle stage holds what it holds.
-    if (same != st && same != 0 && st != p.pp - 1)
-      continue;
-    layers[st] = same == st ? layerMemory(p, st, requests, mb) : layers[same];
-    MemoryUse m = layers[st];
+  for (int64_t st : p.memoryStages) {
+    MemoryUse m = layerMemory(p, p.sameLayersAs[st], requests, mb);
     double workspace = m.activations;
     addStageWeights(p, st, m.weights);
     if (p.draftClass >= 0 && st == p.pp - 1) {
@@ -203,37 +196,42 @@ Totals totalsFrom(const Prepared &p, int64_t batch,
   for (const LayerCost &c : costs)
     t.slices = std::max(t.slices, c.slices);
 
-  // Each stage's layers, then its once-per-step work; stages with the same
-  // layers take the same layer time (Prepared::sameLayersAs).
-  thread_local std::vector<double> stages, layerTime; // reused buffers
-  stages.assign(p.pp, 0.0);
-  layerTime.assign(p.pp, 0.0);
-  for (int64_t st = 0; st < p.pp; ++st) {
-    double &stage = stages[st];
-    int64_t same = p.sameLayersAs[st];
-    if (same != st && !breakdown) {
-      stage = layerTime[st] = layerTime[same];
-    } else {
-      for (size_t c = 0; c < costs.size(); ++c) {
-        int64_t n = p.stageCount(st, c);
-        if (n == 0)
-          continue;
-        stage += n * costs[c].timeS();
-        if (breakdown)
-          t.where += costs[c].where().scaled(double(n));
-      }
-      layerTime[st] = stage;
-    }
+  const double first = step.first.timeS + step.firstCommS,
+               last = step.last.timeS + step.lastCommS;
+  const double p2p = double(p.pp - 1) * step.p2pS;
+  // Each distinct stage's layers once (Prepared::distinctStages): stages
+  // with the same layers take the same time; the first and last stage add
+  // the step's own work. The pipeline's time as pipelineTTL gives it.
+  double sum = 0; // the stages' times and the transfers between them
+  double slowest = 0, firstStage = 0, lastStage = 0;
+  for (size_t i = 0; i < p.distinctStages.size(); ++i) {
+    const int64_t st = p.distinctStages[i];
+    double layers = 0;
+    for (size_t c = 0; c < costs.size(); ++c)
+      if (int64_t n = p.stageCount(st, c))
+        layers += n * costs[c].timeS();
+    sum += layers * double(p.distinctStageCount[i]);
+    if (p.distinctInMiddle[i])
+      slowest = std::max(slowest, layers);
     if (st == 0)
-      stage += step.first.timeS + step.firstCommS;
-    if (st == p.pp - 1)
-      stage += step.last.timeS + step.lastCommS;
+      firstStage = layers;
+    if (st == p.sameLayersAs[p.pp - 1])
+      lastStage = layers;
   }
-  double p2p = double(p.pp - 1) * step.p2pS;
-  double sum = 0;
-  for (double stage : stages)
-    sum += stage;
-  sum += p2p;
+  sum += first + last + p2p;
+  if (p.pp == 1)
+    slowest = std::max(slowest, firstStage + first + last);
+  else
+    slowest = std::max({slowest, firstStage + first, lastStage + last});
+  t.ttlS = std::max(sum, double(t.microBatches) * slowest);
+  if (breakdown) {
+    // Where each stage's layers spend their time.
+    for (int64_t st = 0; st < p.pp; ++st)
+      for (size_t c = 0; c < costs.size(); ++c)
+        if (int64_t n = p.stageCount(st, c))
+          t.where += costs[c].where().scaled(double(n));
+    t.where.pipelineStall = t.ttlS - sum;
+  }
   t.stepComputeS = step.first.timeS + step.last.timeS;
   t.stepWeightBytes = step.first.weightBytes + step.last.weightBytes;
   t.stepKernels = step.first.kernels + step.last.kernels;
@@ -245,9 +243,6 @@ Totals totalsFrom(const Prepared &p, int64_t batch,
     t.where.exposedComm += t.stepExposedS;
   }
 
-  t.ttlS = pipelineTTL(stages, step.p2pS, t.microBatches);
-  if (breakdown)
-    t.where.pipelineStall = t.ttlS - sum;
   if (p.draftTokens > 0) {
     // Speculative decoding: the verify step above, then K draft passes of
     // the MTP layer per micro-batch; a step yields the expected accepted
