@@ -326,7 +326,28 @@ void prepare(const ModelSpec &model, const Hardware &hw,
              const Workload &workload, const Config &config,
              const Placement &place, Prepared &out,
              const LayerClasses *classes) {
-  out = Prepared();
+  // A fresh Prepared that keeps `out`'s buffers (the search prepares one
+  // layout after another into the same object).
+  {
+    Prepared fresh;
+    auto keep = [](auto &from, auto &to) {
+      from.clear();
+      std::swap(from, to);
+    };
+    keep(out.classes, fresh.classes);
+    keep(out.classOfLayer, fresh.classOfLayer);
+    keep(out.stageOfLayer, fresh.stageOfLayer);
+    keep(out.stageCounts, fresh.stageCounts);
+    keep(out.sameLayersAs, fresh.sameLayersAs);
+    keep(out.distinctStages, fresh.distinctStages);
+    keep(out.distinctStageCount, fresh.distinctStageCount);
+    keep(out.distinctInMiddle, fresh.distinctInMiddle);
+    keep(out.memoryStages, fresh.memoryStages);
+    keep(out.stageWeights, fresh.stageWeights);
+    keep(out.stageKVPerRequest, fresh.stageKVPerRequest);
+    keep(out.stageWorkspacePerToken, fresh.stageWorkspacePerToken);
+    out = std::move(fresh);
+  }
   out.hw = &hw;
   out.precision = workload.precision;
   out.config = config;

@@ -241,11 +241,11 @@ public:
     else
       overlaps = {true, false};
     reuse = LayerCostReuse();
+    Prepared p; // its buffers serve every layout
     for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
       reuse.nextGPUCount(strategy == Strategy::TPPP);
       for (const Layout &l :
            enumerateLayouts(model, hw, workload, strategy, g)) {
-        Prepared p;
         for (bool hopb : overlaps) {
           Config c;
           c.strategy = strategy;
