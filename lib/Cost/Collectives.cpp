@@ -42,7 +42,6 @@ static int64_t nearestMeasuredGroup(const Hardware &hw,
                                     const std::vector<CollectivePoint> &pts,
                                     int64_t n) {
   bool inside = n <= hw.nvlinkDomain;
-  const double logN = std::log2(double(n));
   int64_t best = 0, last = 0;
   double bestD = 0;
   for (const CollectivePoint &c : pts) {
@@ -51,7 +50,10 @@ static int64_t nearestMeasuredGroup(const Hardware &hw,
         c.gpus == last)
       continue;
     last = c.gpus;
-    double d = std::fabs(std::log2(double(c.gpus)) - logN);
+    // |log2(gpus) - log2(n)| is log2 of this ratio (>= 1): compare ratios,
+    // no logarithm per point.
+    double d = c.gpus > n ? double(c.gpus) / double(n)
+                          : double(n) / double(c.gpus);
     if (best == 0 || d < bestD) {
       best = c.gpus;
       bestD = d;
