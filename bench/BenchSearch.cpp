@@ -15,8 +15,8 @@
 //
 // Measured on one core of a 2-vCPU Intel Xeon VM (15 runs): 1..64 GPUs
 // 22,228 configurations in a median 0.014 s; 1..576 GPUs with per-layer
-// layouts 142,045 in 0.108 s (0.011 s of it per-layer); Kimi-K3 over
-// 1..576 GPUs 165,689 in 0.145 s (docs/long-context-architectures.md).
+// layouts 142,045 in 0.096 s (0.011 s of it per-layer); Kimi-K3 over
+// 1..576 GPUs 165,689 in 0.125 s (docs/long-context-architectures.md).
 //
 //===----------------------------------------------------------------------===//
 
