@@ -52,8 +52,8 @@ static int64_t nearestMeasuredGroup(const Hardware &hw,
     last = c.gpus;
     // |log2(gpus) - log2(n)| is log2 of this ratio (>= 1): compare ratios,
     // no logarithm per point.
-    double d = c.gpus > n ? double(c.gpus) / double(n)
-                          : double(n) / double(c.gpus);
+    double d =
+        c.gpus > n ? double(c.gpus) / double(n) : double(n) / double(c.gpus);
     if (best == 0 || d < bestD) {
       best = c.gpus;
       bestD = d;

@@ -19,10 +19,10 @@
 #include "helix/InitAllHelix.h"
 #include "helix/ModelIR/ModelIR.h"
 #include "helix/Plan/PlanJSON.h"
+#include "helix/Plan/Planning.h"
 #include "helix/Transforms/DraftProgram.h"
 #include "helix/Transforms/Passes.h"
 #include "helix/Transforms/Pipeline.h"
-#include "helix/Plan/Planning.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
