@@ -17,6 +17,7 @@
 #include "helix/Runtime/Quant.h"
 #include "helix/Runtime/Safetensors.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -58,11 +59,15 @@ int64_t argValue(int argc, char **argv, int &i) {
     std::exit(1);
   }
   char *end = nullptr;
+  errno = 0;
   long long v = std::strtoll(argv[++i], &end, 10);
-  if (!end || *end || v <= 0 || v % 128) {
+  // At most 65536: a weight of 2^32 elements (4 GiB of FP8 codes, with the
+  // loader's own copies several times that) is already larger than any
+  // model's.
+  if (!end || *end || errno || v <= 0 || v % 128 || v > 65536) {
     std::fprintf(stderr,
                  "helix-bench-checkpoint-load: error: %s %s: expected a "
-                 "positive multiple of 128\n",
+                 "positive multiple of 128, at most 65536\n",
                  argv[i - 1], argv[i]);
     std::exit(1);
   }
@@ -71,7 +76,19 @@ int64_t argValue(int argc, char **argv, int &i) {
 
 } // namespace
 
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv) {
+  // A file that cannot be written or read back: one line, exit 1.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "helix-bench-checkpoint-load: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+static int run(int argc, char **argv) {
   int64_t N = 14336, K = 4096; // Llama-3.1-8B's up projection
   std::string dir = "/tmp";
   for (int i = 1; i < argc; ++i) {

@@ -25,7 +25,10 @@
 #include "helix/Cost/Search.h"
 #include "helix/Import/HFConfig.h"
 
+#include "helix/Common/Numbers.h"
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,27 +66,32 @@ int main(int argc, char **argv) {
     if (i + 1 >= argc)
       return fail(flag + " needs a value");
     std::string value = argv[i + 1];
-    auto positive = [&](int64_t &out) {
+    // An integer in [1, most].
+    auto inRange = [&](int64_t most, int64_t &out) {
       char *end = nullptr;
+      errno = 0;
       long long v = std::strtoll(value.c_str(), &end, 10);
-      if (!end || *end || v < 1)
+      if (!end || *end || errno || v < 1 || v > most)
         return false;
       out = v;
       return true;
     };
     int64_t n = 0;
-    if (flag == "--repeat" && positive(n))
+    if (flag == "--repeat" && inRange(1000, n))
       repeat = int(n);
     else if (flag == "--model")
       modelName = value;
     else if (flag == "--hw")
       hwName = value;
-    else if (flag == "--max-gpus" && positive(n))
+    else if (flag == "--max-gpus" && inRange(kMaxGPUs, n))
       maxGPUs = n;
     else if (flag == "--per-layer" && (value == "on" || value == "off"))
       perLayer = value == "on";
-    else if (flag == "--repeat" || flag == "--max-gpus")
-      return fail(flag + " " + value + ": expected a positive integer");
+    else if (flag == "--repeat")
+      return fail("--repeat " + value + ": expected an integer in [1, 1000]");
+    else if (flag == "--max-gpus")
+      return fail("--max-gpus " + value + ": expected an integer in [1, " +
+                  std::to_string(kMaxGPUs) + "]");
     else if (flag == "--per-layer")
       return fail("--per-layer " + value + ": expected on or off");
     else

@@ -268,6 +268,25 @@ TEST_F(EvaluateTest, KernelsPerLayerFollowTheTable) {
   ASSERT_TRUE(hop.valid()) << hop.error;
   ASSERT_EQ(hop.hopbSlices, 4);
   EXPECT_EQ(hop.layers[0].attention.kernels, 3 + (2 + 1) * 4 + 1 * 4 + 1);
+  // By kind (helix/Common/KernelTable.h): the same kernels, named.
+  const KernelCounts &k = hop.layers[0].attention.kernelsByKind;
+  EXPECT_EQ(k.total(), hop.layers[0].attention.kernels);
+  EXPECT_EQ(k.of(KernelKind::KVAppend), 4);
+  EXPECT_EQ(k.of(KernelKind::Attention), 4);
+  EXPECT_EQ(k.of(KernelKind::SplitMerge), 4);
+  EXPECT_EQ(k.of(KernelKind::Combine), 4);
+  EXPECT_EQ(k.of(KernelKind::Gemm), 2);
+  // A request per slice at a large batch: counts past 16 bits stay exact
+  // (70,000 slices of KV append, attention and combine).
+  c.batch = 70000;
+  c.hopbSlices = 70000;
+  Evaluation wideHop = evaluate(llama, hw, Workload(), c);
+  ASSERT_TRUE(wideHop.valid()) << wideHop.error;
+  ASSERT_EQ(wideHop.hopbSlices, 70000);
+  const KernelCounts &w = wideHop.layers[0].attention.kernelsByKind;
+  EXPECT_EQ(w.of(KernelKind::KVAppend), 70000);
+  EXPECT_EQ(w.of(KernelKind::Combine), 70000);
+  EXPECT_EQ(w.total(), wideHop.layers[0].attention.kernels);
   // MLA + MoE (DeepSeek-R1): norm, q_a+kv_a GEMM, latent norms, q_b GEMM,
   // W_UK BMM + RoPE (5); KV append, attention, W_UV BMM (3: 10 requests x
   // 128 heads, 1280 blocks, fill the device, no split); combine (1); output

@@ -56,34 +56,34 @@ constexpr const char *kernelKindName(KernelKind k) {
 
 /// Kernels by kind.
 struct KernelCounts {
-  std::array<uint16_t, kNumKernelKinds> n{};
+  std::array<uint32_t, kNumKernelKinds> n{};
 
   constexpr KernelCounts() = default;
   constexpr KernelCounts(
       std::initializer_list<std::pair<KernelKind, int>> counts) {
     for (const auto &[kind, count] : counts)
-      n[static_cast<int>(kind)] += static_cast<uint16_t>(count);
+      n[static_cast<int>(kind)] += static_cast<uint32_t>(count);
   }
   constexpr int of(KernelKind k) const { return n[static_cast<int>(k)]; }
   constexpr int total() const {
     int t = 0;
-    for (uint16_t v : n)
+    for (uint32_t v : n)
       t += v;
     return t;
   }
   constexpr KernelCounts &operator+=(const KernelCounts &o) {
     for (int i = 0; i < kNumKernelKinds; ++i)
-      n[i] = static_cast<uint16_t>(n[i] + o.n[i]);
+      n[i] = static_cast<uint32_t>(n[i] + o.n[i]);
     return *this;
   }
   constexpr KernelCounts &operator*=(int64_t times) {
-    for (uint16_t &v : n)
-      v = static_cast<uint16_t>(v * times);
+    for (uint32_t &v : n)
+      v = static_cast<uint32_t>(v * times);
     return *this;
   }
   constexpr KernelCounts &add(KernelKind k, int count = 1) {
     n[static_cast<int>(k)] =
-        static_cast<uint16_t>(n[static_cast<int>(k)] + count);
+        static_cast<uint32_t>(n[static_cast<int>(k)] + count);
     return *this;
   }
   constexpr bool operator==(const KernelCounts &o) const {
