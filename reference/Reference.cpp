@@ -188,14 +188,46 @@ struct ReferenceModel::Layer {
   std::vector<Mat> eGate, eUp, eDown;
   Mat gateUp, gateUpBias, downProj, downProjBias; // gpt-oss
   Mat sGate, sUp, sDown;
+  Mat sharedGate; // Qwen3-Next shared_expert_gate [1, H]
+  // Gated DeltaNet (linear_attn).
+  Mat qkvz, ba, conv, dtBias, aLog, gatedNorm, outProj;
+  // DeepSeek Sparse Attention's lightning indexer (self_attn.indexer).
+  Mat ixWqb, ixWk, ixKNorm, ixKNormBias, ixWeights;
 };
 
 struct ReferenceModel::RowCache {
   // Per layer: keys / values per position, all heads [pos][heads * dim].
   std::vector<std::vector<Vec>> keys, values;
+  // DSA, per layer: the index key of every position [pos][index_head_dim]
+  // (f32, see indexerSelect).
+  std::vector<std::vector<Vec>> indexKeys;
+  // DSA: the positions the last indexer of the current step selected
+  // (what a layer reusing the previous layer's selection attends to).
+  std::vector<int64_t> selection;
+  int64_t selectionPos = -1; // the step `selection` is of
+  // Gated DeltaNet, per layer: the convolution's inputs of the previous
+  // convKernel - 1 tokens ([K - 1][channels], oldest first, zeros before
+  // the first token), the recurrent state [value heads][dk][dv] and the
+  // number of tokens fed.
+  std::vector<std::vector<Vec>> convHist;
+  std::vector<Vec> state;
+  std::vector<int64_t> fed;
+
+  explicit RowCache(size_t layers)
+      : keys(layers), values(layers), indexKeys(layers), convHist(layers),
+        state(layers), fed(layers, 0) {}
 };
 
 ReferenceModel::~ReferenceModel() = default;
+
+Mat ReferenceModel::decoderNorm(const WeightLoader &W, const std::string &name,
+                                int64_t n) const {
+  Mat m = W.plain(name, {n});
+  if (spec_.zeroCenteredNorms)
+    for (float &w : m.v)
+      w = 1.0f + w;
+  return m;
+}
 
 std::unique_ptr<ReferenceModel::Layer>
 ReferenceModel::loadLayer(const WeightLoader &W,
@@ -212,15 +244,49 @@ ReferenceModel::loadLayer(const WeightLoader &W,
   auto lin = [&](const std::string &name, std::vector<int64_t> shape) {
     return W.linear(name, shape);
   };
+  // The decoder's RMSNorm weights, as applied: w, or 1 + w for
+  // zero-centred norms (Qwen3NextRMSNorm: x_normed * (1.0 + w.float())).
+  auto normW = [&](const std::string &name, int64_t n) {
+    return decoderNorm(W, name, n);
+  };
   int64_t H = spec_.hiddenSize;
   auto L = std::make_unique<Layer>();
   L->spec = &ls;
   std::string p = "model.layers." + std::to_string(ls.index) + ".";
   std::string s = p + "self_attn.";
+  std::string where = "reference: layer " + std::to_string(ls.index) + ": ";
   const AttentionSpec &a = ls.attention;
-  L->inNorm = load(p + "input_layernorm.weight", {H});
-  L->postNorm = load(p + "post_attention_layernorm.weight", {H});
-  if (a.kind == AttentionKind::MLA) {
+  if (!ls.hasFFN || (ls.mixer != MixerKind::Attention &&
+                     ls.mixer != MixerKind::LinearAttention))
+    throw Error(where + "a " + stringifyMixerKind(ls.mixer) + " mixer" +
+                (ls.hasFFN ? "" : " without FFN") +
+                " is not supported by the reference");
+  L->inNorm = normW(p + "input_layernorm.weight", H);
+  L->postNorm = normW(p + "post_attention_layernorm.weight", H);
+  if (ls.mixer == MixerKind::LinearAttention) {
+    // Qwen3NextGatedDeltaNet (modeling_qwen3_next).
+    const LinearAttentionSpec &g = ls.linear;
+    if (g.variant != LinearAttentionSpec::Variant::GatedDeltaNet)
+      throw Error(where + stringifyLinearAttentionVariant(g.variant) +
+                  " linear attention is not supported by the reference");
+    int64_t Hk = g.numKeyHeads, Hv = g.numValueHeads, dk = g.keyHeadDim,
+            dv = g.valueHeadDim;
+    if (Hk <= 0 || Hv % Hk != 0 || g.convKernel < 1)
+      throw Error(where + "malformed linear-attention sizes");
+    std::string x = p + "linear_attn.";
+    L->qkvz = lin(x + "in_proj_qkvz.weight", {2 * Hk * dk + 2 * Hv * dv, H});
+    L->ba = lin(x + "in_proj_ba.weight", {2 * Hv, H});
+    L->conv = load(x + "conv1d.weight", {g.convChannels(), 1, g.convKernel});
+    L->dtBias = load(x + "dt_bias", {Hv});
+    L->aLog = load(x + "A_log", {Hv});
+    // Qwen3NextRMSNormGated: a plain weight (not zero-centred).
+    L->gatedNorm = load(x + "norm.weight", {dv});
+    L->outProj = lin(x + "out_proj.weight", {H, Hv * dv});
+  } else if (a.kind == AttentionKind::MLA) {
+    if (a.outputGate || a.noRope)
+      throw Error(where + "MLA with " +
+                  (a.outputGate ? "an output gate" : "no RoPE") +
+                  " is not supported by the reference");
     int64_t qk = a.qkNopeHeadDim + a.qkRopeHeadDim;
     if (a.qLoraRank > 0) {
       L->qa = lin(s + "q_a_proj.weight", {a.qLoraRank, H});
@@ -239,8 +305,29 @@ ReferenceModel::loadLayer(const WeightLoader &W,
                  {a.numHeads * (a.qkNopeHeadDim + a.vHeadDim), a.kvLoraRank});
     L->o = lin(s + "o_proj.weight", {H, a.numHeads * a.vHeadDim});
     L->ob = loadIf(a.outBias, s + "o_proj.bias", {H});
+    const IndexerSpec &ix = a.indexer;
+    if (ix.sparse() && !ix.reusesPrevious) {
+      if (a.qLoraRank <= 0)
+        throw Error(where + "DeepSeek Sparse Attention's indexer reads the "
+                            "MLA's q latent, but q_lora_rank is 0");
+      if (ix.ropeDim > ix.headDim || ix.ropeDim % 2 != 0)
+        throw Error(where + "malformed indexer RoPE size");
+      std::string x = s + "indexer.";
+      L->ixWqb =
+          lin(x + "wq_b.weight", {ix.numHeads * ix.headDim, a.qLoraRank});
+      L->ixWk = lin(x + "wk.weight", {ix.headDim, H});
+      L->ixKNorm = load(x + "k_norm.weight", {ix.headDim});
+      L->ixKNormBias = load(x + "k_norm.bias", {ix.headDim});
+      L->ixWeights = lin(x + "weights_proj.weight", {ix.numHeads, H});
+    }
   } else {
-    int64_t q = a.numHeads * a.headDim, kv = a.numKVHeads * a.headDim;
+    if (a.outputGate && a.vHeadDim != a.headDim)
+      throw Error(where + "a gated attention output needs v_head_dim == "
+                          "head_dim");
+    // With an output gate (Qwen3-Next), q_proj yields per head the query
+    // and then the gate: [heads, 2 * head_dim].
+    int64_t q = a.numHeads * a.headDim * (a.outputGate ? 2 : 1),
+            kv = a.numKVHeads * a.headDim;
     L->q = lin(s + "q_proj.weight", {q, H});
     L->k = lin(s + "k_proj.weight", {kv, H});
     L->v = lin(s + "v_proj.weight", {kv, H});
@@ -249,8 +336,10 @@ ReferenceModel::loadLayer(const WeightLoader &W,
     L->kb = loadIf(a.qkvBias, s + "k_proj.bias", {kv});
     L->vb = loadIf(a.qkvBias, s + "v_proj.bias", {kv});
     L->ob = loadIf(a.outBias, s + "o_proj.bias", {H});
-    L->qNorm = loadIf(a.qkNorm, s + "q_norm.weight", {a.headDim});
-    L->kNorm = loadIf(a.qkNorm, s + "k_norm.weight", {a.headDim});
+    if (a.qkNorm) {
+      L->qNorm = normW(s + "q_norm.weight", a.headDim);
+      L->kNorm = normW(s + "k_norm.weight", a.headDim);
+    }
     L->sinks = loadIf(a.sinks, s + "sinks", {a.numHeads});
   }
   if (!ls.isMoE) {
@@ -263,6 +352,9 @@ ReferenceModel::loadLayer(const WeightLoader &W,
     L->downB = loadIf(ls.ffn.bias, p + "mlp.down_proj.bias", {H});
   } else {
     const MoESpec &m = ls.moe;
+    if (m.latentSize > 0 || !m.gated())
+      throw Error(where + "a latent or non-gated MoE is not supported by the "
+                          "reference");
     int64_t E = m.numExperts, I = m.expertIntermediate;
     if (type_ == "gpt_oss") {
       std::string x = p + "mlp.experts.";
@@ -287,7 +379,17 @@ ReferenceModel::loadLayer(const WeightLoader &W,
         L->eDown.push_back(
             lin(e + (mixtral ? "w2" : "down_proj") + ".weight", {H, I}));
       }
-      if (m.numSharedExperts > 0) {
+      if (m.sharedExpertGate) {
+        // Qwen3NextSparseMoeBlock: one shared expert ("shared_expert",
+        // singular) scaled by sigmoid(shared_expert_gate(x)).
+        if (m.numSharedExperts != 1)
+          throw Error(where + "a gated shared expert must be one expert");
+        int64_t S = m.sharedIntermediate;
+        L->sGate = lin(x + "shared_expert.gate_proj.weight", {S, H});
+        L->sUp = lin(x + "shared_expert.up_proj.weight", {S, H});
+        L->sDown = lin(x + "shared_expert.down_proj.weight", {H, S});
+        L->sharedGate = lin(x + "shared_expert_gate.weight", {1, H});
+      } else if (m.numSharedExperts > 0) {
         int64_t S = m.sharedIntermediate * m.numSharedExperts;
         L->sGate = lin(x + "shared_experts.gate_proj.weight", {S, H});
         L->sUp = lin(x + "shared_experts.up_proj.weight", {S, H});
@@ -317,7 +419,7 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
   swigluLimit_ = config.value("swiglu_limit", 7.0);
   int64_t H = spec.hiddenSize, V = spec.vocabSize;
   embed_ = load("model.embed_tokens.weight", {V, H});
-  finalNorm_ = load("model.norm.weight", {H});
+  finalNorm_ = decoderNorm(W, "model.norm.weight", H);
   lmHead_ = spec.tieWordEmbeddings ? embed_ : load("lm_head.weight", {V, H});
   for (const LayerSpec &ls : spec.layers)
     if (!ls.isMTP)
@@ -328,6 +430,10 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
     if (spec.mtpLayers <= 0)
       throw Error("reference: the model has no multi-token-prediction layer "
                   "(num_nextn_predict_layers)");
+    if (spec.zeroCenteredNorms)
+      throw Error("reference: the " + type_ +
+                  " multi-token-prediction module (mtp.*) is not supported, "
+                  "only DeepSeek-V3's");
     std::string p = "model.layers." + std::to_string(mtpSpec_.index) + ".";
     mtp_ = loadLayer(W, ckpt, mtpSpec_);
     mtpEmbed_ = load(p + "embed_tokens.weight", {V, H});
@@ -338,14 +444,8 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
     sharedHead_ = load(p + "shared_head.head.weight", {V, H});
   }
   for (int64_t r = 0; r < batch; ++r) {
-    auto c = std::make_unique<RowCache>();
-    c->keys.resize(layers_.size());
-    c->values.resize(layers_.size());
-    rows_.push_back(std::move(c));
-    auto m = std::make_unique<RowCache>();
-    m->keys.resize(1);
-    m->values.resize(1);
-    mtpRows_.push_back(std::move(m));
+    rows_.push_back(std::make_unique<RowCache>(layers_.size()));
+    mtpRows_.push_back(std::make_unique<RowCache>(1));
   }
   lastHidden_.resize(batch);
 }
@@ -354,14 +454,15 @@ ReferenceModel::ReferenceModel(const ModelSpec &spec,
 // Forward
 //===----------------------------------------------------------------------===//
 
-/// Softmax attention of one query head over cached keys/values at positions
-/// [first, pos], with an optional sink logit in the denominator.
+/// Softmax attention of one query head over the cached keys/values at
+/// `positions` (ascending), with an optional sink logit in the denominator.
 static Vec attendHead(const float *q, const std::vector<Vec> &keys,
                       const std::vector<Vec> &values, int64_t head,
-                      int64_t kDim, int64_t vDim, int64_t first, int64_t pos,
-                      double scale, const float *sink) {
+                      int64_t kDim, int64_t vDim,
+                      const std::vector<int64_t> &positions, double scale,
+                      const float *sink) {
   std::vector<double> s;
-  for (int64_t t = first; t <= pos; ++t) {
+  for (int64_t t : positions) {
     const float *k = keys[t].data() + head * kDim;
     double d = 0;
     for (int64_t i = 0; i < kDim; ++i)
@@ -377,14 +478,23 @@ static Vec attendHead(const float *q, const std::vector<Vec> &keys,
     denom += x;
   }
   std::vector<double> acc(vDim, 0.0);
-  for (int64_t t = first; t <= pos; ++t) {
-    const float *v = values[t].data() + head * vDim;
-    double p = s[t - first] / denom;
+  for (size_t j = 0; j < positions.size(); ++j) {
+    const float *v = values[positions[j]].data() + head * vDim;
+    double p = s[j] / denom;
     for (int64_t i = 0; i < vDim; ++i)
       acc[i] += p * v[i];
   }
   return Vec(acc.begin(), acc.end());
 }
+
+/// Positions [first, pos].
+static std::vector<int64_t> span(int64_t first, int64_t pos) {
+  std::vector<int64_t> v(pos - first + 1);
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+static double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
 Vec ReferenceModel::attention(Layer &l, RowCache &c, size_t li, const Vec &x,
                               int64_t pos) {
@@ -392,6 +502,20 @@ Vec ReferenceModel::attention(Layer &l, RowCache &c, size_t li, const Vec &x,
   int64_t nH = a.numHeads, K = a.numKVHeads, hd = a.headDim;
   Vec q = matvec(l.q, x, &l.qb), k = matvec(l.k, x, &l.kb),
       v = matvec(l.v, x, &l.vb);
+  // Qwen3-Next's gated attention: per head, q_proj gives the query and
+  // then the gate (torch.chunk(q_proj(x).view(..., heads, 2 * hd), 2)).
+  Vec gate;
+  if (a.outputGate) {
+    Vec qs(nH * hd);
+    gate.resize(nH * hd);
+    for (int64_t h = 0; h < nH; ++h) {
+      std::copy(q.begin() + 2 * h * hd, q.begin() + (2 * h + 1) * hd,
+                qs.begin() + h * hd);
+      std::copy(q.begin() + (2 * h + 1) * hd, q.begin() + (2 * h + 2) * hd,
+                gate.begin() + h * hd);
+    }
+    q = std::move(qs);
+  }
   if (a.qkNorm) {
     for (int64_t h = 0; h < nH; ++h) {
       Vec n = rmsnorm(q.data() + h * hd, hd, l.qNorm, spec_.rmsNormEps);
@@ -402,11 +526,16 @@ Vec ReferenceModel::attention(Layer &l, RowCache &c, size_t li, const Vec &x,
       std::copy(n.begin(), n.end(), k.begin() + h * hd);
     }
   }
-  RopeTable rope = ropeFor(a.rope, hd, spec_.maxPositionEmbeddings, pos + 1);
+  // Partial RoPE (partial_rotary_factor): the first rd values of each head
+  // are rotated (rotate_half over them, inv_freq over rd), the rest pass.
+  int64_t rd = a.partialRotary < 1.0
+                   ? static_cast<int64_t>(std::llround(a.partialRotary * hd))
+                   : hd;
+  RopeTable rope = ropeFor(a.rope, rd, spec_.maxPositionEmbeddings, pos + 1);
   for (int64_t h = 0; h < nH; ++h)
-    rotate(q.data() + h * hd, hd, rope, pos, false);
+    rotate(q.data() + h * hd, rd, rope, pos, false);
   for (int64_t h = 0; h < K; ++h)
-    rotate(k.data() + h * hd, hd, rope, pos, false);
+    rotate(k.data() + h * hd, rd, rope, pos, false);
   if (static_cast<int64_t>(c.keys[li].size()) != pos)
     throw Error("reference: positions must be fed in order");
   // The cache stores K (after RoPE) and V rounded to --kv-dtype; attention
@@ -417,16 +546,128 @@ Vec ReferenceModel::attention(Layer &l, RowCache &c, size_t li, const Vec &x,
   c.values[li].push_back(v);
   int64_t first =
       a.slidingWindow > 0 ? std::max<int64_t>(0, pos - a.slidingWindow + 1) : 0;
+  std::vector<int64_t> positions = span(first, pos);
   double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   Vec out(nH * a.vHeadDim);
   for (int64_t h = 0; h < nH; ++h) {
     int64_t kvh = h / (nH / K);
     Vec o = attendHead(q.data() + h * hd, c.keys[li], c.values[li], kvh, hd,
-                       a.vHeadDim, first, pos, scale,
+                       a.vHeadDim, positions, scale,
                        a.sinks ? &l.sinks.v[h] : nullptr);
+    if (a.outputGate) // attn_output * sigmoid(gate), per query head
+      for (int64_t i = 0; i < a.vHeadDim; ++i)
+        o[i] = static_cast<float>(o[i] * sigmoid(gate[h * hd + i]));
     std::copy(o.begin(), o.end(), out.begin() + h * a.vHeadDim);
   }
   return matvec(l.o, out, &l.ob);
+}
+
+Vec ReferenceModel::gatedDeltaNet(Layer &l, RowCache &c, size_t li,
+                                  const Vec &x, int64_t pos) {
+  // Qwen3NextGatedDeltaNet one token at a time: causal_conv1d_update and
+  // torch_recurrent_gated_delta_rule (use_qk_l2norm_in_kernel) of
+  // modeling_qwen3_next, then the gated RMSNorm and out_proj.
+  const LinearAttentionSpec &g = l.spec->linear;
+  int64_t Hk = g.numKeyHeads, Hv = g.numValueHeads, dk = g.keyHeadDim,
+          dv = g.valueHeadDim, r = Hv / Hk, K = g.convKernel,
+          C = g.convChannels();
+  if (c.fed[li] != pos)
+    throw Error("reference: positions must be fed in order");
+  ++c.fed[li];
+  Vec qkvz = matvec(l.qkvz, x), ba = matvec(l.ba, x);
+  // in_proj_qkvz is grouped per key head: [q (dk), k (dk), v (r * dv),
+  // z (r * dv)]; in_proj_ba per key head: [b (r), a (r)]. Value head
+  // kh * r + j belongs to key head kh. The convolution's channels are
+  // [all q heads, all k heads, all v heads].
+  int64_t per = 2 * dk + 2 * r * dv;
+  Vec in(C), z(Hv * dv);
+  std::vector<double> b(Hv), av(Hv);
+  for (int64_t kh = 0; kh < Hk; ++kh) {
+    const float *src = qkvz.data() + kh * per;
+    std::copy(src, src + dk, in.begin() + kh * dk);
+    std::copy(src + dk, src + 2 * dk, in.begin() + Hk * dk + kh * dk);
+    std::copy(src + 2 * dk, src + 2 * dk + r * dv,
+              in.begin() + 2 * Hk * dk + kh * r * dv);
+    std::copy(src + 2 * dk + r * dv, src + per, z.begin() + kh * r * dv);
+    for (int64_t j = 0; j < r; ++j) {
+      b[kh * r + j] = ba[kh * 2 * r + j];
+      av[kh * r + j] = ba[kh * 2 * r + r + j];
+    }
+  }
+  // Causal depthwise convolution over this and the previous K - 1 inputs
+  // of each channel (tap K - 1 multiplies the newest), no bias, then SiLU.
+  std::vector<Vec> &hist = c.convHist[li];
+  if (static_cast<int64_t>(hist.size()) != K - 1)
+    hist.assign(K - 1, Vec(C, 0.0f));
+  Vec mixed(C);
+  for (int64_t ch = 0; ch < C; ++ch) {
+    const float *w = l.conv.v.data() + ch * K;
+    double sum = static_cast<double>(w[K - 1]) * in[ch];
+    for (int64_t t = 0; t < K - 1; ++t)
+      sum += static_cast<double>(w[t]) * hist[t][ch];
+    mixed[ch] = static_cast<float>(act("silu", static_cast<float>(sum)));
+  }
+  if (K > 1) {
+    hist.erase(hist.begin());
+    hist.push_back(in);
+  }
+  // L2-normalise each q and k head (x / sqrt(sum x^2 + 1e-6)); q also
+  // times 1 / sqrt(dk).
+  auto l2norm = [](float *v, int64_t n, double scale) {
+    double ss = 0;
+    for (int64_t i = 0; i < n; ++i)
+      ss += static_cast<double>(v[i]) * v[i];
+    double inv = 1.0 / std::sqrt(ss + 1e-6);
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = static_cast<float>(static_cast<float>(v[i] * inv) * scale);
+  };
+  float *qs = mixed.data(), *ks = mixed.data() + Hk * dk,
+        *vs = mixed.data() + 2 * Hk * dk;
+  for (int64_t kh = 0; kh < Hk; ++kh) {
+    l2norm(qs + kh * dk, dk, 1.0 / std::sqrt(static_cast<double>(dk)));
+    l2norm(ks + kh * dk, dk, 1.0);
+  }
+  Vec &state = c.state[li];
+  if (state.empty())
+    state.assign(Hv * dk * dv, 0.0f);
+  Vec out(Hv * dv);
+  std::vector<double> S(dk * dv), delta(dv);
+  for (int64_t h = 0; h < Hv; ++h) {
+    const float *q = qs + (h / r) * dk, *k = ks + (h / r) * dk,
+                *v = vs + h * dv;
+    double beta = sigmoid(b[h]);
+    double sp = av[h] + static_cast<double>(l.dtBias.v[h]);
+    double softplus = sp > 20 ? sp : std::log1p(std::exp(sp));
+    double decay =
+        std::exp(-std::exp(static_cast<double>(l.aLog.v[h])) * softplus);
+    float *st = state.data() + h * dk * dv; // [dk][dv]
+    for (int64_t i = 0; i < dk * dv; ++i)
+      S[i] = st[i] * decay;
+    for (int64_t j = 0; j < dv; ++j) {
+      double mem = 0;
+      for (int64_t i = 0; i < dk; ++i)
+        mem += S[i * dv + j] * k[i];
+      delta[j] = (v[j] - mem) * beta;
+    }
+    for (int64_t i = 0; i < dk; ++i)
+      for (int64_t j = 0; j < dv; ++j)
+        st[i * dv + j] = static_cast<float>(S[i * dv + j] + k[i] * delta[j]);
+    // o = S^T q, then Qwen3NextRMSNormGated: rmsnorm(o) * w * silu(z).
+    std::vector<double> o(dv, 0.0);
+    double ss = 0;
+    for (int64_t j = 0; j < dv; ++j) {
+      for (int64_t i = 0; i < dk; ++i)
+        o[j] += static_cast<double>(st[i * dv + j]) * q[i];
+      o[j] = static_cast<float>(o[j]);
+      ss += o[j] * o[j];
+    }
+    double rn = 1.0 / std::sqrt(ss / dv + spec_.rmsNormEps);
+    for (int64_t j = 0; j < dv; ++j) {
+      float y = l.gatedNorm.v[j] * static_cast<float>(o[j] * rn);
+      out[h * dv + j] = static_cast<float>(y * act("silu", z[h * dv + j]));
+    }
+  }
+  return matvec(l.outProj, out);
 }
 
 Vec ReferenceModel::mla(Layer &l, RowCache &c, size_t li, const Vec &x,
@@ -434,10 +675,12 @@ Vec ReferenceModel::mla(Layer &l, RowCache &c, size_t li, const Vec &x,
   const AttentionSpec &a = l.spec->attention;
   int64_t nH = a.numHeads, nope = a.qkNopeHeadDim, rd = a.qkRopeHeadDim,
           vd = a.vHeadDim, R = a.kvLoraRank, qk = nope + rd;
-  // The low-rank norms use DeepseekV3RMSNorm's default eps (1e-6).
-  Vec q = a.qLoraRank > 0 ? matvec(l.qbProj, rmsnorm(matvec(l.qa, x, &l.qaBias),
-                                                     l.qaNorm, 1e-6))
-                          : matvec(l.q, x);
+  // The low-rank norms use DeepseekV3RMSNorm's default eps (1e-6). qr, the
+  // normalised q latent, is also what DSA's indexer reads.
+  Vec qr;
+  if (a.qLoraRank > 0)
+    qr = rmsnorm(matvec(l.qa, x, &l.qaBias), l.qaNorm, 1e-6);
+  Vec q = a.qLoraRank > 0 ? matvec(l.qbProj, qr) : matvec(l.q, x);
   Vec kva = matvec(l.kva, x, &l.kvaBias);
   RopeTable rope = ropeFor(a.rope, rd, spec_.maxPositionEmbeddings, pos + 1);
   // What an MLA cache holds per token: the normalized latent [R] and the
@@ -467,6 +710,11 @@ Vec ReferenceModel::mla(Layer &l, RowCache &c, size_t li, const Vec &x,
     throw Error("reference: positions must be fed in order");
   c.keys[li].push_back(keys);
   c.values[li].push_back(values);
+  // DeepSeek Sparse Attention: the indexer's top-k positions; else all.
+  std::vector<int64_t> positions =
+      a.indexer.sparse() ? indexerSelect(l, c, li, x, qr, pos) : span(0, pos);
+  if (!sparseSelection_)
+    positions = span(0, pos);
   double scale = 1.0 / std::sqrt(static_cast<double>(qk));
   if (a.rope.scaling == "yarn" && a.rope.mscaleAllDim != 0) {
     double m = yarnGetMscale(a.rope.factor, a.rope.mscaleAllDim);
@@ -475,10 +723,84 @@ Vec ReferenceModel::mla(Layer &l, RowCache &c, size_t li, const Vec &x,
   Vec out(nH * vd);
   for (int64_t h = 0; h < nH; ++h) {
     Vec o = attendHead(q.data() + h * qk, c.keys[li], c.values[li], h, qk, vd,
-                       0, pos, scale, nullptr);
+                       positions, scale, nullptr);
     std::copy(o.begin(), o.end(), out.begin() + h * vd);
   }
   return matvec(l.o, out, &l.ob);
+}
+
+std::vector<int64_t> ReferenceModel::indexerSelect(Layer &l, RowCache &c,
+                                                   size_t li, const Vec &x,
+                                                   const Vec &qr, int64_t pos) {
+  const AttentionSpec &a = l.spec->attention;
+  const IndexerSpec &ix = a.indexer;
+  if (ix.reusesPrevious) {
+    // GLM-5's shared layers (index_topk_pattern "S"): the selection of the
+    // previous layer's indexer at this step.
+    if (c.selectionPos != pos)
+      throw Error("reference: a layer reusing the previous layer's top-k "
+                  "has no selection to reuse");
+    return c.selection;
+  }
+  // The lightning indexer (DeepSeek-V3.2's Indexer): q = wq_b(qr) per index
+  // head, k = LayerNorm(wk(x)) (eps 1e-6), RoPE on the first ropeDim values
+  // of each (rotate_half unless indexer_rope_interleave). DeepSeek's
+  // inference code also multiplies q and k by a Hadamard matrix and caches
+  // k in FP8; the rotation is orthogonal, so q . k is unchanged, and the
+  // reference keeps the index keys in f32 (--kv-dtype rounds only the
+  // MLA latent cache).
+  int64_t nh = ix.numHeads, dI = ix.headDim, rd = ix.ropeDim;
+  // The layer's RoPE (the MLA's qk_rope_head_dim frequencies).
+  RopeTable rope = ropeFor(a.rope, rd, spec_.maxPositionEmbeddings, pos + 1);
+  Vec q = matvec(l.ixWqb, qr);
+  for (int64_t h = 0; h < nh; ++h)
+    rotate(q.data() + h * dI, rd, rope, pos, ix.ropeInterleave);
+  Vec kp = matvec(l.ixWk, x);
+  double mean = 0, var = 0;
+  for (float v : kp)
+    mean += v;
+  mean /= dI;
+  for (float v : kp)
+    var += (v - mean) * (v - mean);
+  var /= dI;
+  double inv = 1.0 / std::sqrt(var + 1e-6);
+  Vec k(dI);
+  for (int64_t i = 0; i < dI; ++i)
+    k[i] = static_cast<float>((kp[i] - mean) * inv * l.ixKNorm.v[i] +
+                              l.ixKNormBias.v[i]);
+  rotate(k.data(), rd, rope, pos, ix.ropeInterleave);
+  std::vector<Vec> &keys = c.indexKeys[li];
+  if (static_cast<int64_t>(keys.size()) != pos)
+    throw Error("reference: positions must be fed in order");
+  keys.push_back(k);
+  // Head weights weights_proj(x) * nh^-0.5 * dI^-0.5; the score of cached
+  // token t: sum_h w_h * relu(q_h . k_t).
+  Vec wl = matvec(l.ixWeights, x);
+  double headScale = 1.0 / std::sqrt(static_cast<double>(nh)) /
+                     std::sqrt(static_cast<double>(dI));
+  std::vector<double> score(pos + 1, 0.0);
+  for (int64_t t = 0; t <= pos; ++t) {
+    double sc = 0;
+    for (int64_t h = 0; h < nh; ++h) {
+      double d = 0;
+      for (int64_t i = 0; i < dI; ++i)
+        d += static_cast<double>(q[h * dI + i]) * keys[t][i];
+      sc += wl[h] * headScale * std::max(d, 0.0);
+    }
+    score[t] = sc;
+  }
+  // The topK best, ties to the lower position (topk's stable order);
+  // every position while there are at most topK.
+  std::vector<int64_t> chosen;
+  if (pos + 1 <= ix.topK) {
+    chosen = span(0, pos);
+  } else {
+    chosen = topk(score, ix.topK);
+    std::sort(chosen.begin(), chosen.end());
+  }
+  c.selection = chosen;
+  c.selectionPos = pos;
+  return chosen;
 }
 
 static Vec gatedMlp(const Mat &g, const Mat &u, const Mat &d, const Mat *gb,
@@ -523,8 +845,9 @@ Vec ReferenceModel::moe(Layer &l, const Vec &x) {
       for (double &s : scores)
         s /= sum;
     }
-    bool deepseek =
-        type_ == "deepseek_v2" || type_ == "deepseek_v3" || type_ == "kimi_k2";
+    bool deepseek = type_ == "deepseek_v2" || type_ == "deepseek_v3" ||
+                    type_ == "deepseek_v32" || type_ == "glm_moe_dsa" ||
+                    type_ == "kimi_k2";
     std::vector<double> choice = scores;
     if (deepseek && !l.correction.empty())
       for (int64_t e = 0; e < E; ++e)
@@ -605,6 +928,12 @@ Vec ReferenceModel::moe(Layer &l, const Vec &x) {
   if (m.numSharedExperts > 0) {
     Vec s = gatedMlp(l.sGate, l.sUp, l.sDown, nullptr, nullptr, nullptr,
                      m.activation, x);
+    // Qwen3-Next: sigmoid(shared_expert_gate(x)) * shared_expert(x).
+    if (m.sharedExpertGate) {
+      float g = static_cast<float>(sigmoid(matvec(l.sharedGate, x)[0]));
+      for (float &v : s)
+        v = g * v;
+    }
     for (int64_t j = 0; j < H; ++j)
       out[j] += s[j];
   }
@@ -629,7 +958,9 @@ Vec ReferenceModel::decoderLayer(Layer &l, RowCache &c, size_t li, Vec h,
                                  int64_t pos) {
   int64_t H = spec_.hiddenSize;
   Vec n = rmsnorm(h, l.inNorm, spec_.rmsNormEps);
-  Vec a = l.spec->attention.kind == AttentionKind::MLA
+  Vec a = l.spec->mixer == MixerKind::LinearAttention
+              ? gatedDeltaNet(l, c, li, n, pos)
+          : l.spec->attention.kind == AttentionKind::MLA
               ? mla(l, c, li, n, pos)
               : attention(l, c, li, n, pos);
   for (int64_t j = 0; j < H; ++j)
@@ -658,6 +989,8 @@ ReferenceModel::MTPOutput ReferenceModel::mtpStep(int64_t row, int64_t token,
   // A position fed again replaces it and drops what came after it.
   c.keys[0].resize(pos);
   c.values[0].resize(pos);
+  if (c.indexKeys[0].size() > static_cast<size_t>(pos))
+    c.indexKeys[0].resize(pos);
   // eh_proj([enorm(embedding of the next token); hnorm(hidden state)]).
   Vec e(mtpEmbed_.v.begin() + token * H, mtpEmbed_.v.begin() + (token + 1) * H);
   Vec both = rmsnorm(e, enorm_, spec_.rmsNormEps);

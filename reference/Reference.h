@@ -3,11 +3,33 @@
 // An independent implementation of the decoder architectures helix
 // supports, written from the Hugging Face modeling code
 // (modeling_llama / mistral / qwen2 / qwen3, modeling_mixtral,
-// modeling_qwen3_moe, modeling_deepseek_v2 / v3, modeling_gpt_oss): one
-// process, whole tensors, plain loops accumulating in double, and MLA in its
+// modeling_qwen3_moe, modeling_deepseek_v2 / v3, modeling_gpt_oss,
+// modeling_qwen3_next) and DeepSeek-V3.2's inference code: one process,
+// whole tensors, plain loops accumulating in double, and MLA in its
 // original (non-absorbed) form. It shares nothing with the runtime's kernels
 // or number-format codecs; only the safetensors reader (stored bytes) and the
 // decode file formats are common.
+//
+// Long-context architectures:
+//   - DeepSeek Sparse Attention (deepseek_v32; glm_moe_dsa, whose "S"
+//     layers reuse the previous layer's selection): per MLA layer a
+//     lightning indexer (self_attn.indexer.*: wq_b on the MLA's normalised
+//     q latent, wk + LayerNorm k_norm, weights_proj) scores every cached
+//     token, s_t = sum_h w_h relu(q_h . k_t), and the MLA attends to the
+//     index_topk best only (ties to the lower position; every token while
+//     the context is at most index_topk long). Index keys are kept in f32
+//     (DeepSeek's FP8 index-key cache and Hadamard rotation are not
+//     modelled; the rotation leaves q . k unchanged).
+//   - Qwen3-Next / Qwen3.5 (qwen3_next, qwen3_5, qwen3_5_moe): Gated
+//     DeltaNet layers (linear_attn.*: in_proj_qkvz / in_proj_ba grouped per
+//     key head, causal depthwise conv1d + SiLU, L2-normalised q / k, the
+//     gated delta rule on an f32 [dk, dv] state per value head, the gated
+//     RMSNorm and out_proj), full attention with a sigmoid output gate
+//     (q_proj yields [query; gate] per head), per-head q/k norms and
+//     partial RoPE, zero-centred RMSNorms (applied as 1 + w), and an MoE
+//     with one shared expert scaled by sigmoid(shared_expert_gate(x)).
+//     Its multi-token-prediction module (mtp.*) is not implemented.
+// Kimi Delta Attention, Mamba-2 and latent MoE are refused at load.
 //
 // Checkpoints (docs/quantization.md; Weights.h): bf16 / f16 / f32, and the
 // quantized fp8-block (quant_method "fp8", F8_E4M3 + weight_scale_inv per
@@ -32,7 +54,9 @@
 // along it), before kv_b_proj decompresses it; the reference keeps the
 // decompressed K / V of that rounded latent per position, which equals
 // re-expanding a latent cache at every step. fp4 needs the head dims (MLA:
-// kv_lora_rank + qk_rope_head_dim) to be multiples of 16.
+// kv_lora_rank + qk_rope_head_dim) to be multiples of 16. DSA's index keys
+// and the Gated DeltaNet's convolution and recurrent states are not
+// rounded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,6 +115,11 @@ public:
 
   int64_t vocabSize() const { return spec_.vocabSize; }
 
+  /// Testing: `false` makes DeepSeek Sparse Attention's layers attend to
+  /// every cached token (the indexer still runs, its selection is
+  /// ignored): dense MLA, as DeepSeek-V3.
+  void setSparseSelection(bool on) { sparseSelection_ = on; }
+
 private:
   struct Layer;
   struct RowCache;
@@ -100,6 +129,7 @@ private:
   std::string topkMethod_;
   double swigluLimit_ = 7.0;
   KvDtype kvDtype_ = KvDtype::F32;
+  bool sparseSelection_ = true;
   Mat embed_, finalNorm_, lmHead_;
   std::vector<std::unique_ptr<Layer>> layers_;
   std::vector<std::unique_ptr<RowCache>> rows_;
@@ -112,6 +142,10 @@ private:
   std::unique_ptr<Layer> loadLayer(const WeightLoader &W,
                                    const rt::SafetensorsCheckpoint &ckpt,
                                    const LayerSpec &ls);
+  /// A decoder RMSNorm weight [n] as applied: w, or 1 + w where the
+  /// model's norms are zero-centred (ModelSpec::zeroCenteredNorms).
+  Mat decoderNorm(const WeightLoader &W, const std::string &name,
+                  int64_t n) const;
   /// A decoder layer on the residual stream `h` at `pos`.
   std::vector<float> decoderLayer(Layer &l, RowCache &c, size_t li,
                                   std::vector<float> h, int64_t pos);
@@ -120,6 +154,13 @@ private:
                                const std::vector<float> &x, int64_t pos);
   std::vector<float> mla(Layer &l, RowCache &c, size_t li,
                          const std::vector<float> &x, int64_t pos);
+  /// DSA's lightning indexer of an MLA layer at `pos`: caches the token's
+  /// index key and returns the positions the layer attends to, ascending.
+  std::vector<int64_t> indexerSelect(Layer &l, RowCache &c, size_t li,
+                                     const std::vector<float> &x,
+                                     const std::vector<float> &qr, int64_t pos);
+  std::vector<float> gatedDeltaNet(Layer &l, RowCache &c, size_t li,
+                                   const std::vector<float> &x, int64_t pos);
   std::vector<float> ffn(Layer &l, const std::vector<float> &x);
   std::vector<float> moe(Layer &l, const std::vector<float> &x);
 };

@@ -15,6 +15,11 @@
 // writes its logits per position as helix-decode --dump-draft-logits does
 // (docs/speculative-decoding.md).
 //
+// --dense-sparse-attention (for tests, not in --help) makes DeepSeek Sparse
+// Attention's layers attend to every cached token, ignoring the indexer's
+// top-k: what the same checkpoint gives with an index_topk at least as
+// long as the context.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Reference.h"
@@ -36,6 +41,7 @@ int main(int argc, char **argv) {
   std::string config, weights, prompts, dumpLogits, dumpTokens, dumpDraftLogits;
   reference::KvDtype kvDtype = reference::KvDtype::F32;
   long long steps = -1;
+  bool denseSparseAttention = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -67,6 +73,10 @@ int main(int argc, char **argv) {
           "                  each step's hidden state and next token; write\n"
           "                  its logits per position, [steps, batch, vocab]\n");
       return 0;
+    }
+    if (a == "--dense-sparse-attention") {
+      denseSparseAttention = true;
+      continue;
     }
     if (i + 1 >= argc)
       return fail(a + ": missing value");
@@ -115,6 +125,7 @@ int main(int argc, char **argv) {
     int64_t B = static_cast<int64_t>(rows.size());
     bool drafts = !dumpDraftLogits.empty();
     reference::ReferenceModel model(spec, raw, ckpt, B, kvDtype, drafts);
+    model.setSparseSelection(!denseSparseAttention);
     int64_t V = spec.vocabSize;
 
     // The greedy schedule, written out on its own (see DecodeIO.h).

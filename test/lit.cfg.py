@@ -27,5 +27,6 @@ tools = [ToolSubst(t, unresolved="fatal", pre=r".-^/\\<,=")
                    "helix-bench-fidelity", "helix-long-context-report",
                    "helix-paper-report", "helix-per-layer-report",
                    "helix-mtp-report", "helix-bench-checkpoint-load",
-                   "helix-bench-search"]]
+                   "helix-bench-search", "helix-reference",
+                   "helix-make-checkpoint"]]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

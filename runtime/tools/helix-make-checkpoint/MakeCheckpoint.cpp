@@ -7,17 +7,26 @@
 //
 // Writes random weights with exactly the tensor names and shapes of the
 // Hugging Face checkpoints of the config's architecture (llama, mistral,
-// qwen2, qwen3, mixtral, qwen3_moe, deepseek_v2/v3, kimi_k2, gpt_oss):
+// qwen2, qwen3, mixtral, qwen3_moe, deepseek_v2/v3, kimi_k2, gpt_oss,
+// deepseek_v32 and glm_moe_dsa with DeepSeek Sparse Attention's indexer,
+// qwen3_next / qwen3_5 / qwen3_5_moe with Gated DeltaNet layers):
 // DIR/model.safetensors, or N shards plus model.safetensors.index.json; and
 // a copy of the config as DIR/config.json. Scales keep activations O(1):
-// linear weights ~ N(0, 1/in), norms ~ 1 + N(0, 0.1^2), biases small.
+// linear weights ~ N(0, 1/in), norms ~ 1 + N(0, 0.1^2), biases small;
+// zero-centred norms (Qwen3-Next's, applied as 1 + w) ~ N(0, 0.1^2), the
+// Gated DeltaNet's A_log and dt_bias small (exp(A_log) about 1). The
+// Qwen3-Next family's multi-token-prediction module (mtp.*) is not
+// written.
 //
 // --format lays the checkpoint out as the quantized checkpoints of
 // docs/quantization.md are stored (the default, bf16, is the unquantized
 // checkpoint). Quantized are the linear weights of the decoder layers
-// (attention projections, dense MLP, shared and routed experts); the token
-// embedding, LM head, norms, biases, MoE routers, DeepSeek's correction
-// bias and attention sinks stay BF16. A config with num_nextn_predict_layers
+// (attention projections, dense MLP, shared and routed experts, the Gated
+// DeltaNet's in_proj_qkvz / in_proj_ba / out_proj, the DSA indexer's wq_b
+// and wk); the token embedding, LM head, norms, biases, MoE routers,
+// DeepSeek's correction bias, attention sinks, Qwen3-Next's
+// shared_expert_gate, the indexer's weights_proj and the Gated DeltaNet's
+// conv1d / A_log / dt_bias stay BF16. A config with num_nextn_predict_layers
 // gets DeepSeek-V3's multi-token-prediction layers after the decoder
 // layers, model.layers.<N + i> with N = num_hidden_layers: a decoder layer
 // shaped like the last one, plus its embed_tokens, enorm, hnorm, eh_proj
@@ -99,7 +108,7 @@ using nlohmann::json;
 
 namespace {
 
-enum class Init { Linear, Embed, Norm, Bias, Sink, Correction };
+enum class Init { Linear, Embed, Norm, Bias, Sink, Correction, ZeroNorm };
 
 struct Spec {
   std::string name;
@@ -145,13 +154,47 @@ std::vector<Spec> tensorsFor(const ModelSpec &m, const json &config) {
                      m.tieWordEmbeddings ? 100 : 1});
   std::string topkMethod = config.value(
       "topk_method", type == "deepseek_v2" ? "greedy" : "noaux_tc");
+  // The decoder's RMSNorms (not the MLA's low-rank or the gated norms):
+  // zero-centred ones (Qwen3-Next: applied as 1 + w) draw w ~ N(0, 0.1^2).
+  auto decoderNorm = [&](const std::string &n, int64_t d) {
+    if (m.zeroCenteredNorms)
+      b.specs.push_back({n, {d}, Init::ZeroNorm});
+    else
+      b.norm(n, d);
+  };
   for (const LayerSpec &layer : m.layers) {
+    // Qwen3-Next / Qwen3.5 keep their MTP module under mtp.* in another
+    // shape than DeepSeek-V3's model.layers.<N>: not written.
+    if (layer.isMTP && m.zeroCenteredNorms)
+      continue;
     std::string p = "model.layers." + std::to_string(layer.index) + ".";
     const AttentionSpec &a = layer.attention;
-    b.norm(p + "input_layernorm.weight", H);
-    b.norm(p + "post_attention_layernorm.weight", H);
+    decoderNorm(p + "input_layernorm.weight", H);
+    decoderNorm(p + "post_attention_layernorm.weight", H);
     std::string s = p + "self_attn.";
-    if (a.kind == AttentionKind::MLA) {
+    if (layer.mixer == MixerKind::LinearAttention) {
+      // Qwen3NextGatedDeltaNet.
+      const LinearAttentionSpec &g = layer.linear;
+      check(g.variant == LinearAttentionSpec::Variant::GatedDeltaNet,
+            std::string("layer ") + std::to_string(layer.index) + ": " +
+                stringifyLinearAttentionVariant(g.variant) +
+                " linear attention has no checkpoint layout here");
+      std::string x = p + "linear_attn.";
+      int64_t Hk = g.numKeyHeads, Hv = g.numValueHeads, dk = g.keyHeadDim,
+              dv = g.valueHeadDim, K = g.convKernel;
+      b.linear(x + "in_proj_qkvz.weight", 2 * Hk * dk + 2 * Hv * dv, H);
+      b.linear(x + "in_proj_ba.weight", 2 * Hv, H);
+      b.specs.push_back(
+          {x + "conv1d.weight", {g.convChannels(), 1, K}, Init::Linear, K});
+      b.bias(x + "dt_bias", {Hv});
+      b.bias(x + "A_log", {Hv}); // 0.05 z: exp(A_log) about 1
+      b.norm(x + "norm.weight", dv);
+      b.linear(x + "out_proj.weight", H, Hv * dv);
+    } else if (layer.mixer != MixerKind::Attention) {
+      check(false, std::string("layer ") + std::to_string(layer.index) +
+                       ": a " + stringifyMixerKind(layer.mixer) +
+                       " mixer has no checkpoint layout here");
+    } else if (a.kind == AttentionKind::MLA) {
       int64_t qk = a.qkNopeHeadDim + a.qkRopeHeadDim;
       if (a.qLoraRank > 0) {
         b.linear(s + "q_a_proj.weight", a.qLoraRank, H);
@@ -172,8 +215,23 @@ std::vector<Spec> tensorsFor(const ModelSpec &m, const json &config) {
       b.linear(s + "o_proj.weight", H, a.numHeads * a.vHeadDim);
       if (a.outBias)
         b.bias(s + "o_proj.bias", {H});
+      const IndexerSpec &ix = a.indexer;
+      if (ix.sparse() && !ix.reusesPrevious) {
+        // DeepSeek Sparse Attention's lightning indexer.
+        check(a.qLoraRank > 0, "the DSA indexer's wq_b reads the q latent: "
+                               "q_lora_rank must be positive");
+        std::string x = s + "indexer.";
+        b.linear(x + "wq_b.weight", ix.numHeads * ix.headDim, a.qLoraRank);
+        b.linear(x + "wk.weight", ix.headDim, H);
+        b.norm(x + "k_norm.weight", ix.headDim);
+        b.bias(x + "k_norm.bias", {ix.headDim});
+        b.linear(x + "weights_proj.weight", ix.numHeads, H);
+      }
     } else {
-      int64_t q = a.numHeads * a.headDim, kv = a.numKVHeads * a.headDim;
+      // Gated attention (Qwen3-Next): q_proj yields the query and the gate
+      // of each head, [heads, 2 * head_dim].
+      int64_t q = a.numHeads * a.headDim * (a.outputGate ? 2 : 1),
+              kv = a.numKVHeads * a.headDim;
       b.linear(s + "q_proj.weight", q, H);
       b.linear(s + "k_proj.weight", kv, H);
       b.linear(s + "v_proj.weight", kv, H);
@@ -186,8 +244,8 @@ std::vector<Spec> tensorsFor(const ModelSpec &m, const json &config) {
       if (a.outBias)
         b.bias(s + "o_proj.bias", {H});
       if (a.qkNorm) {
-        b.norm(s + "q_norm.weight", a.headDim);
-        b.norm(s + "k_norm.weight", a.headDim);
+        decoderNorm(s + "q_norm.weight", a.headDim);
+        decoderNorm(s + "k_norm.weight", a.headDim);
       }
       if (a.sinks)
         b.specs.push_back({s + "sinks", {a.numHeads}, Init::Sink});
@@ -222,19 +280,25 @@ std::vector<Spec> tensorsFor(const ModelSpec &m, const json &config) {
               "w2");
     } else {
       b.linear(p + "mlp.gate.weight", E, H);
-      bool deepseek =
-          type == "deepseek_v2" || type == "deepseek_v3" || type == "kimi_k2";
+      bool deepseek = type == "deepseek_v2" || type == "deepseek_v3" ||
+                      type == "deepseek_v32" || type == "glm_moe_dsa" ||
+                      type == "kimi_k2";
       if (deepseek && topkMethod == "noaux_tc")
         b.specs.push_back(
             {p + "mlp.gate.e_score_correction_bias", {E}, Init::Correction});
       for (int64_t j = 0; j < E; ++j)
         b.mlp(p + "mlp.experts." + std::to_string(j) + ".", H, I, false);
-      if (e.numSharedExperts > 0)
+      if (e.sharedExpertGate) {
+        // Qwen3-Next: one shared expert (singular) and its sigmoid gate.
+        b.mlp(p + "mlp.shared_expert.", H, e.sharedIntermediate, false);
+        b.linear(p + "mlp.shared_expert_gate.weight", 1, H);
+      } else if (e.numSharedExperts > 0) {
         b.mlp(p + "mlp.shared_experts.", H,
               e.sharedIntermediate * e.numSharedExperts, false);
+      }
     }
   }
-  b.norm("model.norm.weight", H);
+  decoderNorm("model.norm.weight", H);
   if (!m.tieWordEmbeddings)
     b.linear("lm_head.weight", V, H);
   return b.specs;
@@ -316,6 +380,9 @@ HostTensor randomTensor(const Spec &s, Generator &n) {
     case Init::Correction:
       v = static_cast<float>(0.1 * z);
       break;
+    case Init::ZeroNorm: // applied as 1 + w
+      v = static_cast<float>(0.1 * z);
+      break;
     }
   }
   return t;
@@ -330,11 +397,15 @@ bool endsWith(const std::string &s, const std::string &p) {
          s.compare(s.size() - p.size(), p.size(), p) == 0;
 }
 
-/// The MoE routers (Init::Linear like the projections, never quantized).
+/// The MoE routers and the small per-token gates read from the hidden
+/// state (Qwen3-Next's shared_expert_gate, the DSA indexer's weights_proj):
+/// Init::Linear like the projections, never quantized.
 bool isRouter(const std::string &name) {
   return endsWith(name, ".mlp.gate.weight") ||
          endsWith(name, ".block_sparse_moe.gate.weight") ||
-         name.find(".mlp.router.") != std::string::npos;
+         name.find(".mlp.router.") != std::string::npos ||
+         endsWith(name, ".mlp.shared_expert_gate.weight") ||
+         endsWith(name, ".indexer.weights_proj.weight");
 }
 
 /// Whether `s` is stored quantized in `format`.
