@@ -380,6 +380,8 @@ def Helix_ModelAttr : Helix_Attr<"Model", "model"> {
     `quant_exclude` the modules it keeps unquantized, comma-separated
     patterns in which `*` matches any text (gpt-oss:
     `"model.layers.*.self_attn,model.layers.*.mlp.router,..."`).
+    `zero_centered_norms` says the decoder's RMSNorm weights are stored as
+    `w` and applied as `1 + w` (Qwen3-Next, Qwen3.5).
   }];
   let parameters = (ins
     StringRefParameter<"model name">:$name,
@@ -392,7 +394,8 @@ def Helix_ModelAttr : Helix_Attr<"Model", "model"> {
     StringRefParameter<"checkpoint format of quantized weights", "\"\"">:$quant_format,
     StringRefParameter<"unquantized modules (patterns)", "\"\"">:$quant_exclude,
     Helix_I64Parameter<"max position embeddings", "0">:$max_position,
-    Helix_BoolParameter<"embedding and LM head share weights">:$tied_embeddings
+    Helix_BoolParameter<"embedding and LM head share weights">:$tied_embeddings,
+    Helix_BoolParameter<"RMSNorm weights applied as 1 + w">:$zero_centered_norms
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -159,6 +159,26 @@ def Helix_KVShardType : TypeDef<Helix_Dialect, "KVShard"> {
   let genVerifyDecl = 1;
 }
 
+def Helix_StateShardType : TypeDef<Helix_Dialect, "StateShard"> {
+  let mnemonic = "state_shard";
+  let summary = "One rank's recurrent state of one layer";
+  let description = [{
+    What a rank allocates for one recurrent layer after `helix-partition`
+    (the shard of a `!helix.recurrent_state`): `rows` requests of `values`
+    f32 each, zeroed at start. For a Gated DeltaNet layer whose rank holds
+    `hk` key heads and `hv` value heads a row is the `hv` states
+    [key_dim, value_dim], then the last `conv_kernel - 1` inputs of each of
+    its `2 * hk * key_dim + hv * value_dim` convolution channels (q, k, v).
+
+    ```mlir
+    !helix.state_shard<rows = 8, values = 67584>
+    ```
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$values);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 // Ops whose values may be #helix.dist-distributed (and helix.collective,
 // which names its grid): their grids must be shard.grid symbols with the
 // axes they use (verifySymbolUses).
@@ -651,6 +671,59 @@ def Helix_MoEExpertsOp : Helix_Op<"moe_experts",
 //===----------------------------------------------------------------------===//
 // Communication
 //===----------------------------------------------------------------------===//
+
+def Helix_GDNStepOp : Helix_Op<"gdn_step", [Helix_UsesGrids]> {
+  let summary = "One Gated DeltaNet decode step of the rank's heads";
+  let description = [{
+    The sharded form of a Gated DeltaNet `helix.linear_attention`: the
+    key heads of the rank's slice (`wqkvz` [hk, 2 * key_dim + 2 * r *
+    value_dim, hidden] and `wba` [hk, 2 * r, hidden]: in_proj_qkvz and
+    in_proj_ba seen per key head, r value heads per key head) with their
+    `hv = hk * r` value heads (`conv_q`, `conv_k` [hk * key_dim, K],
+    `conv_v` [hv * value_dim, K]: the rank's channels of conv1d;
+    `a_log`, `dt_bias` [hv]; `norm` [value_dim], the gated norm). Each
+    request's row of `state` (at `row_base` + its index, for a
+    micro-batch) keeps its delta-rule states and convolution inputs; a
+    request at position 0 starts from zeros. The result [B, hv *
+    value_dim] holds the rank's value heads, ready for the row-parallel
+    output projection. `eps` is the gated norm's.
+
+    ```mlir
+    %o = helix.gdn_step %x, %pos weights(%qkvz, %ba, %cq, %ck, %cv, %alog, %dt, %nw)
+        state(%s : !helix.state_shard<rows = 4, values = 4608>)
+        {config = #helix.linear_attn<variant = gated_deltanet, key_heads = 2,
+        value_heads = 4, key_head_dim = 32, value_head_dim = 32>,
+        eps = 1.0e-06 : f64, layer = 0 : i64}
+        : (tensor<4x128xf32>, tensor<4xi64>, tensor<1x192x128xf32>,
+           tensor<1x4x128xf32>, tensor<32x4xf32>, tensor<32x4xf32>,
+           tensor<64x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<32xf32>)
+        -> tensor<4x64xf32>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[AnyFloat]>:$input,
+                   1DTensorOf<[AnyInteger]>:$positions,
+                   3DTensorOf<[AnyFloat]>:$wqkvz, 3DTensorOf<[AnyFloat]>:$wba,
+                   2DTensorOf<[AnyFloat]>:$conv_q,
+                   2DTensorOf<[AnyFloat]>:$conv_k,
+                   2DTensorOf<[AnyFloat]>:$conv_v,
+                   1DTensorOf<[AnyFloat]>:$a_log,
+                   1DTensorOf<[AnyFloat]>:$dt_bias,
+                   1DTensorOf<[AnyFloat]>:$norm,
+                   Arg<AnyType, "the layer's state", [MemRead, MemWrite]>:$state,
+                   Optional<Index>:$row_base,
+                   Helix_LinearAttentionConfigAttr:$config, F64Attr:$eps,
+                   I64Attr:$layer);
+  let results = (outs 2DTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $input `,` $positions `weights` `(` $wqkvz `,` $wba `,` $conv_q `,`
+    $conv_k `,` $conv_v `,` $a_log `,` $dt_bias `,` $norm `)`
+    `state` `(` $state `:` type($state) `)` (`row_base` `(` $row_base^ `)`)?
+    attr-dict `:` `(` type($input) `,` type($positions) `,` type($wqkvz) `,`
+    type($wba) `,` type($conv_q) `,` type($conv_k) `,` type($conv_v) `,`
+    type($a_log) `,` type($dt_bias) `,` type($norm) `)` `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
 
 def Helix_CollectiveOp : Helix_Op<"collective", [Helix_UsesGrids, Pure]> {
   let summary = "Global-view twin of an upstream shard collective";

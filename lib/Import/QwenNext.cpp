@@ -165,6 +165,8 @@ bool importQwenNext(const FieldReader &r, const std::string &modelType,
     return false;
   std::vector<int64_t> window(n, 0);
   buildLayers(attn, ffn, moe, window, isMoE, m);
+  // Qwen3NextRMSNorm (and Qwen3.5's) scales by (1 + weight).
+  m.zeroCenteredNorms = true;
   for (int64_t i = 0; i < n; ++i)
     if (isLinear[i]) {
       m.layers[i].mixer = MixerKind::LinearAttention;

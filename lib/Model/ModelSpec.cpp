@@ -235,22 +235,29 @@ int64_t ModelSpec::numDenseLayers() const {
 bool ModelSpec::onlyClassicLayers(std::string *firstOther) const {
   for (const LayerSpec &l : layers) {
     std::string what;
-    if (l.mixer != MixerKind::Attention)
+    bool gdn = l.mixer == MixerKind::LinearAttention &&
+               l.linear.variant == LinearAttentionSpec::Variant::GatedDeltaNet;
+    if (l.mixer != MixerKind::Attention && !gdn)
       what = l.mixer == MixerKind::None
                  ? "has no token mixer"
-                 : std::string("is ") + stringifyMixerKind(l.mixer);
+                 : l.mixer == MixerKind::LinearAttention
+                       ? "is KDA linear attention"
+                       : std::string("is ") + stringifyMixerKind(l.mixer);
     else if (!l.hasFFN)
       what = "has no FFN";
     else if (l.attention.indexer.sparse())
       what = "is DeepSeek sparse attention";
-    else if (l.attention.outputGate)
+    else if (!gdn && l.attention.outputGate)
       what = "has a gated attention output";
-    else if (l.attention.partialRotary != 1.0)
-      what = "has partial RoPE";
-    else if (l.attention.noRope)
+    else if (!gdn && l.attention.partialRotary != 1.0 &&
+             l.attention.kind == AttentionKind::MLA)
+      what = "has partial RoPE on MLA";
+    else if (!gdn && l.attention.noRope)
       what = "has attention without RoPE";
     else if (l.hasFFN && l.isMoE && l.moe.latentSize > 0)
       what = "has a latent MoE";
+    else if (l.hasFFN && l.isMoE && l.moe.sharedExpertGate)
+      what = "has a sigmoid gate on its shared expert";
     else if (l.hasFFN &&
              !(l.isMoE ? l.moe.gated() : isGatedActivation(l.ffn.activation)))
       what = "has an ungated (relu2) MLP";

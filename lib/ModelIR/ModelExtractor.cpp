@@ -165,6 +165,7 @@ ModelSpec modelSpecBasics(ModelAttr model) {
   for (llvm::StringRef p : patterns)
     spec.quantExclude.push_back(p.str());
   spec.tieWordEmbeddings = model.getTiedEmbeddings();
+  spec.zeroCenteredNorms = model.getZeroCenteredNorms();
   return spec;
 }
 

@@ -255,6 +255,17 @@ Value GlobalView::weight(StringRef name, ArrayRef<int64_t> shape,
                           DenseI64ArrayAttr(), /*layer=*/Value());
 }
 
+Value GlobalView::weightBox(StringRef name, ArrayRef<int64_t> shape,
+                            ArrayRef<int64_t> view, ArrayRef<int64_t> offsets,
+                            ArrayRef<int64_t> box, Type elem,
+                            FlatSymbolRefAttr grid, ArrayRef<Axes> split) {
+  auto t = type(box, elem, dist(grid, split));
+  return WeightOp::create(b, loc, t, b.getStringAttr(name),
+                          b.getDenseI64ArrayAttr(shape),
+                          b.getDenseI64ArrayAttr(view), ValueRange(),
+                          b.getDenseI64ArrayAttr(offsets), /*layer=*/Value());
+}
+
 ValueDist distOf(Value v) {
   auto t = cast<RankedTensorType>(v.getType());
   ValueDist d;

@@ -131,6 +131,15 @@ public:
                      mlir::Type elem) {
     return weight(name, shape, {}, elem, attnGrid, {});
   }
+  /// The box [offsets, offsets + box) of the view `view` of checkpoint
+  /// tensor `name` (stored as `shape`) split over `split`: a part of a
+  /// fused tensor (each rank's slice of the box starts at the box's offset).
+  mlir::Value weightBox(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                        llvm::ArrayRef<int64_t> view,
+                        llvm::ArrayRef<int64_t> offsets,
+                        llvm::ArrayRef<int64_t> box, mlir::Type elem,
+                        mlir::FlatSymbolRefAttr grid,
+                        llvm::ArrayRef<Axes> split);
 
   /// Collectives over `axes` of `grid` (size-1 axes already dropped): the
   /// result's distribution is the input's after the collective; no axes,

@@ -48,14 +48,25 @@ RankedTensorType withRows(RankedTensorType t, int64_t rows) {
   return RankedTensorType::get(shape, t.getElementType());
 }
 
-/// The 2026 long-context layers (linear attention, Mamba-2, DeepSeek
-/// Sparse Attention) are planned and priced, not lowered yet.
+/// Of the 2026 long-context layers, Mamba-2 and DeepSeek Sparse Attention
+/// (and KDA linear attention: shardLinearAttention) are planned and
+/// priced, not lowered yet; so are the attention output gate and the
+/// shared experts' sigmoid gate (Qwen3-Next, Qwen3.5).
 LogicalResult notLoweredYet(Operation *op) {
   return op->emitOpError()
          << "is planned and priced, but helix-insert-collectives does not "
             "lower it to rank IR yet: helix cannot generate programs for "
-            "linear-attention, Mamba-2 or DeepSeek-sparse-attention layers "
+            "Mamba-2 or DeepSeek-sparse-attention layers "
             "(docs/long-context-architectures.md)";
+}
+
+/// What of an op helix-insert-collectives cannot lower yet, or "".
+std::string unloweredPart(Operation *op) {
+  if (auto qkv = dyn_cast<QKVProjOp>(op); qkv && qkv.getConfig().getOutputGate())
+    return "the sigmoid gate on the attention output";
+  if (auto moe = dyn_cast<MoEOp>(op); moe && moe.getConfig().getSharedExpertGate())
+    return "the sigmoid gate on the shared expert";
+  return "";
 }
 
 LogicalResult rewriteOp(ShardRewriter &r, Operation *op) {
@@ -73,7 +84,8 @@ LogicalResult rewriteOp(ShardRewriter &r, Operation *op) {
       .Case([&](FFNOp o) { return shardFFN(r, o); })
       .Case([&](MoEOp o) { return shardMoE(r, o); })
       .Case([&](LMHeadOp o) { return shardLMHead(r, o); })
-      .Case<LinearAttentionOp, MambaOp, DSAIndexerOp, SparseAttentionOp>(
+      .Case([&](LinearAttentionOp o) { return shardLinearAttention(r, o); })
+      .Case<MambaOp, DSAIndexerOp, SparseAttentionOp>(
           [](Operation *o) { return notLoweredYet(o); })
       .Default([](Operation *o) {
         return o->emitOpError()
@@ -101,9 +113,16 @@ struct InsertCollectives
     }
     // Layers the lowering does not cover yet: said before anything else.
     WalkResult unsupported = func.walk([](Operation *op) {
-      if (isa<LinearAttentionOp, MambaOp, DSAIndexerOp, SparseAttentionOp>(
-              op)) {
+      if (isa<MambaOp, DSAIndexerOp, SparseAttentionOp>(op)) {
         (void)notLoweredYet(op);
+        return WalkResult::interrupt();
+      }
+      std::string part = unloweredPart(op);
+      if (!part.empty()) {
+        op->emitOpError() << "has " << part
+                          << ", which helix-insert-collectives does not lower "
+                             "to rank IR yet (docs/long-context-"
+                             "architectures.md)";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -94,6 +94,7 @@ private:
   /// The offset of dimension `d` of `global` on the running rank: a
   /// constant 0 when the dimension is not split.
   FailureOr<Value> offset(Operation *at, Type global, unsigned d);
+  FailureOr<Type> stateType(BlockArgument state);
   /// True on the rank holding the first slice of dimension `d` of `global`.
   FailureOr<Value> firstSlice(Operation *at, Value global, unsigned d);
   /// `bias` kept on the rank holding the first slice of dimension `d` of
@@ -236,6 +237,32 @@ FailureOr<Type> StageBuilder::cacheType(BlockArgument cache) {
   return Type();
 }
 
+/// The rank's shard of a recurrent layer's state, from the step that
+/// updates it: its rows of the batch, its heads' states.
+FailureOr<Type> StageBuilder::stateType(BlockArgument state) {
+  for (Operation *user : state.getUsers()) {
+    auto gdn = dyn_cast<GDNStepOp>(user);
+    if (!gdn || (stageOf(user) != stage && stageOf(user) >= 0))
+      continue;
+    FailureOr<SplitPart> rows = split(gdn, gdn.getInput().getType());
+    FailureOr<SplitPart> heads = split(gdn, gdn.getWqkvz().getType());
+    if (failed(rows) || failed(heads))
+      return failure();
+    LinearAttentionConfigAttr c = gdn.getConfig();
+    int64_t hk = heads->type.getDimSize(0),
+            hv = hk * (c.getValueHeads() / c.getKeyHeads());
+    int64_t batchRows = rows->type.getDimSize(0);
+    // A micro-batched stage keeps the state of every row of the batch.
+    if (auto micro = global->getAttrOfType<IntegerAttr>(
+            ::mlir::helix::attrs::microBatches);
+        micro && gdn.getRowBase())
+      batchRows *= micro.getInt();
+    return Type(StateShardType::get(b.getContext(), batchRows,
+                                    gdnStateValues(c, hk, hv)));
+  }
+  return Type();
+}
+
 FailureOr<func::FuncOp> StageBuilder::build() {
   MLIRContext *ctx = global.getContext();
   // Arguments this rank uses, with their local types.
@@ -247,6 +274,8 @@ FailureOr<func::FuncOp> StageBuilder::build() {
     FailureOr<Type> local = Type();
     if (isa<KVCacheType>(t))
       local = cacheType(arg);
+    else if (isa<RecurrentStateType>(t))
+      local = stateType(arg);
     else if (stageOf(t) < 0 || stageOf(t) == stage)
       local = localType(global, t);
     if (failed(local))
@@ -334,18 +363,25 @@ LogicalResult StageBuilder::fixUp(Operation *global, Operation *local) {
       return failure();
     if (ArrayRef<int64_t>(w.getViewShape()) == p->type.getShape())
       return success();
+    // A box of the view (a part of a fused tensor) starts at its offsets;
+    // the rank's slice at the box's offset plus its own.
+    SmallVector<int64_t> base = cast<WeightOp>(global).getSliceOffsets();
     SmallVector<int64_t> statics;
     SmallVector<Value> dynamics;
     for (auto [d, s] : llvm::enumerate(p->dims)) {
       if (!s.split()) {
-        statics.push_back(0);
+        statics.push_back(base[d]);
         continue;
       }
       FailureOr<Value> o = offset(global, t, d);
       if (failed(o))
         return failure();
+      Value at = *o;
+      if (base[d] != 0)
+        at = arith::AddIOp::create(ib, this->global.getLoc(), at,
+                                   constant(base[d]));
       statics.push_back(ShapedType::kDynamic);
-      dynamics.push_back(*o);
+      dynamics.push_back(at);
     }
     w.setOffsetsAttr(b.getDenseI64ArrayAttr(statics));
     w.getDynamicOffsetsMutable().assign(dynamics);

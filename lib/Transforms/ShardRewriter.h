@@ -64,6 +64,9 @@ mlir::LogicalResult shardQKV(ShardRewriter &r, mlir::helix::QKVProjOp op);
 mlir::LogicalResult shardAttention(ShardRewriter &r,
                                    mlir::helix::AttentionOp op);
 mlir::LogicalResult shardLinear(ShardRewriter &r, mlir::helix::LinearOp op);
+/// A Gated DeltaNet layer (ShardRecurrent.cpp): its heads over TPA.
+mlir::LogicalResult shardLinearAttention(ShardRewriter &r,
+                                         mlir::helix::LinearAttentionOp op);
 mlir::LogicalResult shardFFN(ShardRewriter &r, mlir::helix::FFNOp op);
 mlir::LogicalResult shardMoE(ShardRewriter &r, mlir::helix::MoEOp op);
 /// The MTP drafter (ShardDraft.cpp): the concatenation of the normalized

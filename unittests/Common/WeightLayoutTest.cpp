@@ -27,6 +27,7 @@ TEST(WeightLayout, ValuesOfGeneratedCode) {
   EXPECT_EQ(static_cast<int>(WeightLayout::TransposeLast2), 1);
   EXPECT_EQ(static_cast<int>(WeightLayout::SplitGateUpTransposed), 2);
   EXPECT_EQ(static_cast<int>(WeightLayout::SplitGateUp), 3);
+  EXPECT_EQ(static_cast<int>(WeightLayout::PlusOne), 4);
 }
 
 } // namespace

@@ -24,6 +24,10 @@ enum class WeightLayout : int {
   SplitGateUpTransposed = 2,
   /// Fused gate/up bias, interleaved ([E, 2I]): stored as [2, E, I].
   SplitGateUp = 3,
+  /// Zero-centred RMSNorm weights (Qwen3-Next, Qwen3.5: the norm scales
+  /// by 1 + w): stored as loaded plus one, so the norm kernels scale by the
+  /// stored weight as for every other model.
+  PlusOne = 4,
 };
 
 /// The enumerator's name ("TransposeLast2"), as generated code spells it
@@ -38,6 +42,8 @@ inline const char *enumeratorName(WeightLayout l) {
     return "SplitGateUpTransposed";
   case WeightLayout::SplitGateUp:
     return "SplitGateUp";
+  case WeightLayout::PlusOne:
+    return "PlusOne";
   }
   return "?";
 }

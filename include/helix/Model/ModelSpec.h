@@ -222,6 +222,10 @@ struct ModelSpec {
   int64_t maxPositionEmbeddings = 0;
   double rmsNormEps = 1e-6;
   bool tieWordEmbeddings = false;
+  /// The decoder's RMSNorm weights are zero-centred: stored as w and
+  /// applied as (1 + w) (Qwen3-Next and Qwen3.5: the input, post-attention,
+  /// q/k and final norms; not the linear-attention layers' gated norm).
+  bool zeroCenteredNorms = false;
   std::string checkpointDType = "bfloat16"; // torch_dtype of the checkpoint
   std::string quantMethod;                  // "" or e.g. "fp8", "mxfp4"
   /// How the checkpoint stores its quantized linear weights, from
@@ -244,9 +248,10 @@ struct ModelSpec {
   int64_t numLayers() const { return static_cast<int64_t>(layers.size()); }
   int64_t numMoELayers() const;
   int64_t numDenseLayers() const;
-  /// True when every layer is a softmax-attention (no sparse indexer) plus
-  /// FFN layer with full RoPE: the layers the program generator and the
-  /// runtime implement (helix compile refuses the others, naming them).
+  /// True when every layer is the program generator's and the runtime's:
+  /// softmax attention (no sparse indexer, no output gate; partial RoPE on
+  /// GQA) or Gated DeltaNet linear attention, plus an FFN (no shared-expert
+  /// gate, no latent MoE). helix compile refuses the others, naming them.
   bool onlyClassicLayers(std::string *firstOther = nullptr) const;
   /// Total parameter count (embedding, layers, final norm, LM head).
   int64_t parameterCount() const;

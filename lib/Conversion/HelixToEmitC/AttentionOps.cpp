@@ -79,8 +79,13 @@ struct QKVLowering : HelixPattern<QKVOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     AttentionConfigAttr c = op.getConfig();
+    // Partial RoPE (Qwen3-Next, Qwen3.5) rotates the first values of each
+    // head (a whole even number of them: the importer checks).
+    int64_t rotary = static_cast<int64_t>(
+        std::lround(double(c.getHeadDim()) *
+                   c.getPartialRotary().convertToDouble()));
     Value rope = ropeConfig(rewriter, loc, op.getRope(), facts.maxPosition,
-                            c.getHeadDim(), /*interleaved=*/false);
+                            rotary, /*interleaved=*/false);
     Type t = tensorType(getContext());
     auto call = Call(rewriter, loc, "qkv")
                     .operand(contextOf(op))

@@ -81,6 +81,7 @@ HelixTypeConverter::HelixTypeConverter(MLIRContext *ctx) {
     return t.getElementType().isInteger(64) ? intsType(ctx) : tensorType(ctx);
   });
   addConversion([ctx](KVShardType) -> Type { return cacheType(ctx); });
+  addConversion([ctx](StateShardType) -> Type { return tensorType(ctx); });
   addConversion([ctx](AsyncType) -> Type { return asyncType(ctx); });
 }
 
@@ -123,6 +124,7 @@ struct ConvertHelixToEmitCPass
     RewritePatternSet patterns(ctx);
     populateComputePatterns(patterns, converter, *facts);
     populateAttentionPatterns(patterns, converter, *facts);
+    populateRecurrentPatterns(patterns, converter, *facts);
     populateCollectivePatterns(patterns, converter, *facts);
     populateIndexPatterns(patterns, converter, *facts);
     populateTensorPatterns(patterns, converter);

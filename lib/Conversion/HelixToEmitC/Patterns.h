@@ -73,6 +73,9 @@ void populateAttentionPatterns(mlir::RewritePatternSet &patterns,
 void populateCollectivePatterns(mlir::RewritePatternSet &patterns,
                                 const mlir::TypeConverter &converter,
                                 const ModuleFacts &facts);
+void populateRecurrentPatterns(mlir::RewritePatternSet &patterns,
+                               const mlir::TypeConverter &converter,
+                               const ModuleFacts &facts);
 void populateIndexPatterns(mlir::RewritePatternSet &patterns,
                            const mlir::TypeConverter &converter,
                            const ModuleFacts &facts);

@@ -96,11 +96,23 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
                    ? *residentFormatOf(type.getElementType())
                    : ElementType::F32;
   auto module = w->getParentOfType<ModuleOp>();
-  l.stored = checkpointFormatOf(
-      w, module ? module->getAttrOfType<ModelAttr>(::mlir::helix::attrs::model)
-                : ModelAttr());
+  ModelAttr model =
+      module ? module->getAttrOfType<ModelAttr>(::mlir::helix::attrs::model)
+             : ModelAttr();
+  l.stored = checkpointFormatOf(w, model);
   Operation *owner = use.getOwner();
   unsigned n = use.getOperandNumber();
+  if (model && model.getZeroCenteredNorms()) {
+    // The decoder's RMSNorms scale by 1 + w: their weights are kept as such.
+    auto qkv = dyn_cast<QKVOp>(owner);
+    if ((isa<NormRowsOp>(owner) &&
+         n == cast<NormRowsOp>(owner).getWeightMutable().getOperandNumber()) ||
+        (qkv && ((qkv.getQNorm() &&
+                  n == qkv.getQNormMutable().begin()->getOperandNumber()) ||
+                 (qkv.getKNorm() &&
+                  n == qkv.getKNormMutable().begin()->getOperandNumber()))))
+      l.layout = WeightLayout::PlusOne;
+  }
   if (auto mla = dyn_cast<MLAQKVOp>(owner)) {
     // W_UK: the first qk_nope rows of each head of kv_b_proj.
     AttentionConfigAttr c = mla.getConfig();
@@ -310,7 +322,7 @@ emitc::FuncOp ProgramBuilder::buildStep(func::FuncOp f, int64_t stage) {
   body.getOperations().splice(body.end(), old.getOperations());
   b.setInsertionPointToStart(&body);
   OpBuilder lb = OpBuilder::atBlockEnd(&load.getBody().front());
-  int64_t kvSlot = 0;
+  int64_t kvSlot = 0, stateSlot = 0;
   for (BlockArgument arg : old.getArguments()) {
     Value v;
     auto nameAttr = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
@@ -331,6 +343,17 @@ emitc::FuncOp ProgramBuilder::buildStep(func::FuncOp f, int64_t stage) {
               .operand(step.getArgument(1))
               .i64(kvSlot++)
               .create1(cacheType(ctx));
+    } else if (auto shard = dyn_cast<StateShardType>(arg.getType())) {
+      Call(lb, loc, "allocState")
+          .operand(load.getArgument(0))
+          .operand(load.getArgument(2))
+          .i64(shard.getRows())
+          .i64(shard.getValues())
+          .create();
+      v = Call(b, loc, "stateShard")
+              .operand(step.getArgument(1))
+              .i64(stateSlot++)
+              .create1(tensorType(ctx));
     } else if (nameAttr && (nameAttr.getValue() == "tokens" ||
                             nameAttr.getValue() == "positions")) {
       auto type = cast<RankedTensorType>(arg.getType());
@@ -555,7 +578,7 @@ LogicalResult checkStepInput(func::FuncOp f, BlockArgument arg) {
   auto name = f.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                              ::mlir::helix::attrs::name);
   bool known =
-      isa<KVShardType>(arg.getType()) ||
+      isa<KVShardType, StateShardType>(arg.getType()) ||
       (name &&
        (name.getValue() == "tokens" || name.getValue() == "positions")) ||
       (name && name.getValue() == "hidden" &&
@@ -638,6 +661,8 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
             microBatch, cast<RankedTensorType>(arg.getType()).getDimSize(0));
       pipelined |= n && n.getValue() == "micro_batch_row";
       if (auto shard = dyn_cast<KVShardType>(arg.getType()))
+        cacheRows = std::max(cacheRows, shard.getRows());
+      if (auto shard = dyn_cast<StateShardType>(arg.getType()))
         cacheRows = std::max(cacheRows, shard.getRows());
     }
     if (f.getNumResults() > 0 && (logitsStage < 0 || s < logitsStage))

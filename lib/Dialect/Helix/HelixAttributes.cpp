@@ -435,7 +435,7 @@ LogicalResult ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 StringRef, StringRef, int64_t hidden,
                                 int64_t vocab, int64_t layers, StringRef,
                                 StringRef, StringRef quantFormat, StringRef,
-                                int64_t maxPosition, bool) {
+                                int64_t maxPosition, bool, bool) {
   if (failed(requirePositive(emitError, "hidden", hidden)) ||
       failed(requirePositive(emitError, "vocab", vocab)) ||
       failed(requirePositive(emitError, "layers", layers)) ||

@@ -245,6 +245,69 @@ LogicalResult KVShardType::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+StateShardType::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t rows, int64_t values) {
+  if (rows <= 0 || values <= 0)
+    return emitError() << "state_shard rows and values must be positive";
+  return success();
+}
+
+/// Values of one request's Gated DeltaNet state on a rank holding `hk` key
+/// heads and `hv` value heads: the delta-rule states, then the
+/// convolution's last conv_kernel - 1 inputs of its q, k and v channels.
+int64_t mlir::helix::gdnStateValues(LinearAttentionConfigAttr c, int64_t hk,
+                                     int64_t hv) {
+  int64_t channels = 2 * hk * c.getKeyHeadDim() + hv * c.getValueHeadDim();
+  return hv * c.getKeyHeadDim() * c.getValueHeadDim() +
+         channels * (c.getConvKernel() - 1);
+}
+
+LogicalResult GDNStepOp::verify() {
+  LinearAttentionConfigAttr c = getConfig();
+  if (c.getVariant() != LinearAttnVariant::gated_deltanet)
+    return emitOpError() << "takes a Gated DeltaNet config, got "
+                         << stringifyLinearAttnVariant(c.getVariant());
+  int64_t b = dim(getInput(), 0), h = dim(getInput(), 1);
+  int64_t dk = c.getKeyHeadDim(), dv = c.getValueHeadDim(),
+          k = c.getConvKernel();
+  int64_t r = c.getValueHeads() / c.getKeyHeads();
+  int64_t hk = dim(getWqkvz(), 0), hv = hk * r;
+  if (failed(expectShape(*this, "positions", getPositions(), {b})) ||
+      failed(expectShape(*this, "wqkvz", getWqkvz(),
+                         {hk, 2 * dk + 2 * r * dv, h})) ||
+      failed(expectShape(*this, "wba", getWba(), {hk, 2 * r, h})) ||
+      failed(expectShape(*this, "conv_q", getConvQ(), {hk * dk, k})) ||
+      failed(expectShape(*this, "conv_k", getConvK(), {hk * dk, k})) ||
+      failed(expectShape(*this, "conv_v", getConvV(), {hv * dv, k})) ||
+      failed(expectShape(*this, "a_log", getALog(), {hv})) ||
+      failed(expectShape(*this, "dt_bias", getDtBias(), {hv})) ||
+      failed(expectShape(*this, "norm", getNorm(), {dv})) ||
+      failed(expectShape(*this, "result", getResult(), {b, hv * dv})))
+    return failure();
+  Type state = getState().getType();
+  if (auto shard = dyn_cast<StateShardType>(state)) {
+    if (shard.getValues() != gdnStateValues(c, hk, hv))
+      return emitOpError() << "state rows of " << shard.getValues()
+                           << " values do not hold the states and "
+                              "convolution inputs of "
+                           << hk << " key and " << hv << " value heads ("
+                           << gdnStateValues(c, hk, hv) << ")";
+    return success();
+  }
+  auto whole = dyn_cast<RecurrentStateType>(state);
+  if (!whole)
+    return emitOpError() << "state must be a !helix.recurrent_state or a "
+                            "!helix.state_shard, got "
+                         << state;
+  if (whole.getHeads() != c.getValueHeads() || whole.getRows() != dk ||
+      whole.getCols() != dv || whole.getConvKernel() != k)
+    return emitOpError() << "state " << state
+                         << " is not the layer's (value heads x key dim x "
+                            "value dim, conv_kernel taps)";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // WeightOp
 //===----------------------------------------------------------------------===//

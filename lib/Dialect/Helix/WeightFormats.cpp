@@ -26,9 +26,15 @@ bool isLayerLinearWeight(WeightOp w) {
   if (name.ends_with(".embed_tokens.weight") ||
       name.ends_with(".shared_head.head.weight"))
     return false;
-  for (Operation *user : w->getUsers())
+  for (Operation *user : w->getUsers()) {
     if (isa<MoERouterOp>(user))
       return false;
+    // Of a Gated DeltaNet layer only the input projections are linear
+    // weights; its convolution taps stay as the checkpoint keeps them.
+    if (auto gdn = dyn_cast<GDNStepOp>(user))
+      if (w.getResult() != gdn.getWqkvz() && w.getResult() != gdn.getWba())
+        return false;
+  }
   return true;
 }
 

@@ -59,6 +59,8 @@ std::vector<std::vector<int64_t>> layoutPerms(WeightLayout layout,
   }
   case WeightLayout::SplitGateUp:
     return {splitInterleaved(shape)};
+  case WeightLayout::PlusOne: // values, not positions: loadWeight adds it
+    return {};
   }
   throw Error("weight " + std::string(name) + ": unknown layout " +
               std::to_string(static_cast<int>(layout)));
@@ -273,8 +275,14 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
   std::vector<std::vector<int64_t>> perms = layoutPerms(layout, out, name);
   QuantHost q;
   std::string from = checkpointFormatName(actual);
+  bool plusOne = layout == WeightLayout::PlusOne;
+  check(!plusOne || actual == CheckpointFormat::BF16,
+        std::string("weight ") + name +
+            ": a zero-centred norm weight must be stored unquantized, "
+            "config.json says " +
+            checkpointFormatName(actual));
   if (actual == CheckpointFormat::BF16 && R == ElementType::BF16 &&
-      perms.empty() && ckpt.info(first).dtype == "BF16") {
+      perms.empty() && !plusOne && ckpt.info(first).dtype == "BF16") {
     // Kept as stored: the bytes, no f32 round trip (a BF16 value is the
     // same BF16 value after bf16 -> f32 -> bf16).
     check(viewV.size() == offsets.size() && viewV.size() == sizesV.size(),
@@ -287,6 +295,9 @@ void loadWeight(Context &ctx, const SafetensorsCheckpoint &ckpt,
     HostTensor t = loadBox(ckpt, name, shapeV, viewV, offsets, sizesV);
     for (const std::vector<int64_t> &p : perms)
       t.data = permuted(t.data, p);
+    if (plusOne)
+      for (float &v : t.data)
+        v += 1.0f;
     t.shape = out;
     q = toResident(t, R, first);
   } else {

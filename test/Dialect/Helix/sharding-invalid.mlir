@@ -415,3 +415,55 @@ func.func @f(%l: index) {
   %w = helix.weight "model.layers.0.w" layer(%l) [8] : tensor<8xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<4x128xf32>, %pos: tensor<4xi64>, %s: !helix.state_shard<rows = 4, values = 700>,
+    %qkvz: tensor<1x96x128xf32>, %ba: tensor<1x4x128xf32>, %cq: tensor<16x4xf32>,
+    %ck: tensor<16x4xf32>, %cv: tensor<32x4xf32>, %a: tensor<2xf32>, %dt: tensor<2xf32>, %n: tensor<16xf32>) {
+  // expected-error@+1 {{state rows of 700 values do not hold the states and convolution inputs of 1 key and 2 value heads (704)}}
+  %o = helix.gdn_step %x, %pos weights(%qkvz, %ba, %cq, %ck, %cv, %a, %dt, %n)
+      state(%s : !helix.state_shard<rows = 4, values = 700>)
+      {config = #helix.linear_attn<variant = gated_deltanet, key_heads = 4, value_heads = 8, key_head_dim = 16, value_head_dim = 16>,
+       eps = 1.0e-06 : f64, layer = 0 : i64}
+      : (tensor<4x128xf32>, tensor<4xi64>, tensor<1x96x128xf32>, tensor<1x4x128xf32>, tensor<16x4xf32>,
+         tensor<16x4xf32>, tensor<32x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<16xf32>) -> tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x128xf32>, %pos: tensor<4xi64>, %s: !helix.state_shard<rows = 4, values = 704>,
+    %qkvz: tensor<1x96x128xf32>, %ba: tensor<1x4x128xf32>, %cq: tensor<16x4xf32>,
+    %ck: tensor<16x4xf32>, %cv: tensor<16x4xf32>, %a: tensor<2xf32>, %dt: tensor<2xf32>, %n: tensor<16xf32>) {
+  // expected-error@+1 {{conv_v must have shape [32, 4], got [16, 4]}}
+  %o = helix.gdn_step %x, %pos weights(%qkvz, %ba, %cq, %ck, %cv, %a, %dt, %n)
+      state(%s : !helix.state_shard<rows = 4, values = 704>)
+      {config = #helix.linear_attn<variant = gated_deltanet, key_heads = 4, value_heads = 8, key_head_dim = 16, value_head_dim = 16>,
+       eps = 1.0e-06 : f64, layer = 0 : i64}
+      : (tensor<4x128xf32>, tensor<4xi64>, tensor<1x96x128xf32>, tensor<1x4x128xf32>, tensor<16x4xf32>,
+         tensor<16x4xf32>, tensor<16x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<16xf32>) -> tensor<4x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x128xf32>, %pos: tensor<4xi64>, %s: !helix.state_shard<rows = 4, values = 704>,
+    %qkvz: tensor<1x96x128xf32>, %ba: tensor<1x4x128xf32>, %cq: tensor<16x4xf32>,
+    %ck: tensor<16x4xf32>, %cv: tensor<32x4xf32>, %a: tensor<2xf32>, %dt: tensor<2xf32>, %n: tensor<16xf32>) {
+  // expected-error@+1 {{takes a Gated DeltaNet config, got kda}}
+  %o = helix.gdn_step %x, %pos weights(%qkvz, %ba, %cq, %ck, %cv, %a, %dt, %n)
+      state(%s : !helix.state_shard<rows = 4, values = 704>)
+      {config = #helix.linear_attn<variant = kda, key_heads = 8, value_heads = 8, key_head_dim = 16, value_head_dim = 16>,
+       eps = 1.0e-06 : f64, layer = 0 : i64}
+      : (tensor<4x128xf32>, tensor<4xi64>, tensor<1x96x128xf32>, tensor<1x4x128xf32>, tensor<16x4xf32>,
+         tensor<16x4xf32>, tensor<32x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<16xf32>) -> tensor<4x32xf32>
+  return
+}
+
+// -----
+
+// expected-error@+1 {{state_shard rows and values must be positive}}
+func.func @f(%s: !helix.state_shard<rows = 0, values = 704>) {
+  return
+}

@@ -18,4 +18,11 @@
 #define GET_OP_CLASSES
 #include "helix/Dialect/Helix/HelixOps.h.inc"
 
+namespace mlir::helix {
+/// Values of one request's Gated DeltaNet state (!helix.state_shard) on a
+/// rank holding `keyHeads` key heads and `valueHeads` value heads.
+int64_t gdnStateValues(LinearAttentionConfigAttr config, int64_t keyHeads,
+                       int64_t valueHeads);
+} // namespace mlir::helix
+
 #endif // HELIX_DIALECT_HELIX_HELIXOPS_H
