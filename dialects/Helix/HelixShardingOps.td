@@ -468,6 +468,12 @@ def Helix_AttentionPartialOp : Helix_Op<"attention_partial",
     or -1 when another rank owns the position) and which local entries
     [begin, end) it attends over.
 
+    DeepSeek Sparse Attention: with `selected` ([B, top_k] positions from
+    `helix.topk_merge`) each request attends only to the selected tokens
+    its shard holds (found by the placement; `kvp_rank`, set by
+    `helix-partition`, is the rank's index in its KVP group); the usual
+    combine of the partials finishes the step.
+
     ```mlir
     %p = helix.attention_partial %q, %k, %v cache(%c) kv(%slots, %spans)
         {cache_rows = 8 : i64, config = #helix.attn<...>, layer = 0 : i64,
@@ -485,6 +491,8 @@ def Helix_AttentionPartialOp : Helix_Op<"attention_partial",
                    Optional<2DTensorOf<[I64]>>:$slots,
                    Optional<3DTensorOf<[I64]>>:$spans,
                    Optional<Index>:$row_base,
+                   Optional<2DTensorOf<[I64]>>:$selected,
+                   Optional<Index>:$kvp_rank,
                    Helix_AttentionConfigAttr:$config, I64Attr:$layer,
                    DefaultValuedAttr<I64Attr, "1">:$head_split,
                    DefaultValuedAttr<I64Attr, "0">:$batch_offset,
@@ -495,6 +503,7 @@ def Helix_AttentionPartialOp : Helix_Op<"attention_partial",
   let assemblyFormat = [{
     $q `,` $k (`,` $v^)? `cache` `(` $cache `)` (`w_uv` `(` $w_uv^ `)`)?
     (`kv` `(` $slots^ `,` $spans `)`)? (`row_base` `(` $row_base^ `)`)?
+    (`selected` `(` $selected^ `)`)? (`kvp_rank` `(` $kvp_rank^ `)`)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -721,6 +730,85 @@ def Helix_GDNStepOp : Helix_Op<"gdn_step", [Helix_UsesGrids]> {
     attr-dict `:` `(` type($input) `,` type($positions) `,` type($wqkvz) `,`
     type($wba) `,` type($conv_q) `,` type($conv_k) `,` type($conv_v) `,`
     type($a_log) `,` type($dt_bias) `,` type($norm) `)` `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Helix_IndexCandidatesOp : Helix_Op<"index_candidates",
+    [Helix_UsesGrids, AttrSizedOperandSegments]> {
+  let summary = "DSA's lightning indexer on one KV shard: its top-k candidates";
+  let description = [{
+    The sharded form of `helix.dsa_indexer`. Every rank of a KVP group
+    computes the new token's index query (`wq_b` [heads, head_dim, q_lora]
+    over the normalised q latent from `wq_a` and `q_norm`) and index key
+    (`wk` [head_dim, hidden], the LayerNorm `k_norm`, `k_norm_bias`; RoPE on
+    the first `rope_dim` values) and the head weights (`w_proj` [heads,
+    hidden]), appends the key to its shard of the index keys (`cache`: a
+    `!helix.state_shard` of `capacity` x (head_dim + 1) values per request,
+    the key and its position, after `helix-partition`) where the layer's KV
+    placement puts the token (`kv(slots, spans)`, as the layer's
+    `helix.attention_partial` gets them), scores the keys it holds
+    (`sum_h w_h * relu(q_h . k)`) and keeps its best `top_k`. The result
+    [P, B, top_k, 2] f32 holds each KV shard's candidates, (score,
+    position), best first (ties: the lower position), padded with (-inf,
+    -1): one all-gather over the KVP group and `helix.topk_merge` select the
+    global top-k exactly.
+
+    ```mlir
+    %c = helix.index_candidates %x, %pos weights(%wqa, %qn, %wqb, %wk, %kn, %kb, %wp)
+        cache(%ic : !helix.state_shard<rows = 4, values = 1088>) kv(%slots, %spans)
+        {cache_rows = 4 : i64, config = #helix.indexer<heads = 4, head_dim = 16,
+         top_k = 16, rope_dim = 8>, eps = 1.0e-06 : f64, layer = 1 : i64,
+         placement = #helix.kv_placement<block = 16, kvp = 1, capacity = 64>,
+         rope = #helix.rope<>}
+        : (...) -> tensor<1x4x16x2xf32>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[AnyFloat]>:$input,
+                   1DTensorOf<[AnyInteger]>:$positions,
+                   2DTensorOf<[AnyFloat]>:$wq_a, 1DTensorOf<[AnyFloat]>:$q_norm,
+                   3DTensorOf<[AnyFloat]>:$wq_b, 2DTensorOf<[AnyFloat]>:$wk,
+                   1DTensorOf<[AnyFloat]>:$k_norm,
+                   1DTensorOf<[AnyFloat]>:$k_norm_bias,
+                   2DTensorOf<[AnyFloat]>:$w_proj,
+                   Arg<AnyType, "the layer's index keys or their shard",
+                       [MemRead, MemWrite]>:$cache,
+                   Optional<2DTensorOf<[I64]>>:$slots,
+                   Optional<3DTensorOf<[I64]>>:$spans,
+                   Optional<Index>:$row_base,
+                   Helix_IndexerConfigAttr:$config, Helix_RopeAttr:$rope,
+                   F64Attr:$eps, I64Attr:$layer, I64Attr:$cache_rows,
+                   OptionalAttr<Helix_KVPlacementAttr>:$placement);
+  let results = (outs 4DTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $input `,` $positions `weights` `(` $wq_a `,` $q_norm `,` $wq_b `,` $wk
+    `,` $k_norm `,` $k_norm_bias `,` $w_proj `)` `cache` `(` $cache `:`
+    type($cache) `)` (`kv` `(` $slots^ `,` $spans `)`)?
+    (`row_base` `(` $row_base^ `)`)? attr-dict `:` `(` type($input) `,`
+    type($positions) `,` type($wq_a) `,` type($q_norm) `,` type($wq_b) `,`
+    type($wk) `,` type($k_norm) `,` type($k_norm_bias) `,` type($w_proj)
+    (`,` type($slots)^ `,` type($spans))? `)` `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Helix_TopkMergeOp : Helix_Op<"topk_merge", [Helix_UsesGrids, Pure]> {
+  let summary = "The exact global top-k of every KV shard's candidates";
+  let description = [{
+    `candidates` [P, B, k, 2] (every KVP rank's `helix.index_candidates`,
+    all-gathered) -> the positions [B, top_k] of the `top_k` best scores of
+    each request over all shards (ties: the lower position; -1 padding
+    while fewer tokens are cached): the same on every rank, and the same as
+    an unsharded indexer selects.
+
+    ```mlir
+    %sel = helix.topk_merge %c {top_k = 16 : i64} : tensor<2x4x16x2xf32> -> tensor<4x16xi64>
+    ```
+  }];
+  let arguments = (ins 4DTensorOf<[F32]>:$candidates, I64Attr:$top_k);
+  let results = (outs 2DTensorOf<[I64]>:$selected);
+  let assemblyFormat = [{
+    $candidates attr-dict `:` type($candidates) `->` type($selected)
   }];
   let hasVerifier = 1;
 }

@@ -245,8 +245,6 @@ bool ModelSpec::onlyClassicLayers(std::string *firstOther) const {
                        : std::string("is ") + stringifyMixerKind(l.mixer);
     else if (!l.hasFFN)
       what = "has no FFN";
-    else if (l.attention.indexer.sparse())
-      what = "is DeepSeek sparse attention";
     else if (!gdn && l.attention.outputGate)
       what = "has a gated attention output";
     else if (!gdn && l.attention.partialRotary != 1.0 &&

@@ -319,7 +319,7 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
   // block (or a dense FFN when the model has no experts).
   Operation *attn = nullptr, *moe = nullptr, *dense = nullptr;
   func.walk([&](Operation *op) {
-    if (isa<AttentionOp>(op) && !attn)
+    if (isa<AttentionOp, SparseAttentionOp>(op) && !attn)
       attn = op;
     if (isa<MoEOp>(op) && !moe)
       moe = op;
@@ -328,7 +328,8 @@ bool readPlan(func::FuncOp func, PlanRecord &plan, std::string &error) {
   });
   Operation *ffn = moe ? moe : dense;
   if (!attn || !ffn) {
-    error = "the decode step has no helix.attention or no FFN";
+    error = "the decode step has no helix.attention (or "
+            "helix.sparse_attention) or no FFN";
     return false;
   }
   for (Operation *op : {attn, ffn})

@@ -178,7 +178,7 @@ struct HopB : public mlir::helix::impl::HelixHopBBase<HopB> {
                                            int64_t offset, int64_t size) {
     Location loc = attn.getLoc();
     IRMapping m;
-    for (Value v : {attn.getQ(), attn.getK(), attn.getV()})
+    for (Value v : {attn.getQ(), attn.getK(), attn.getV(), attn.getSelected()})
       if (v)
         m.map(v, slice(b, loc, v, 0, offset, size));
     for (Value v : {attn.getSlots(), attn.getSpans()})

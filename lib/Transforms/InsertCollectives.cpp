@@ -48,16 +48,15 @@ RankedTensorType withRows(RankedTensorType t, int64_t rows) {
   return RankedTensorType::get(shape, t.getElementType());
 }
 
-/// Of the 2026 long-context layers, Mamba-2 and DeepSeek Sparse Attention
-/// (and KDA linear attention: shardLinearAttention) are planned and
-/// priced, not lowered yet; so are the attention output gate and the
-/// shared experts' sigmoid gate (Qwen3-Next, Qwen3.5).
+/// Of the 2026 long-context layers, Mamba-2 (and KDA linear attention:
+/// shardLinearAttention) is planned and priced, not lowered yet; so are
+/// the attention output gate and the shared experts' sigmoid gate
+/// (Qwen3-Next, Qwen3.5).
 LogicalResult notLoweredYet(Operation *op) {
   return op->emitOpError()
          << "is planned and priced, but helix-insert-collectives does not "
             "lower it to rank IR yet: helix cannot generate programs for "
-            "Mamba-2 or DeepSeek-sparse-attention layers "
-            "(docs/long-context-architectures.md)";
+            "Mamba-2 layers (docs/long-context-architectures.md)";
 }
 
 /// What of an op helix-insert-collectives cannot lower yet, or "".
@@ -85,8 +84,9 @@ LogicalResult rewriteOp(ShardRewriter &r, Operation *op) {
       .Case([&](MoEOp o) { return shardMoE(r, o); })
       .Case([&](LMHeadOp o) { return shardLMHead(r, o); })
       .Case([&](LinearAttentionOp o) { return shardLinearAttention(r, o); })
-      .Case<MambaOp, DSAIndexerOp, SparseAttentionOp>(
-          [](Operation *o) { return notLoweredYet(o); })
+      .Case([&](DSAIndexerOp o) { return shardIndexer(r, o); })
+      .Case([&](SparseAttentionOp o) { return shardSparseAttention(r, o); })
+      .Case<MambaOp>([](Operation *o) { return notLoweredYet(o); })
       .Default([](Operation *o) {
         return o->emitOpError()
                << "is not part of helix model IR; helix-insert-collectives "
@@ -113,7 +113,7 @@ struct InsertCollectives
     }
     // Layers the lowering does not cover yet: said before anything else.
     WalkResult unsupported = func.walk([](Operation *op) {
-      if (isa<MambaOp, DSAIndexerOp, SparseAttentionOp>(op)) {
+      if (isa<MambaOp>(op)) {
         (void)notLoweredYet(op);
         return WalkResult::interrupt();
       }

@@ -175,6 +175,45 @@ struct KVPlacement
       op.setPlacementAttr(placement);
       return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return failure();
+    // DSA's index keys follow the layer's KV placement: the same slots.
+    walk = func.walk([&](IndexCandidatesOp op) {
+      if (op.getPlacement())
+        return WalkResult::advance();
+      auto partial = cast<RankedTensorType>(op.getResult().getType());
+      int64_t kvp = partial.getDimSize(0);
+      auto placement = KVPlacementAttr::get(
+          op.getContext(), blockSize, kvp,
+          capacityOf(tokens, /*window=*/0, blockSize, kvp), /*window=*/0);
+      DistAttr pd = distOf(op.getResult()), xd = distOf(op.getInput());
+      Attribute dist;
+      if (pd) {
+        SmallVector<SmallVector<int16_t>> split = {
+            SmallVector<int16_t>(pd.getSplitAxes(0)),
+            SmallVector<int16_t>(xd ? xd.getSplitAxes(0)
+                                    : ArrayRef<int16_t>())};
+        dist = DistAttr::getFromAxes(op.getContext(), pd.getGrid(), split, {},
+                                     pd.getStage());
+      }
+      Value positions = op.getPositions();
+      KVSlotsOp &slots = slotsOf[{placement, positions, dist}];
+      OpBuilder b(op);
+      if (!slots) {
+        b.setInsertionPointAfterValue(positions);
+        int64_t rows =
+            cast<RankedTensorType>(positions.getType()).getDimSize(0);
+        auto i64 = b.getI64Type();
+        slots = KVSlotsOp::create(
+            b, op.getLoc(), RankedTensorType::get({kvp, rows}, i64, dist),
+            RankedTensorType::get({kvp, rows, 2}, i64, dist), positions,
+            /*rank_offset=*/Value(), placement);
+      }
+      op.getSlotsMutable().assign(slots.getSlots());
+      op.getSpansMutable().assign(slots.getSpans());
+      op.setPlacementAttr(placement);
+      return WalkResult::advance();
+    });
     return failure(walk.wasInterrupted());
   }
 };

@@ -95,6 +95,7 @@ private:
   /// constant 0 when the dimension is not split.
   FailureOr<Value> offset(Operation *at, Type global, unsigned d);
   FailureOr<Type> stateType(BlockArgument state);
+  FailureOr<Type> indexCacheType(BlockArgument cache);
   /// True on the rank holding the first slice of dimension `d` of `global`.
   FailureOr<Value> firstSlice(Operation *at, Value global, unsigned d);
   /// `bias` kept on the rank holding the first slice of dimension `d` of
@@ -263,6 +264,35 @@ FailureOr<Type> StageBuilder::stateType(BlockArgument state) {
   return Type();
 }
 
+/// The rank's shard of a DSA layer's index keys: its requests' rows, each
+/// the keys (and positions) of the KV slots the layer's placement gives it.
+FailureOr<Type> StageBuilder::indexCacheType(BlockArgument cache) {
+  for (Operation *user : cache.getUsers()) {
+    auto index = dyn_cast<IndexCandidatesOp>(user);
+    if (!index || (stageOf(user) != stage && stageOf(user) >= 0))
+      continue;
+    if (!index.getPlacement())
+      return fail(index, "the indexer has no KV placement (run "
+                         "helix-kv-placement first)");
+    auto x = cast<RankedTensorType>(index.getInput().getType());
+    Attribute rowsDist;
+    if (auto xDist = dyn_cast_or_null<DistAttr>(x.getEncoding()))
+      rowsDist = DistAttr::getFromAxes(
+          b.getContext(), xDist.getGrid(),
+          {SmallVector<int16_t>(xDist.getSplitAxes(0))}, {}, xDist.getStage());
+    FailureOr<SplitPart> rows = split(
+        index, RankedTensorType::get({int64_t(index.getCacheRows())},
+                                     x.getElementType(), rowsDist));
+    if (failed(rows))
+      return failure();
+    return Type(StateShardType::get(
+        b.getContext(), rows->type.getDimSize(0),
+        index.getPlacement()->getCapacity() *
+            (index.getConfig().getHeadDim() + 1)));
+  }
+  return Type();
+}
+
 FailureOr<func::FuncOp> StageBuilder::build() {
   MLIRContext *ctx = global.getContext();
   // Arguments this rank uses, with their local types.
@@ -276,6 +306,8 @@ FailureOr<func::FuncOp> StageBuilder::build() {
       local = cacheType(arg);
     else if (isa<RecurrentStateType>(t))
       local = stateType(arg);
+    else if (isa<IndexCacheType>(t))
+      local = indexCacheType(arg);
     else if (stageOf(t) < 0 || stageOf(t) == stage)
       local = localType(global, t);
     if (failed(local))
@@ -405,6 +437,14 @@ LogicalResult StageBuilder::fixUp(Operation *global, Operation *local) {
                      e.getVocabOffsetMutable());
   if (auto s = dyn_cast<KVSlotsOp>(local))
     return setOffset(global->getResult(0), 0, s.getRankOffsetMutable());
+  // Sparse attention finds the selected tokens it holds by its KVP rank.
+  if (auto a = dyn_cast<AttentionPartialOp>(local); a && a.getSelected()) {
+    if (failed(setOffset(global->getResult(0), 0, a.getKvpRankMutable())))
+      return failure();
+    if (!a.getKvpRank())
+      a.getKvpRankMutable().assign(constant(0));
+    return success();
+  }
   // A row-parallel output's bias is added by the rank holding the first
   // slice of the contraction dimension (one per reduction group).
   OpBuilder::InsertionGuard guard(b);

@@ -12,6 +12,8 @@
 
 #include "ShardRewriter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 using namespace mlir;
 using namespace mlir::helix;
 
@@ -106,9 +108,9 @@ LogicalResult shardQKV(ShardRewriter &r, QKVProjOp op) {
 
 /// Pieces each head's partial output is cut into so that the all-to-all
 /// spreads the TPA slice's heads evenly over the KVP group.
-static FailureOr<int64_t> headSplit(ShardRewriter &r, AttentionOp op) {
+static FailureOr<int64_t> headSplit(ShardRewriter &r, Operation *op,
+                                    AttentionConfigAttr c) {
   const Layout &l = r.g.plan.layout;
-  AttentionConfigAttr c = op.getConfig();
   if (!r.g.plan.allToAll())
     return int64_t(1);
   int64_t local = c.getHeads() / l.tpa;
@@ -117,16 +119,22 @@ static FailureOr<int64_t> headSplit(ShardRewriter &r, AttentionOp op) {
   int64_t s = l.kvp / local;
   if (l.kvp % local == 0 && c.getVHeadDim() % s == 0)
     return s;
-  return op.emitOpError() << "helix-insert-collectives: the " << local
+  return op->emitOpError() << "helix-insert-collectives: the " << local
                           << " query heads of a TPA slice cannot be spread "
                              "over the "
                           << l.kvp << " KVP ranks of the all-to-all";
 }
 
-LogicalResult shardAttention(ShardRewriter &r, AttentionOp op) {
+/// The partials of each KV shard, exchanged and combined: helix.attention,
+/// or (with `selected`) helix.sparse_attention.
+static LogicalResult shardAttentionOf(ShardRewriter &r, Operation *op,
+                                      AttentionConfigAttr c, Value modelQ,
+                                      Value modelK, Value modelV,
+                                      Value modelCache, Value selected,
+                                      IntegerAttr layer, StringRef prefix,
+                                      Value result) {
   GlobalView &g = r.g;
-  AttentionConfigAttr c = op.getConfig();
-  FailureOr<int64_t> split = headSplit(r, op);
+  FailureOr<int64_t> split = headSplit(r, op, c);
   if (failed(split))
     return failure();
   int64_t s = *split, hq = c.getHeads(), dv = c.getVHeadDim(), b = g.plan.batch;
@@ -136,12 +144,12 @@ LogicalResult shardAttention(ShardRewriter &r, AttentionOp op) {
   auto partialType =
       g.type({parts, b, hq * s, dv / s + 1}, g.b.getF32Type(),
              g.dist(g.attnGrid, {kvp, r.batchAxes(), g.attn({kTPA})}));
-  Value q = r.get(op.getQ());
-  Value v = op.getV() ? r.get(op.getV()) : Value();
+  Value q = r.get(modelQ);
+  Value v = modelV ? r.get(modelV) : Value();
   Value wUV = c.isMLA() ? r.latentUpProj.lookup(q) : Value();
   Value partial = AttentionPartialOp::create(
-      g.b, g.loc, partialType, q, r.get(op.getK()), v, r.get(op.getCache()),
-      wUV, Value(), Value(), r.rowBase, c, op.getLayerAttr(),
+      g.b, g.loc, partialType, q, r.get(modelK), v, r.get(modelCache), wUV,
+      Value(), Value(), r.rowBase, selected, /*kvp_rank=*/Value(), c, layer,
       g.b.getI64IntegerAttr(s), g.b.getI64IntegerAttr(0),
       g.b.getI64IntegerAttr(g.plan.cacheRows), KVPlacementAttr(),
       g.b.getI64IntegerAttr(g.plan.queries));
@@ -151,12 +159,79 @@ LogicalResult shardAttention(ShardRewriter &r, AttentionOp op) {
   Axes headAxes = distOf(gathered).split[2];
   Value sinks;
   if (c.getSinks())
-    sinks = g.weight(join(op.getPrefix(), "sinks"), {hq}, {}, r.act, g.attnGrid,
+    sinks = g.weight(join(prefix, "sinks"), {hq}, {}, r.act, g.attnGrid,
                      {headAxes});
   auto outType = g.type({b, hq * dv}, r.act,
                         g.dist(g.attnGrid, {r.batchAxes(), headAxes}));
-  r.set(op.getResult(),
-        LSECombineOp::create(g.b, g.loc, outType, gathered, sinks));
+  r.set(result, LSECombineOp::create(g.b, g.loc, outType, gathered, sinks));
+  return success();
+}
+
+LogicalResult shardAttention(ShardRewriter &r, AttentionOp op) {
+  return shardAttentionOf(r, op, op.getConfig(), op.getQ(), op.getK(),
+                          op.getV(), op.getCache(), Value(), op.getLayerAttr(),
+                          op.getPrefix(), op.getResult());
+}
+
+LogicalResult shardSparseAttention(ShardRewriter &r, SparseAttentionOp op) {
+  Value selected = r.get(op.getSelected());
+  return shardAttentionOf(r, op, op.getConfig(), op.getQ(), op.getK(),
+                          Value(), op.getCache(), selected, op.getLayerAttr(),
+                          op.getPrefix(), op.getResult());
+}
+
+LogicalResult shardIndexer(ShardRewriter &r, DSAIndexerOp op) {
+  GlobalView &g = r.g;
+  IndexerConfigAttr c = op.getConfig();
+  std::string p = op.getPrefix().str();
+  // The MLA's q latent: its q_a_proj and q_a_layernorm, beside the indexer.
+  StringRef attn = StringRef(p).rsplit('.').first;
+  Value x = r.toStream(r.get(op.getInput()));
+  int64_t hidden = cast<RankedTensorType>(x.getType()).getDimSize(1),
+          b = g.plan.batch, nh = c.getHeads(), d = c.getHeadDim(),
+          ql = op.getQLoraRank();
+  if (ql <= 0)
+    return op.emitOpError() << "helix-insert-collectives: the indexer reads "
+                               "the MLA's q latent: the layer needs a "
+                               "q_lora_rank";
+  QKVProjOp mla;
+  for (Operation *user : op.getInput().getUsers())
+    if (auto qkv = dyn_cast<QKVProjOp>(user);
+        qkv && qkv.getLayer() == op.getLayer())
+      mla = qkv;
+  if (!mla)
+    return op.emitOpError() << "helix-insert-collectives: no helix.qkv_proj "
+                               "of layer "
+                            << op.getLayer() << " beside the indexer";
+  Value wqA = g.weight(join(attn, "q_a_proj.weight"), {ql, hidden}, r.act);
+  Value qNorm = g.weight(join(attn, "q_a_layernorm.weight"), {ql}, r.act);
+  Value wqB = g.weight(p + ".wq_b.weight", {nh * d, ql}, {nh, d, ql}, r.act,
+                       g.attnGrid, {});
+  Value wk = g.weight(p + ".wk.weight", {d, hidden}, r.act);
+  Value kNorm = g.weight(p + ".k_norm.weight", {d}, r.act);
+  Value kBias = g.weight(p + ".k_norm.bias", {d}, r.act);
+  Value wProj = g.weight(p + ".weights_proj.weight", {nh, hidden}, r.act);
+  double eps = 1e-6;
+  op->getParentOfType<func::FuncOp>().walk([&](RMSNormOp n) {
+    eps = n.getEps().convertToDouble();
+    return WalkResult::interrupt();
+  });
+  // Each KV shard's candidates, gathered over the KVP group.
+  Axes kvp = g.attn({kKVP}), batch = r.batchAxes();
+  int64_t parts = g.size(g.attnGrid, kvp);
+  auto type = g.type({parts, b, c.getTopK(), 2}, g.b.getF32Type(),
+                     g.dist(g.attnGrid, {kvp, batch}));
+  Value candidates = IndexCandidatesOp::create(
+      g.b, g.loc, type, x, r.streamPositions(op.getPositions()), wqA, qNorm,
+      wqB, wk, kNorm, kBias, wProj, r.get(op.getCache()), Value(), Value(),
+      r.rowBase, c, mla.getRope(), g.b.getF64FloatAttr(eps), op.getLayerAttr(),
+      g.b.getI64IntegerAttr(g.plan.cacheRows), KVPlacementAttr());
+  Value all = g.allGather(candidates, g.attnGrid, kvp, 0);
+  auto selType = g.type({b, c.getTopK()}, g.b.getI64Type(),
+                        g.dist(g.attnGrid, {batch}));
+  r.set(op.getSelected(),
+        TopkMergeOp::create(g.b, g.loc, selType, all,
+                            g.b.getI64IntegerAttr(c.getTopK())));
   return success();
 }
 

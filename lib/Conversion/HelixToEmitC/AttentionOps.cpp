@@ -1,6 +1,7 @@
 //===- AttentionOps.cpp - Attention ops to adapter calls ------------------===//
 //
-// helix.qkv, helix.mla_qkv, helix.kv_slots, helix.attention_partial and
+// helix.qkv, helix.mla_qkv, helix.kv_slots, helix.attention_partial (and
+// its sparse form), helix.index_candidates, helix.topk_merge and
 // helix.lse_combine. RoPE is built from the layer's #helix.rope and the
 // model's max_position (one `helix::rt::cg::rope` call per use).
 //
@@ -177,6 +178,27 @@ struct AttentionPartialLowering : HelixPattern<AttentionPartialOp> {
                       .i64(c.getHeadDim())
                       .boolean(mla)
                       .create1(rewriter.getF32Type());
+    if (a.getSelected()) {
+      // DeepSeek Sparse Attention: the selected tokens this rank holds.
+      KVPlacementAttr p = *op.getPlacement();
+      Call sparse(rewriter, loc, "sparseAttentionPartial");
+      sparse.operand(contextOf(op))
+          .operand(a.getQ())
+          .operand(a.getK())
+          .operand(a.getCache())
+          .operand(a.getWUv())
+          .operand(a.getSlots())
+          .operand(a.getSelected())
+          .i64(p.getBlock())
+          .i64(p.getKvp())
+          .indexOr0(a.getKvpRank())
+          .indexOr0(a.getRowBase())
+          .i64(op.getBatchOffset())
+          .i64(op.getHeadSplit())
+          .operand(scale);
+      rewriter.replaceOp(op, sparse.create1(tensorType(getContext())));
+      return success();
+    }
     Call call(rewriter, loc, "attentionPartial");
     call.operand(contextOf(op))
         .operand(a.getQ())
@@ -194,6 +216,62 @@ struct AttentionPartialLowering : HelixPattern<AttentionPartialOp> {
     if (op.getQueries() > 1) // a speculative verify step
       call.i64(op.getQueries());
     Value r = call.create1(tensorType(getContext()));
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct IndexCandidatesLowering : HelixPattern<IndexCandidatesOp> {
+  using HelixPattern::HelixPattern;
+  LogicalResult
+  matchAndRewrite(IndexCandidatesOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!a.getSlots())
+      return op.emitOpError("convert-helix-to-emitc: the indexer has no KV "
+                            "placement (run helix-kv-placement)"),
+             failure();
+    Location loc = op.getLoc();
+    IndexerConfigAttr c = op.getConfig();
+    Value rope = ropeConfig(rewriter, loc, op.getRope(), facts.maxPosition,
+                            c.getRopeDim(), c.getRopeInterleave());
+    Value r = Call(rewriter, loc, "indexCandidates")
+                  .operand(contextOf(op))
+                  .operand(a.getInput())
+                  .operand(a.getPositions())
+                  .operand(a.getWqA())
+                  .operand(a.getQNorm())
+                  .operand(a.getWqB())
+                  .operand(a.getWk())
+                  .operand(a.getKNorm())
+                  .operand(a.getKNormBias())
+                  .operand(a.getWProj())
+                  .operand(a.getCache())
+                  .operand(a.getSlots())
+                  .operand(a.getSpans())
+                  .indexOr0(a.getRowBase())
+                  .i64(0)
+                  .i64(c.getHeads())
+                  .i64(c.getHeadDim())
+                  .i64(c.getRopeDim())
+                  .i64(c.getTopK())
+                  .f64(op.getEps().convertToDouble())
+                  .operand(rope)
+                  .create1(tensorType(getContext()));
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+struct TopkMergeLowering : HelixPattern<TopkMergeOp> {
+  using HelixPattern::HelixPattern;
+  LogicalResult
+  matchAndRewrite(TopkMergeOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value r = Call(rewriter, op.getLoc(), "topkMerge")
+                  .operand(contextOf(op))
+                  .operand(a.getCandidates())
+                  .i64(op.getTopK())
+                  .create1(intsType(getContext()));
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -220,7 +298,8 @@ void populateAttentionPatterns(RewritePatternSet &patterns,
                                const TypeConverter &converter,
                                const ModuleFacts &facts) {
   patterns.add<QKVLowering, MLAQKVLowering, KVSlotsLowering,
-               AttentionPartialLowering, LSECombineLowering>(
+               AttentionPartialLowering, IndexCandidatesLowering,
+               TopkMergeLowering, LSECombineLowering>(
       converter, patterns.getContext(), facts);
 }
 

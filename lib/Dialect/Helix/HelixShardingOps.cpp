@@ -263,6 +263,58 @@ int64_t mlir::helix::gdnStateValues(LinearAttentionConfigAttr c, int64_t hk,
          channels * (c.getConvKernel() - 1);
 }
 
+LogicalResult IndexCandidatesOp::verify() {
+  IndexerConfigAttr c = getConfig();
+  int64_t b = dim(getInput(), 0), h = dim(getInput(), 1);
+  int64_t nh = c.getHeads(), d = c.getHeadDim(), ql = dim(getWqA(), 0);
+  if (c.getReusesPrevious())
+    return emitOpError() << "a layer that reuses the previous layer's "
+                            "selection has no indexer of its own";
+  if (c.getRopeDim() < 0 || c.getRopeDim() > d || c.getRopeDim() % 2 != 0)
+    return emitOpError() << "rope_dim " << c.getRopeDim()
+                         << " must be an even number of at most head_dim "
+                         << d;
+  if (failed(expectShape(*this, "positions", getPositions(), {b})) ||
+      failed(expectShape(*this, "wq_a", getWqA(), {ql, h})) ||
+      failed(expectShape(*this, "q_norm", getQNorm(), {ql})) ||
+      failed(expectShape(*this, "wq_b", getWqB(), {nh, d, ql})) ||
+      failed(expectShape(*this, "wk", getWk(), {d, h})) ||
+      failed(expectShape(*this, "k_norm", getKNorm(), {d})) ||
+      failed(expectShape(*this, "k_norm_bias", getKNormBias(), {d})) ||
+      failed(expectShape(*this, "w_proj", getWProj(), {nh, h})) ||
+      failed(expectShape(*this, "result", getResult(),
+                         {kAny, b, c.getTopK(), 2})))
+    return failure();
+  if (bool(getSlots()) != bool(getPlacement()))
+    return emitOpError() << "takes kv(slots, spans) with its placement";
+  Type cache = getCache().getType();
+  if (auto whole = dyn_cast<IndexCacheType>(cache)) {
+    if (whole.getHeadDim() != d)
+      return emitOpError() << "index cache of head_dim " << whole.getHeadDim()
+                           << " for an indexer of head_dim " << d;
+    return success();
+  }
+  auto shard = dyn_cast<StateShardType>(cache);
+  if (!shard)
+    return emitOpError() << "cache must be a !helix.index_cache or a "
+                            "!helix.state_shard, got "
+                         << cache;
+  if (getPlacement() &&
+      shard.getValues() != getPlacement()->getCapacity() * (d + 1))
+    return emitOpError() << "index-key shard rows of " << shard.getValues()
+                         << " values do not hold " << getPlacement()->getCapacity()
+                         << " keys of " << d << " values and their positions";
+  return success();
+}
+
+LogicalResult TopkMergeOp::verify() {
+  int64_t b = dim(getCandidates(), 1), k = getTopK();
+  if (k < 1 || dim(getCandidates(), 2) != k || dim(getCandidates(), 3) != 2)
+    return emitOpError() << "candidates must be [P, B, top_k, 2] with top_k = "
+                         << k;
+  return expectShape(*this, "selected", getSelected(), {b, k});
+}
+
 LogicalResult GDNStepOp::verify() {
   LinearAttentionConfigAttr c = getConfig();
   if (c.getVariant() != LinearAttnVariant::gated_deltanet)
@@ -546,6 +598,16 @@ LogicalResult AttentionPartialOp::verify() {
   if (int64_t(getBatchOffset()) < 0 || int64_t(getCacheRows()) < 1)
     return emitOpError() << "batch_offset must not be negative and cache_rows "
                             "must be positive";
+  if (getSelected()) {
+    if (!c.isMLA() || getQueries() != 1)
+      return emitOpError() << "selected tokens are DeepSeek sparse attention: "
+                              "MLA, one query per request";
+    if (dim(getSelected(), 0) != b && !ShapedType::isDynamic(b))
+      return emitOpError() << "selected has " << dim(getSelected(), 0)
+                           << " rows for " << b << " requests";
+  }
+  if (getKvpRank() && !getSelected())
+    return emitOpError() << "kvp_rank is for sparse attention (selected)";
   int64_t q = getQueries();
   if (q < 1 || q > ::helix::kMaxMTPTokens + 1)
     return emitOpError() << "queries (" << q << ") must be in [1, "

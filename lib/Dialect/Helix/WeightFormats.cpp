@@ -34,6 +34,10 @@ bool isLayerLinearWeight(WeightOp w) {
     if (auto gdn = dyn_cast<GDNStepOp>(user))
       if (w.getResult() != gdn.getWqkvz() && w.getResult() != gdn.getWba())
         return false;
+    // DSA's head weights stay as DeepSeek-V3.2 keeps them (BF16).
+    if (auto index = dyn_cast<IndexCandidatesOp>(user))
+      if (w.getResult() == index.getWProj())
+        return false;
   }
   return true;
 }

@@ -467,3 +467,44 @@ func.func @f(%x: tensor<4x128xf32>, %pos: tensor<4xi64>, %s: !helix.state_shard<
 func.func @f(%s: !helix.state_shard<rows = 0, values = 704>) {
   return
 }
+
+// -----
+
+func.func @f(%c: tensor<2x4x8x2xf32>) {
+  // expected-error@+1 {{candidates must be [P, B, top_k, 2] with top_k = 16}}
+  %s = helix.topk_merge %c {top_k = 16 : i64} : tensor<2x4x8x2xf32> -> tensor<4x16xi64>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x128xf32>, %pos: tensor<4xi64>, %wqa: tensor<64x128xf32>, %qn: tensor<64xf32>,
+    %wqb: tensor<4x16x64xf32>, %wk: tensor<16x128xf32>, %kn: tensor<16xf32>, %kb: tensor<16xf32>,
+    %wp: tensor<4x128xf32>, %ic: !helix.state_shard<rows = 4, values = 1000>, %slots: tensor<1x4xi64>, %spans: tensor<1x4x2xi64>) {
+  // expected-error@+1 {{index-key shard rows of 1000 values do not hold 64 keys of 16 values and their positions}}
+  %c = helix.index_candidates %x, %pos weights(%wqa, %qn, %wqb, %wk, %kn, %kb, %wp)
+      cache(%ic : !helix.state_shard<rows = 4, values = 1000>) kv(%slots, %spans)
+      {cache_rows = 4 : i64, config = #helix.indexer<heads = 4, head_dim = 16, top_k = 16, rope_dim = 8>,
+       eps = 1.0e-06 : f64, layer = 0 : i64, placement = #helix.kv_placement<block = 16, kvp = 1, capacity = 64>,
+       rope = #helix.rope<>}
+      : (tensor<4x128xf32>, tensor<4xi64>, tensor<64x128xf32>, tensor<64xf32>, tensor<4x16x64xf32>,
+         tensor<16x128xf32>, tensor<16xf32>, tensor<16xf32>, tensor<4x128xf32>, tensor<1x4xi64>, tensor<1x4x2xi64>)
+      -> tensor<1x4x16x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x128xf32>, %pos: tensor<4xi64>, %wqa: tensor<64x128xf32>, %qn: tensor<64xf32>,
+    %wqb: tensor<4x16x64xf32>, %wk: tensor<16x128xf32>, %kn: tensor<16xf32>, %kb: tensor<16xf32>,
+    %wqa2: tensor<4x64xf32>, %ic: !helix.index_cache<head_dim = 16>) {
+  // expected-error@+1 {{w_proj must have shape [4, 128], got [4, 64]}}
+  %c = helix.index_candidates %x, %pos weights(%wqa, %qn, %wqb, %wk, %kn, %kb, %wqa2)
+      cache(%ic : !helix.index_cache<head_dim = 16>)
+      {cache_rows = 4 : i64, config = #helix.indexer<heads = 4, head_dim = 16, top_k = 16, rope_dim = 8>,
+       eps = 1.0e-06 : f64, layer = 0 : i64, rope = #helix.rope<>}
+      : (tensor<4x128xf32>, tensor<4xi64>, tensor<64x128xf32>, tensor<64xf32>, tensor<4x16x64xf32>,
+         tensor<16x128xf32>, tensor<16xf32>, tensor<16xf32>, tensor<4x64xf32>)
+      -> tensor<1x4x16x2xf32>
+  return
+}
