@@ -97,7 +97,7 @@ MoESpec moeSpecOf(MoEConfigAttr c) {
   return m;
 }
 
-static ::helix::LinearAttentionSpec linearSpecOf(LinearAttentionConfigAttr c) {
+::helix::LinearAttentionSpec linearSpecOf(LinearAttentionConfigAttr c) {
   ::helix::LinearAttentionSpec l;
   l.variant = c.getVariant() == LinearAttnVariant::kda
                   ? ::helix::LinearAttentionSpec::Variant::KDA
@@ -125,7 +125,7 @@ static ::helix::MambaSpec mambaSpecOf(MambaConfigAttr c) {
   return m;
 }
 
-static ::helix::IndexerSpec indexerSpecOf(IndexerConfigAttr c) {
+::helix::IndexerSpec indexerSpecOf(IndexerConfigAttr c) {
   ::helix::IndexerSpec x;
   x.numHeads = c.getHeads();
   x.headDim = c.getHeadDim();

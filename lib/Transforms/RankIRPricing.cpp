@@ -58,6 +58,11 @@ void noteLayerOp(Operation *op, LayerSpec &layer) {
     layer.attention = attentionSpecOf(qkv.getConfig(), qkv.getRope());
   else if (auto mla = dyn_cast<MLAQKVOp>(op))
     layer.attention = attentionSpecOf(mla.getConfig(), mla.getRope());
+  else if (auto gdn = dyn_cast<GDNStepOp>(op)) {
+    layer.mixer = MixerKind::LinearAttention;
+    layer.linear = linearSpecOf(gdn.getConfig());
+  } else if (auto index = dyn_cast<IndexCandidatesOp>(op))
+    layer.attention.indexer = indexerSpecOf(index.getConfig());
   else if (auto router = dyn_cast<MoERouterOp>(op)) {
     layer.isMoE = true;
     layer.moe = moeSpecOf(router.getConfig());
@@ -70,9 +75,10 @@ void noteLayerOp(Operation *op, LayerSpec &layer) {
   }
 }
 
-/// The layer an inline op of a stage program starts (its attention's).
+/// The layer an inline op of a stage program starts (its attention's, or
+/// its recurrent step's).
 std::optional<int64_t> layerAttr(Operation *op) {
-  if (isa<QKVOp, MLAQKVOp>(op))
+  if (isa<QKVOp, MLAQKVOp, GDNStepOp>(op))
     return op->getAttrOfType<IntegerAttr>("layer").getInt();
   return std::nullopt;
 }
@@ -133,8 +139,9 @@ FailureOr<ModelSpec> RankIR::model() {
     }
   }
   for (auto &[index, layer] : layers) {
-    if (layer.attention.numHeads == 0 ||
-        (!layer.isMoE && layer.ffn.intermediate == 0))
+    bool mixer = layer.mixer == MixerKind::LinearAttention ||
+                 layer.attention.numHeads > 0;
+    if (!mixer || (!layer.isMoE && layer.ffn.intermediate == 0))
       return fail(module) << "layer " << index
                           << " has no attention or no FFN in the stage "
                              "programs";
@@ -240,7 +247,15 @@ FailureOr<mlir::helix::CostAttr> RankIR::price(const OpPricer &pricer,
         attention = outProj = ffn = false;
         if (failed(onStage(&op, *current)))
           return failure();
-        step.attach(&op, {pricer.layer(*current).qkv}, s);
+        LayerOps ops = pricer.layer(*current);
+        if (isa<GDNStepOp>(op)) {
+          // The recurrent step: its projections and its state update.
+          step.attach(&op, {ops.qkv, ops.attention}, s);
+          seen[*current] += 2;
+          attention = true;
+          continue;
+        }
+        step.attach(&op, {ops.qkv}, s);
         ++seen[*current];
         continue;
       }

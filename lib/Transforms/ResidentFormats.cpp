@@ -67,7 +67,10 @@ struct ResidentFormats
       return signalPassFailure();
     module.walk([&](WeightOp w) {
       auto type = cast<RankedTensorType>(w.getType());
-      Type element = takesPlannedFormat(w, model) ? planned : bf16;
+      Type element = takesPlannedFormat(w, model) ? planned
+                     : isZeroCenteredNormWeight(w, model)
+                         ? Type(Float32Type::get(ctx))
+                         : bf16;
       w.getResult().setType(
           RankedTensorType::get(type.getShape(), element, type.getEncoding()));
     });

@@ -63,6 +63,8 @@ mlir::FailureOr<ModelSpec> extractModelSpec(mlir::func::FuncOp func);
 AttentionSpec attentionSpecOf(mlir::helix::AttentionConfigAttr config,
                               mlir::helix::RopeAttr rope);
 MoESpec moeSpecOf(mlir::helix::MoEConfigAttr config);
+LinearAttentionSpec linearSpecOf(mlir::helix::LinearAttentionConfigAttr config);
+IndexerSpec indexerSpecOf(mlir::helix::IndexerConfigAttr config);
 
 /// L of a checkpoint tensor named `model.layers.<L>.*`.
 std::optional<int64_t> layerOfCheckpointName(llvm::StringRef name);

@@ -102,17 +102,9 @@ WeightLoad loadFor(WeightOp w, OpOperand &use) {
   l.stored = checkpointFormatOf(w, model);
   Operation *owner = use.getOwner();
   unsigned n = use.getOperandNumber();
-  if (model && model.getZeroCenteredNorms()) {
-    // The decoder's RMSNorms scale by 1 + w: their weights are kept as such.
-    auto qkv = dyn_cast<QKVOp>(owner);
-    if ((isa<NormRowsOp>(owner) &&
-         n == cast<NormRowsOp>(owner).getWeightMutable().getOperandNumber()) ||
-        (qkv && ((qkv.getQNorm() &&
-                  n == qkv.getQNormMutable().begin()->getOperandNumber()) ||
-                 (qkv.getKNorm() &&
-                  n == qkv.getKNormMutable().begin()->getOperandNumber()))))
-      l.layout = WeightLayout::PlusOne;
-  }
+  // The decoder's RMSNorms scale by 1 + w: their weights are kept so.
+  if (isZeroCenteredNormWeight(w, model))
+    l.layout = WeightLayout::PlusOne;
   if (auto mla = dyn_cast<MLAQKVOp>(owner)) {
     // W_UK: the first qk_nope rows of each head of kv_b_proj.
     AttentionConfigAttr c = mla.getConfig();

@@ -48,6 +48,19 @@ bool takesPlannedFormat(WeightOp w, ModelAttr model) {
                                               excludedModules(model)));
 }
 
+bool isZeroCenteredNormWeight(WeightOp w, ModelAttr model) {
+  if (!model || !model.getZeroCenteredNorms())
+    return false;
+  Value v = w.getResult();
+  return llvm::any_of(w->getUsers(), [&](Operation *user) {
+    if (auto norm = dyn_cast<NormRowsOp>(user))
+      return norm.getWeight() == v;
+    if (auto qkv = dyn_cast<QKVOp>(user))
+      return qkv.getQNorm() == v || qkv.getKNorm() == v;
+    return false;
+  });
+}
+
 ::helix::CheckpointFormat checkpointFormatOf(WeightOp w, ModelAttr model) {
   ::helix::CheckpointFormat f = ::helix::CheckpointFormat::BF16;
   if (model && !model.getQuantFormat().empty() && takesPlannedFormat(w, model))

@@ -34,6 +34,12 @@ bool isLayerLinearWeight(WeightOp w);
 /// weight the checkpoint does not exclude.
 bool takesPlannedFormat(WeightOp w, ModelAttr model);
 
+/// Whether `w` is a zero-centred RMSNorm weight (#helix.model
+/// zero_centered_norms: the weight of a helix.norm_rows or a helix.qkv's
+/// q/k norm): loaded as 1 + w and kept in f32, as engines compute
+/// x * (1 + w.float()) (in BF16, 1 + w would lose w's low bits).
+bool isZeroCenteredNormWeight(WeightOp w, ModelAttr model);
+
 /// How the checkpoint stores `w`: its quant_format for the weights that
 /// take the planned format, else BF16 (unquantized).
 ::helix::CheckpointFormat checkpointFormatOf(WeightOp w, ModelAttr model);
