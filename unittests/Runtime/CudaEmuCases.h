@@ -1108,6 +1108,269 @@ inline std::vector<Result> moeExpertPath() {
   return rs;
 }
 
+//===-- Long-context layers -----------------------------------------------===//
+
+/// gatedDeltaNet: a request carrying a state and one starting (position 0)
+/// from a state that is not zero; more channels (304) and state columns
+/// (136) than the block's 128 threads; the norm weight in BF16 as stored.
+/// The output and every state value against HF's algorithm in double.
+inline Result gatedDeltaNet() {
+  const naive::GdnShape s{2, 4, 16, 136, 4};
+  const int64_t B = 2, r = s.ratio(), dk = s.keyDim, dv = s.valueDim,
+                K = s.convKernel, P = s.keyHeads * (2 * dk + 2 * r * dv),
+                BA = s.keyHeads * 2 * r, V = s.stateValues();
+  const float eps = 1e-6f;
+  std::vector<float> proj = randn(B * P, 80), ba = randn(B * BA, 81),
+                     convQ = randn(s.keyHeads * dk * K, 82, 0.5f),
+                     convK = randn(s.keyHeads * dk * K, 83, 0.5f),
+                     convV = randn(s.valueHeads * dv * K, 84, 0.5f),
+                     aLog = randn(s.valueHeads, 85, 0.5f),
+                     dtBias = randn(s.valueHeads, 86, 0.5f),
+                     state = randn(B * V, 87, 0.3f);
+  std::vector<uint16_t> norm(dv);
+  std::vector<double> normValues(dv);
+  std::vector<float> nf = randn(dv, 88, 0.1f);
+  for (int64_t i = 0; i < dv; ++i) {
+    norm[i] = fmt::floatToBf16(1.0f + nf[i]);
+    normValues[i] = fmt::bf16ToFloat(norm[i]);
+  }
+  std::vector<int64_t> positions = {7, 0};
+  std::vector<double> conv = widen(convQ), wantOut, wantState;
+  conv.insert(conv.end(), convK.begin(), convK.end());
+  conv.insert(conv.end(), convV.begin(), convV.end());
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<double> st(state.begin() + b * V, state.begin() + (b + 1) * V);
+    std::vector<double> pb(proj.begin() + b * P, proj.begin() + (b + 1) * P),
+        bab(ba.begin() + b * BA, ba.begin() + (b + 1) * BA);
+    std::vector<double> o =
+        naive::gdnStep(s, pb, bab, conv, widen(aLog), widen(dtBias), normValues,
+                       st, positions[b] == 0, eps);
+    wantOut.insert(wantOut.end(), o.begin(), o.end());
+    wantState.insert(wantState.end(), st.begin(), st.end());
+  }
+  std::vector<float> out(B * s.valueHeads * dv, NAN);
+  cuda::GatedDeltaNetArgs a;
+  a.proj = proj.data();
+  a.ba = ba.data();
+  a.convQ = {convQ.data(), DType::F32};
+  a.convK = {convK.data(), DType::F32};
+  a.convV = {convV.data(), DType::F32};
+  a.aLog = {aLog.data(), DType::F32};
+  a.dtBias = {dtBias.data(), DType::F32};
+  a.norm = {norm.data(), DType::BF16};
+  a.state = state.data();
+  a.positions = positions.data();
+  a.batch = B;
+  a.keyHeads = s.keyHeads;
+  a.valueHeads = s.valueHeads;
+  a.keyDim = dk;
+  a.valueDim = dv;
+  a.convKernel = K;
+  a.eps = eps;
+  a.out = out.data();
+  cuda::gatedDeltaNet(a, nullptr);
+  out.insert(out.end(), state.begin(), state.end());
+  wantOut.insert(wantOut.end(), wantState.begin(), wantState.end());
+  return finish("gatedDeltaNet", out, wantOut, 1e-4);
+}
+
+/// indexerPrepare: the key LayerNormed and roped, written with its position
+/// at its slot (slot -1: the cache untouched), q roped, the weights scaled.
+inline Result indexerPrepare(bool interleaved) {
+  const int64_t B = 2, heads = 3, D = 20, half = 4, capacity = 4, per = D + 1;
+  const float eps = 1e-6f, factor = 1.25f, weightScale = 0.125f;
+  std::vector<int64_t> positions = {5, 1000}, slots = {2, -1};
+  std::vector<float> invFreq(half);
+  for (int64_t f = 0; f < half; ++f)
+    invFreq[f] = static_cast<float>(std::pow(10000.0, -2.0 * f / (2 * half)));
+  std::vector<float> q = randn(B * heads * D, 90), key = randn(B * D, 91, 2.0f),
+                     nw = randn(D, 92, 0.2f), nb = randn(D, 93, 0.2f),
+                     weights = randn(B * heads, 94),
+                     cache = randn(B * capacity * per, 95);
+  std::vector<double> wantQ = widen(q), wantW = widen(weights),
+                      wantCache = widen(cache);
+  auto rot = [&](double *v, int64_t pos) {
+    for (int64_t f = 0; f < half; ++f) {
+      float angle = invFreq[f] * static_cast<float>(pos); // as the kernel
+      double c = std::cos(double(angle)) * factor,
+             sn = std::sin(double(angle)) * factor;
+      int64_t i1 = interleaved ? 2 * f : f,
+              i2 = interleaved ? 2 * f + 1 : f + half;
+      double x1 = v[i1], x2 = v[i2];
+      v[i1] = x1 * c - x2 * sn;
+      v[i2] = x2 * c + x1 * sn;
+    }
+  };
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<double> k(key.begin() + b * D, key.begin() + (b + 1) * D);
+    double mean = 0, var = 0;
+    for (double v : k)
+      mean += v / D;
+    for (double v : k)
+      var += (v - mean) * (v - mean) / D;
+    for (int64_t i = 0; i < D; ++i)
+      k[i] = (k[i] - mean) / std::sqrt(var + eps) * nw[i] + nb[i];
+    rot(k.data(), positions[b]);
+    for (int64_t h = 0; h < heads; ++h) {
+      rot(wantQ.data() + (b * heads + h) * D, positions[b]);
+      wantW[b * heads + h] *= weightScale;
+    }
+    if (slots[b] >= 0) {
+      double *dst = wantCache.data() + (b * capacity + slots[b]) * per;
+      std::copy(k.begin(), k.end(), dst);
+      dst[D] = double(positions[b]);
+    }
+  }
+  cuda::IndexerPrepareArgs a;
+  a.q = q.data();
+  a.key = key.data();
+  a.normWeight = {nw.data(), DType::F32};
+  a.normBias = {nb.data(), DType::F32};
+  a.normEps = eps;
+  a.weights = weights.data();
+  a.weightScale = weightScale;
+  a.cache = cache.data();
+  a.capacity = capacity;
+  a.slots = slots.data();
+  a.positions = positions.data();
+  a.invFreq = invFreq.data();
+  a.half = half;
+  a.attentionFactor = factor;
+  a.interleaved = interleaved;
+  a.batch = B;
+  a.heads = heads;
+  a.dim = D;
+  cuda::indexerPrepare(a, nullptr);
+  std::vector<float> got = q;
+  got.insert(got.end(), weights.begin(), weights.end());
+  got.insert(got.end(), cache.begin(), cache.end());
+  std::vector<double> want = wantQ;
+  want.insert(want.end(), wantW.begin(), wantW.end());
+  want.insert(want.end(), wantCache.begin(), wantCache.end());
+  return finish(interleaved ? "indexerPrepare interleaved" : "indexerPrepare",
+                got, want, 1e-5);
+}
+
+/// indexerTopK: rows of more entries than the block's 256 threads (one
+/// wrapping around the ring of 320 slots), with runs of equal keys (equal
+/// scores: the lower position first) and entries scoring 0; a row of fewer
+/// entries than topK (padding). (score, position) against a host sort of
+/// the scores in double.
+inline Result indexerTopK() {
+  const int64_t B = 3, heads = 2, D = 8, capacity = 320, per = D + 1, topK = 40;
+  std::vector<int64_t> begin = {0, 250, 3}, end = {300, 530, 8};
+  std::vector<float> q = randn(B * heads * D, 96), w = randn(B * heads, 97),
+                     cache = randn(B * capacity * per, 98);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t e = begin[b]; e < end[b]; ++e) {
+      float *k = cache.data() + (b * capacity + e % capacity) * per;
+      if (e % 7 == 3) // a run of one key: equal scores
+        std::copy(cache.data() + (b * capacity + begin[b] % capacity) * per,
+                  cache.data() + (b * capacity + begin[b] % capacity) * per + D,
+                  k);
+      k[D] = static_cast<float>(e * 3 + b); // positions, not slot order
+    }
+  std::vector<double> want;
+  for (int64_t b = 0; b < B; ++b) {
+    std::vector<std::pair<float, int64_t>> sc;
+    for (int64_t e = begin[b]; e < end[b]; ++e) {
+      const float *k = cache.data() + (b * capacity + e % capacity) * per;
+      double s = 0;
+      for (int64_t h = 0; h < heads; ++h) {
+        double d = 0;
+        for (int64_t i = 0; i < D; ++i)
+          d += double(q[(b * heads + h) * D + i]) * k[i];
+        s += w[b * heads + h] * std::max(0.0, d);
+      }
+      sc.push_back({static_cast<float>(s), static_cast<int64_t>(k[D])});
+    }
+    std::sort(sc.begin(), sc.end(), [](const auto &x, const auto &y) {
+      return x.first != y.first ? x.first > y.first : x.second < y.second;
+    });
+    for (int64_t i = 0; i < topK; ++i) {
+      bool has = i < static_cast<int64_t>(sc.size());
+      want.push_back(has ? double(sc[i].first) : -kInf);
+      want.push_back(has ? double(sc[i].second) : -1.0);
+    }
+  }
+  std::vector<uint64_t> work(cuda::indexerTopKWorkspace(B, capacity, topK));
+  std::vector<float> out(B * topK * 2, NAN);
+  cuda::indexerTopK(q.data(), w.data(), cache.data(), B, heads, D, capacity,
+                    begin.data(), end.data(), topK, work.data(), out.data(),
+                    nullptr);
+  return finish("indexerTopK", out, want, 1e-5);
+}
+
+/// kvGather: entries (every head, keys, values unless in the keys, F4E2M1
+/// scales) copied as stored to their places; slot -1 leaves the place as
+/// it was.
+inline Result kvGather(DType dtype, bool valueInKey) {
+  const int64_t B = 2, capacity = 9, dst = 4, heads = 2, kd = 40, vd = 24;
+  bool f4 = dtype == DType::F4E2M1;
+  auto bytes = [&](int64_t entries, int64_t dim, bool scales) {
+    int64_t n = entries * heads * (scales ? fmt::kvScalesPerHead(dim) : dim);
+    std::vector<float> f = randn(n, 99 + entries + dim);
+    std::vector<uint8_t> v(scales ? n : dtypeBytes(dtype, n));
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<uint8_t>(int(f[i % f.size()] * 1000 + i) & 255);
+    return v;
+  };
+  std::vector<uint8_t> k = bytes(B * capacity, kd, false),
+                       v = bytes(B * capacity, vd, false),
+                       ks = bytes(B * capacity, kd, true),
+                       vs = bytes(B * capacity, vd, true);
+  std::vector<uint8_t> dk(dtypeBytes(dtype, B * dst * heads * kd), 0xab),
+      dv(dtypeBytes(dtype, B * dst * heads * vd), 0xab),
+      dks(B * dst * heads * fmt::kvScalesPerHead(kd), 0xcd),
+      dvs(B * dst * heads * fmt::kvScalesPerHead(vd), 0xcd);
+  std::vector<int64_t> slots = {8, 0, -1, 3, /**/ -1, 5, 6, -1};
+  auto want = [&](const std::vector<uint8_t> &src, std::vector<uint8_t> to,
+                  int64_t n, DType dt) {
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < dst; ++i)
+        if (int64_t s = slots[b * dst + i]; s >= 0)
+          std::copy(src.begin() + dtypeBytes(dt, (b * capacity + s) * n),
+                    src.begin() + dtypeBytes(dt, (b * capacity + s + 1) * n),
+                    to.begin() + dtypeBytes(dt, (b * dst + i) * n));
+    return to;
+  };
+  int64_t kps = heads * fmt::kvScalesPerHead(kd),
+          vps = heads * fmt::kvScalesPerHead(vd);
+  std::vector<uint8_t> wk = want(k, dk, heads * kd, dtype),
+                       wv = valueInKey ? dv : want(v, dv, heads * vd, dtype),
+                       wks = f4 ? want(ks, dks, kps, DType::U8) : dks,
+                       wvs = f4 && !valueInKey ? want(vs, dvs, vps, DType::U8)
+                                               : dvs;
+  cuda::KVGatherArgs a;
+  a.keys = k.data();
+  a.keyScales = f4 ? ks.data() : nullptr;
+  a.values = valueInKey ? nullptr : v.data();
+  a.valueScales = f4 && !valueInKey ? vs.data() : nullptr;
+  a.dstKeys = dk.data();
+  a.dstKeyScales = f4 ? dks.data() : nullptr;
+  a.dstValues = valueInKey ? nullptr : dv.data();
+  a.dstValueScales = f4 && !valueInKey ? dvs.data() : nullptr;
+  a.dtype = dtype;
+  a.batch = B;
+  a.capacity = capacity;
+  a.dstCapacity = dst;
+  a.heads = heads;
+  a.keyDim = kd;
+  a.valueDim = vd;
+  a.slots = slots.data();
+  cuda::kvGather(a, nullptr);
+  auto all = [](std::initializer_list<const std::vector<uint8_t> *> parts) {
+    std::vector<float> f;
+    for (const std::vector<uint8_t> *p : parts)
+      f.insert(f.end(), p->begin(), p->end());
+    return f;
+  };
+  return finish(std::string("kvGather ") + dtypeName(dtype) +
+                    (valueInKey ? " value in key" : ""),
+                all({&dk, &dv, &dks, &dvs}), widen(all({&wk, &wv, &wks, &wvs})),
+                0);
+}
+
 /// Every case (the ThreadSanitizer run takes them all).
 inline std::vector<Result> allCases() {
   std::vector<Result> rs;
@@ -1152,6 +1415,12 @@ inline std::vector<Result> allCases() {
   add(linearResidentAll());
   add(moeRouteAll());
   add(moeExpertPath());
+  rs.push_back(gatedDeltaNet());
+  rs.push_back(indexerPrepare(false));
+  rs.push_back(indexerPrepare(true));
+  rs.push_back(indexerTopK());
+  rs.push_back(kvGather(DType::BF16, true));
+  rs.push_back(kvGather(DType::F4E2M1, false));
   return rs;
 }
 

@@ -173,6 +173,22 @@ TEST(CudaEmuKernels, MoeExpertPath) {
     check(r);
 }
 
+// The long-context layers' kernels: Gated DeltaNet's step, DSA's indexer
+// (prepare; scores and top-k) and the gather of the selected KV entries.
+TEST(CudaEmuKernels, GatedDeltaNet) { check(gatedDeltaNet()); }
+
+TEST(CudaEmuKernels, IndexerPrepare) {
+  check(indexerPrepare(false));
+  check(indexerPrepare(true));
+}
+
+TEST(CudaEmuKernels, IndexerTopK) { check(indexerTopK()); }
+
+TEST_P(CudaEmuKV, KvGather) {
+  check(kvGather(GetParam(), false));
+  check(kvGather(GetParam(), true));
+}
+
 //===-- Launch limits through the real launchers --------------------------===//
 
 /// attention's dynamic shared memory is (keyDim + valueDim + 128) floats:

@@ -11,6 +11,7 @@
 
 #include "../Common/MpiCommunicator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,36 @@ double dot(const float *a, const float *b, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     s += static_cast<double>(a[i]) * b[i];
   return s;
+}
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+/// log(1 + exp(x)), x itself above 20 (torch's softplus threshold).
+double softplus(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
+
+/// Element i of a small weight kept in f32 or BF16.
+double valueOf(const Tensor &t, int64_t i) {
+  return fmt::decodeElement(t.dtype(), t.raw(), i);
+}
+
+/// RoPE on the first 2 invFreq.size() values of one head, as the rope
+/// kernel below computes it.
+void ropeHead(float *v, const std::vector<float> &invFreq,
+              float attentionFactor, int64_t position, bool interleaved) {
+  int64_t half = static_cast<int64_t>(invFreq.size());
+  float pos = static_cast<float>(position);
+  for (int64_t i = 0; i < half; ++i) {
+    float angle = invFreq[i] * pos;
+    double c = static_cast<float>(std::cos(static_cast<double>(angle)) *
+                                  attentionFactor);
+    double s = static_cast<float>(std::sin(static_cast<double>(angle)) *
+                                  attentionFactor);
+    float *p1 = interleaved ? v + 2 * i : v + i;
+    float *p2 = interleaved ? v + 2 * i + 1 : v + i + half;
+    double x1 = *p1, x2 = *p2;
+    *p1 = static_cast<float>(x1 * c - x2 * s);
+    *p2 = static_cast<float>(x2 * c + x1 * s);
+  }
 }
 
 class CpuBackend : public Backend {
@@ -381,6 +412,187 @@ public:
       for (int64_t j = 0; j < H; ++j)
         out.f32()[b * H + j] = static_cast<float>(acc[j]);
     }
+  }
+
+  void gatedDeltaNet(const Tensor &proj, const Tensor &ba,
+                     const GatedDeltaNetWeights &w, Tensor &state,
+                     const std::vector<int64_t> &positions,
+                     const GatedDeltaNetDims &d, float eps,
+                     Tensor &out) override {
+    int64_t B = proj.dim(0), Hk = d.keyHeads, Hv = d.valueHeads, r = d.ratio(),
+            dk = d.keyDim, dv = d.valueDim, K = d.convKernel, W = K - 1,
+            perHead = 2 * dk + 2 * r * dv, S = dk * dv;
+    int64_t convBase = Hv * S, values = d.stateValues();
+    // Channels of this key head (q, k, then its value heads' v) after the
+    // convolution; o of one value head.
+    std::vector<double> conv(2 * dk + r * dv), o(dv);
+    for (int64_t b = 0; b < B; ++b) {
+      float *st = state.f32() + b * values;
+      if (positions[b] == 0)
+        std::fill(st, st + values, 0.0f);
+      for (int64_t kh = 0; kh < Hk; ++kh) {
+        const float *pr = proj.f32() + b * Hk * perHead + kh * perHead;
+        const float *g2 = ba.f32() + b * Hk * 2 * r + kh * 2 * r;
+        for (int64_t lc = 0; lc < 2 * dk + r * dv; ++lc) {
+          const Tensor &cw = lc < dk       ? w.convQ
+                             : lc < 2 * dk ? w.convK
+                                           : w.convV;
+          int64_t row = lc < dk       ? kh * dk + lc
+                        : lc < 2 * dk ? kh * dk + lc - dk
+                                      : kh * r * dv + lc - 2 * dk;
+          int64_t channel = lc < dk       ? row
+                            : lc < 2 * dk ? Hk * dk + row
+                                          : 2 * Hk * dk + row;
+          float *window = st + convBase + channel * W;
+          double in = pr[lc], acc = 0;
+          for (int64_t t = 0; t < W; ++t)
+            acc += valueOf(cw, row * K + t) * window[t];
+          acc += valueOf(cw, row * K + W) * in;
+          for (int64_t t = 0; t + 1 < W; ++t)
+            window[t] = window[t + 1];
+          if (W > 0)
+            window[W - 1] = static_cast<float>(in);
+          conv[lc] = silu(acc);
+        }
+        double qs = 0, ks = 0;
+        for (int64_t i = 0; i < dk; ++i) {
+          qs += conv[i] * conv[i];
+          ks += conv[dk + i] * conv[dk + i];
+        }
+        double qScale = 1.0 / std::sqrt(qs + 1e-6) / std::sqrt(double(dk));
+        double kScale = 1.0 / std::sqrt(ks + 1e-6);
+        for (int64_t j = 0; j < r; ++j) {
+          int64_t h = kh * r + j;
+          double beta = 1.0 / (1.0 + std::exp(-double(g2[j])));
+          double decay =
+              std::exp(-std::exp(valueOf(w.aLog, h)) *
+                       softplus(double(g2[r + j]) + valueOf(w.dtBias, h)));
+          float *Sh = st + h * S;
+          const double *v = conv.data() + 2 * dk + j * dv;
+          for (int64_t c = 0; c < dv; ++c) {
+            double kv = 0;
+            for (int64_t i = 0; i < dk; ++i)
+              kv += Sh[i * dv + c] * decay * conv[dk + i] * kScale;
+            double delta = (v[c] - kv) * beta, oc = 0;
+            for (int64_t i = 0; i < dk; ++i) {
+              double sn =
+                  Sh[i * dv + c] * decay + conv[dk + i] * kScale * delta;
+              Sh[i * dv + c] = static_cast<float>(sn);
+              oc += sn * conv[i] * qScale;
+            }
+            o[c] = oc;
+          }
+          double ss = 0;
+          for (int64_t c = 0; c < dv; ++c)
+            ss += o[c] * o[c];
+          double inv = 1.0 / std::sqrt(ss / dv + eps);
+          const float *z = pr + 2 * dk + r * dv + j * dv;
+          for (int64_t c = 0; c < dv; ++c)
+            out.f32()[b * Hv * dv + h * dv + c] = static_cast<float>(
+                o[c] * inv * valueOf(w.normWeight, c) * silu(z[c]));
+        }
+      }
+    }
+  }
+
+  void indexerPrepare(Tensor &q, const Tensor &key, const Tensor &normWeight,
+                      const Tensor &normBias, float normEps, Tensor &weights,
+                      float weightScale, Tensor &cache,
+                      const std::vector<int64_t> &slots,
+                      const std::vector<int64_t> &positions,
+                      const std::vector<float> &invFreq, float attentionFactor,
+                      bool interleaved) override {
+    int64_t B = q.dim(0), heads = q.dim(1), D = q.dim(2),
+            per = indexSlotValues(D), capacity = cache.dim(1) / per;
+    std::vector<float> k(D);
+    for (int64_t b = 0; b < B; ++b) {
+      const float *kr = key.f32() + b * D;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < D; ++i)
+        mean += kr[i];
+      mean /= D;
+      for (int64_t i = 0; i < D; ++i)
+        var += (kr[i] - mean) * (kr[i] - mean);
+      double inv = 1.0 / std::sqrt(var / D + normEps);
+      for (int64_t i = 0; i < D; ++i)
+        k[i] =
+            static_cast<float>((kr[i] - mean) * inv * valueOf(normWeight, i) +
+                               valueOf(normBias, i));
+      ropeHead(k.data(), invFreq, attentionFactor, positions[b], interleaved);
+      for (int64_t h = 0; h < heads; ++h) {
+        ropeHead(q.f32() + (b * heads + h) * D, invFreq, attentionFactor,
+                 positions[b], interleaved);
+        weights.f32()[b * heads + h] *= weightScale;
+      }
+      if (slots[b] < 0)
+        continue;
+      float *dst = cache.f32() + (b * capacity + slots[b]) * per;
+      std::copy(k.begin(), k.end(), dst);
+      dst[D] = static_cast<float>(positions[b]);
+    }
+  }
+
+  void indexerTopK(const Tensor &q, const Tensor &weights, const Tensor &cache,
+                   const std::vector<int64_t> &begin,
+                   const std::vector<int64_t> &end, int64_t topK,
+                   Tensor &out) override {
+    int64_t B = q.dim(0), heads = q.dim(1), D = q.dim(2),
+            per = indexSlotValues(D), capacity = cache.dim(1) / per;
+    std::vector<std::pair<float, int64_t>> scored;
+    for (int64_t b = 0; b < B; ++b) {
+      scored.clear();
+      for (int64_t e = begin[b]; e < end[b]; ++e) {
+        const float *k = cache.f32() + (b * capacity + e % capacity) * per;
+        double s = 0;
+        for (int64_t h = 0; h < heads; ++h)
+          s += weights.f32()[b * heads + h] *
+               std::max(0.0, dot(q.f32() + (b * heads + h) * D, k, D));
+        float f = static_cast<float>(s);
+        scored.push_back({f == 0.0f ? 0.0f : f, static_cast<int64_t>(k[D])});
+      }
+      std::sort(scored.begin(), scored.end(), [](const auto &x, const auto &y) {
+        return x.first != y.first ? x.first > y.first : x.second < y.second;
+      });
+      float *o = out.f32() + b * topK * 2;
+      for (int64_t i = 0; i < topK; ++i) {
+        bool has = i < static_cast<int64_t>(scored.size());
+        o[2 * i] =
+            has ? scored[i].first : -std::numeric_limits<float>::infinity();
+        o[2 * i + 1] = has ? static_cast<float>(scored[i].second) : -1.0f;
+      }
+    }
+  }
+
+  void kvGather(const KVCache &src, const std::vector<int64_t> &slots,
+                KVCache &dst) override {
+    const KVCacheConfig &c = src.config;
+    int64_t cap = dst.config.capacity;
+    // One entry (all heads) of `t` [B, capacity, heads, dim] in `dtype`.
+    auto copyEntry = [&](const Tensor &from, Tensor &to, int64_t dim,
+                         DType dtype, int64_t b, int64_t slot, int64_t i) {
+      int64_t n = c.heads * dim;
+      size_t bytes = dtypeBytes(dtype, n);
+      const uint8_t *s = static_cast<const uint8_t *>(from.raw()) +
+                         dtypeBytes(dtype, (b * c.capacity + slot) * n);
+      uint8_t *d = static_cast<uint8_t *>(to.raw()) +
+                   dtypeBytes(dtype, (b * cap + i) * n);
+      std::memcpy(d, s, bytes);
+    };
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t i = 0; i < cap; ++i) {
+        int64_t slot = slots[b * cap + i];
+        if (slot < 0)
+          continue;
+        copyEntry(src.keys, dst.keys, c.keyDim, c.dtype, b, slot, i);
+        if (!c.valueInKey)
+          copyEntry(src.values, dst.values, c.valueDim, c.dtype, b, slot, i);
+        if (src.keyScales.defined())
+          copyEntry(src.keyScales, dst.keyScales,
+                    fmt::kvScalesPerHead(c.keyDim), DType::U8, b, slot, i);
+        if (src.valueScales.defined())
+          copyEntry(src.valueScales, dst.valueScales,
+                    fmt::kvScalesPerHead(c.valueDim), DType::U8, b, slot, i);
+      }
   }
 
   void add(const Tensor &a, const Tensor &b, Tensor &out) override {

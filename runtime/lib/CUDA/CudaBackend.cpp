@@ -724,6 +724,151 @@ public:
                                     offsets, out, s_.compute);
   }
 
+  /// A small weight (f32, or BF16 as stored) for a kernel.
+  static cuda::WeightRef ref(const Tensor &t) { return {t.raw(), t.dtype()}; }
+
+  void gatedDeltaNet(const Tensor &proj, const Tensor &ba,
+                     const GatedDeltaNetWeights &w, Tensor &state,
+                     const std::vector<int64_t> &positions,
+                     const GatedDeltaNetDims &d, float eps,
+                     Tensor &out) override {
+    int64_t B = proj.dim(0);
+    double weights = 0;
+    for (const Tensor *t :
+         {&w.convQ, &w.convK, &w.convV, &w.aLog, &w.dtBias, &w.normWeight})
+      weights += storedBytes(*t, t->numel());
+    // The state rows are read and written (the layer's "KV").
+    double flops =
+        double(B) * double(d.valueHeads) * 6.0 * double(d.keyDim * d.valueDim) +
+        2.0 * double(B * d.convChannels() * d.convKernel);
+    count("gated deltanet step", KernelKind::Recurrent, weights,
+          2 * f32Bytes(state), f32Bytes(proj) + f32Bytes(ba) + f32Bytes(out),
+          flops);
+    DeviceInts pos(positions, *graph_);
+    if (skip())
+      return;
+    cuda::GatedDeltaNetArgs a;
+    a.proj = proj.f32();
+    a.ba = ba.f32();
+    a.convQ = ref(w.convQ);
+    a.convK = ref(w.convK);
+    a.convV = ref(w.convV);
+    a.aLog = ref(w.aLog);
+    a.dtBias = ref(w.dtBias);
+    a.norm = ref(w.normWeight);
+    a.state = state.f32();
+    a.positions = pos.get();
+    a.batch = B;
+    a.keyHeads = d.keyHeads;
+    a.valueHeads = d.valueHeads;
+    a.keyDim = d.keyDim;
+    a.valueDim = d.valueDim;
+    a.convKernel = d.convKernel;
+    a.eps = eps;
+    a.out = out.f32();
+    kernels_ += cuda::gatedDeltaNet(a, s_.compute);
+    launched("gatedDeltaNet");
+  }
+
+  void indexerPrepare(Tensor &q, const Tensor &key, const Tensor &normWeight,
+                      const Tensor &normBias, float normEps, Tensor &weights,
+                      float weightScale, Tensor &cache,
+                      const std::vector<int64_t> &slots,
+                      const std::vector<int64_t> &positions,
+                      const std::vector<float> &invFreq, float attentionFactor,
+                      bool interleaved) override {
+    int64_t B = q.dim(0), D = q.dim(2), per = indexSlotValues(D);
+    count("indexer prepare", KernelKind::Indexer,
+          storedBytes(normWeight, D) + storedBytes(normBias, D),
+          4.0 * double(storedSlots(slots) * per),
+          2 * f32Bytes(q) + f32Bytes(key) + 2 * f32Bytes(weights));
+    DeviceInts pos(positions, *graph_), at(slots, *graph_);
+    DeviceFloats freq(invFreq, *graph_);
+    if (skip())
+      return;
+    cuda::IndexerPrepareArgs a;
+    a.q = q.f32();
+    a.key = key.f32();
+    a.normWeight = ref(normWeight);
+    a.normBias = ref(normBias);
+    a.normEps = normEps;
+    a.weights = weights.f32();
+    a.weightScale = weightScale;
+    a.cache = cache.f32();
+    a.capacity = cache.dim(1) / per;
+    a.slots = at.get();
+    a.positions = pos.get();
+    a.invFreq = freq.get();
+    a.half = static_cast<int64_t>(invFreq.size());
+    a.attentionFactor = attentionFactor;
+    a.interleaved = interleaved;
+    a.batch = B;
+    a.heads = q.dim(1);
+    a.dim = D;
+    kernels_ += cuda::indexerPrepare(a, s_.compute);
+    launched("indexerPrepare");
+  }
+
+  void indexerTopK(const Tensor &q, const Tensor &weights, const Tensor &cache,
+                   const std::vector<int64_t> &begin,
+                   const std::vector<int64_t> &end, int64_t topK,
+                   Tensor &out) override {
+    int64_t B = q.dim(0), heads = q.dim(1), D = q.dim(2),
+            per = indexSlotValues(D), capacity = cache.dim(1) / per;
+    double entries = 0;
+    for (size_t i = 0; i < begin.size(); ++i)
+      entries += double(end[i] - begin[i]);
+    int64_t words = cuda::indexerTopKWorkspace(B, capacity, topK);
+    // Scores: the cached keys (the indexer's "KV"), q and the weights per
+    // row, a key per entry written and read by the selection.
+    count("indexer scores + top-k", KernelKind::IndexScores, 0,
+          4.0 * entries * double(per),
+          f32Bytes(q) + f32Bytes(weights) + 16.0 * entries + f32Bytes(out),
+          2.0 * entries * double(heads * D + heads));
+    Tensor work(allocate(static_cast<size_t>(std::max<int64_t>(words, 1)) * 8),
+                {2 * std::max<int64_t>(words, 1)}, DType::I32);
+    DeviceInts b(begin, *graph_), e(end, *graph_);
+    if (skip())
+      return;
+    kernels_ += cuda::indexerTopK(q.f32(), weights.f32(), cache.f32(), B, heads,
+                                  D, capacity, b.get(), e.get(), topK,
+                                  static_cast<uint64_t *>(work.raw()),
+                                  out.f32(), s_.compute);
+    launched("indexerTopK");
+  }
+
+  void kvGather(const KVCache &src, const std::vector<int64_t> &slots,
+                KVCache &dst) override {
+    const KVCacheConfig &c = src.config;
+    double entries = double(storedSlots(slots));
+    count("kvGather", KernelKind::Layout, 0, kvEntryBytes(src, entries),
+          kvEntryBytes(src, entries) + 8.0 * double(slots.size()));
+    DeviceInts at(slots, *graph_);
+    if (skip())
+      return;
+    cuda::KVGatherArgs a;
+    a.keys = static_cast<const uint8_t *>(src.keys.raw());
+    a.keyScales = scalesOf(src.keyScales);
+    a.values =
+        c.valueInKey ? nullptr : static_cast<const uint8_t *>(src.values.raw());
+    a.valueScales = scalesOf(src.valueScales);
+    a.dstKeys = static_cast<uint8_t *>(dst.keys.raw());
+    a.dstKeyScales = scalesOf(dst.keyScales);
+    a.dstValues =
+        c.valueInKey ? nullptr : static_cast<uint8_t *>(dst.values.raw());
+    a.dstValueScales = scalesOf(dst.valueScales);
+    a.dtype = c.dtype;
+    a.batch = c.batch;
+    a.capacity = c.capacity;
+    a.dstCapacity = dst.config.capacity;
+    a.heads = c.heads;
+    a.keyDim = c.keyDim;
+    a.valueDim = c.valueDim;
+    a.slots = at.get();
+    kernels_ += cuda::kvGather(a, s_.compute);
+    launched("kvGather");
+  }
+
   void add(const Tensor &a, const Tensor &b, Tensor &out) override {
     count("add", KernelKind::Sum, 0, 0, 3 * f32Bytes(a));
     if (skip())
@@ -846,8 +991,11 @@ private:
     OpTraffic &t = traffic_[name];
     op_ = &t;
     t.kind = kind;
-    // Decode attention's launches past the first are its split-K merge.
-    t.extraKind = kind == KernelKind::Attention ? KernelKind::SplitMerge : kind;
+    // Decode attention's launches past the first are its split-K merge;
+    // those of DSA's index scores, the top-k selection.
+    t.extraKind = kind == KernelKind::Attention     ? KernelKind::SplitMerge
+                  : kind == KernelKind::IndexScores ? KernelKind::Indexer
+                                                    : kind;
     kernels_ = blas_ = 0;
     if (skip()) {
       StepGraph::Work w = graph_->work(opEntry_);

@@ -1153,6 +1153,306 @@ __global__ void gatherRowsKernel(const float *x, int64_t cols,
     out[blockIdx.x * cols + i] = x[r * cols + i];
 }
 
+//===-- Long-context layers: Gated DeltaNet, DeepSeek Sparse Attention ----===//
+
+constexpr int kRecurrentThreads = 128;
+/// The most dynamic shared memory without opt-in: the indexer's scores
+/// keep a row's q and head weights there when they fit, else read them
+/// from global memory.
+constexpr size_t kMaxDynamicShared = 48 * 1024;
+
+__device__ inline float weightAt(const WeightRef &w, int64_t i) {
+  return fmt::decodeElement(w.dtype, w.data, i);
+}
+__device__ inline float siluOf(float x) { return x / (1.0f + expf(-x)); }
+/// torch's softplus: log1p(exp(x)), x itself above 20.
+__device__ inline float softplusOf(float x) {
+  return x > 20.0f ? x : log1pf(expf(x));
+}
+
+/// One block per (key head, request) of a Gated DeltaNet decode step: its
+/// channels' causal convolution (a thread per channel: the K - 1 stored
+/// inputs and the new one, SiLU; the new input shifted into the state),
+/// the L2 norms of q and k, then for each of its r value heads the gated
+/// delta rule (a thread per column of the head's state S [dk, dv]: decay,
+/// kv_mem, delta, the rank-one update, o = S^T q) and the gated RMSNorm.
+/// The blocks of a request own disjoint parts of its state row (the states
+/// of their value heads, the convolution rows of their channels); a fresh
+/// request (position 0) reads zeros and overwrites all of them. Dynamic
+/// shared memory: the convolved channels [2 dk + r dv], o [dv].
+__global__ void gatedDeltaNetKernel(GatedDeltaNetArgs a) {
+  extern __shared__ float gdn[];
+  __shared__ float scratch[32];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  const int64_t kh = blockIdx.x, b = blockIdx.y;
+  const int64_t Hk = a.keyHeads, Hv = a.valueHeads, r = Hv / Hk, dk = a.keyDim,
+                dv = a.valueDim, K = a.convKernel, W = K - 1;
+  const int64_t perHead = 2 * dk + 2 * r * dv, channels = 2 * dk + r * dv;
+  const int64_t states = Hv * dk * dv;
+  const int64_t values = states + (2 * Hk * dk + Hv * dv) * W;
+  const float *pr = a.proj + (b * Hk + kh) * perHead;
+  const float *g2 = a.ba + (b * Hk + kh) * 2 * r;
+  float *st = a.state + b * values;
+  const bool fresh = a.positions[b] == 0;
+  float *conv = gdn, *o = gdn + channels;
+  for (int64_t lc = tid; lc < channels; lc += nt) {
+    const WeightRef &cw = lc < dk ? a.convQ : lc < 2 * dk ? a.convK : a.convV;
+    int64_t row = lc < dk       ? kh * dk + lc
+                  : lc < 2 * dk ? kh * dk + lc - dk
+                                : kh * r * dv + lc - 2 * dk;
+    int64_t channel = lc < dk       ? row
+                      : lc < 2 * dk ? Hk * dk + row
+                                    : 2 * Hk * dk + row;
+    float *window = st + states + channel * W;
+    float in = pr[lc], acc = 0.0f;
+    for (int64_t t = 0; t < W; ++t)
+      acc += weightAt(cw, row * K + t) * (fresh ? 0.0f : window[t]);
+    acc += weightAt(cw, row * K + W) * in;
+    for (int64_t t = 0; t + 1 < W; ++t)
+      window[t] = fresh ? 0.0f : window[t + 1];
+    if (W > 0)
+      window[W - 1] = in;
+    conv[lc] = siluOf(acc);
+  }
+  __syncthreads();
+  float qs = 0.0f, ks = 0.0f;
+  for (int64_t i = tid; i < dk; i += nt) {
+    qs += conv[i] * conv[i];
+    ks += conv[dk + i] * conv[dk + i];
+  }
+  qs = blockReduce<false>(qs, scratch);
+  ks = blockReduce<false>(ks, scratch);
+  const float qScale = rsqrtf(qs + 1e-6f) * rsqrtf(static_cast<float>(dk));
+  const float kScale = rsqrtf(ks + 1e-6f);
+  const float *qv = conv, *kv = conv + dk;
+  for (int64_t j = 0; j < r; ++j) {
+    int64_t h = kh * r + j;
+    float beta = 1.0f / (1.0f + expf(-g2[j]));
+    float decay = expf(-expf(weightAt(a.aLog, h)) *
+                       softplusOf(g2[r + j] + weightAt(a.dtBias, h)));
+    float *S = st + h * dk * dv;
+    const float *v = conv + 2 * dk + j * dv;
+    float ss = 0.0f;
+    for (int64_t c = tid; c < dv; c += nt) {
+      float mem = 0.0f;
+      for (int64_t i = 0; i < dk; ++i)
+        mem += (fresh ? 0.0f : S[i * dv + c]) * decay * (kv[i] * kScale);
+      float delta = (v[c] - mem) * beta, oc = 0.0f;
+      for (int64_t i = 0; i < dk; ++i) {
+        float sn =
+            (fresh ? 0.0f : S[i * dv + c]) * decay + (kv[i] * kScale) * delta;
+        S[i * dv + c] = sn;
+        oc += sn * (qv[i] * qScale);
+      }
+      o[c] = oc;
+      ss += oc * oc;
+    }
+    ss = blockReduce<false>(ss, scratch);
+    float inv = rsqrtf(ss / static_cast<float>(dv) + a.eps);
+    const float *z = pr + 2 * dk + r * dv + j * dv;
+    for (int64_t c = tid; c < dv; c += nt)
+      a.out[(b * Hv + h) * dv + c] =
+          o[c] * inv * weightAt(a.norm, c) * siluOf(z[c]);
+  }
+}
+
+/// One block per request: the new index key LayerNormed (in shared
+/// memory), RoPE on it and on the request's q heads, the head weights
+/// scaled, then the key and its position written at the request's slot.
+/// Dynamic shared memory: the key [dim].
+__global__ void indexerPrepareKernel(IndexerPrepareArgs a) {
+  extern __shared__ float ikey[];
+  __shared__ float scratch[32];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  const int64_t b = blockIdx.x, D = a.dim;
+  const float *kr = a.key + b * D;
+  float sum = 0.0f;
+  for (int64_t i = tid; i < D; i += nt)
+    sum += kr[i];
+  float mean = blockReduce<false>(sum, scratch) / static_cast<float>(D);
+  float var = 0.0f;
+  for (int64_t i = tid; i < D; i += nt)
+    var += (kr[i] - mean) * (kr[i] - mean);
+  float inv = rsqrtf(blockReduce<false>(var, scratch) / static_cast<float>(D) +
+                     a.normEps);
+  for (int64_t i = tid; i < D; i += nt)
+    ikey[i] = (kr[i] - mean) * inv * weightAt(a.normWeight, i) +
+              weightAt(a.normBias, i);
+  __syncthreads(); // the normed key, before its pairs rotate
+  const int64_t position = a.positions[b];
+  for (int64_t i = tid; i < (a.heads + 1) * a.half; i += nt) {
+    int64_t f = i % a.half, h = i / a.half;
+    float *head = h < a.heads ? a.q + (b * a.heads + h) * D : ikey;
+    rotatePair(head, f, a.half, a.invFreq[f], position, a.attentionFactor,
+               a.interleaved);
+  }
+  for (int64_t h = tid; h < a.heads; h += nt)
+    a.weights[b * a.heads + h] *= a.weightScale;
+  __syncthreads(); // the roped key, before it is stored
+  const int64_t slot = a.slots[b];
+  if (slot < 0)
+    return;
+  float *dst = a.cache + (b * a.capacity + slot) * (D + 1);
+  for (int64_t i = tid; i < D; i += nt)
+    dst[i] = ikey[i];
+  if (tid == 0)
+    dst[D] = static_cast<float>(position);
+}
+
+/// An index score and its position as one key that orders them: a larger
+/// key is a higher score, then a lower position (keys of one row's
+/// entries are distinct). -0 counts as +0.
+__device__ inline uint64_t indexKey(float score, int64_t position) {
+  uint32_t u = fmt::floatToBits(score == 0.0f ? 0.0f : score);
+  uint32_t o = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  return (static_cast<uint64_t>(o) << 32) |
+         static_cast<uint64_t>(~static_cast<uint32_t>(position));
+}
+__device__ inline float indexKeyScore(uint64_t key) {
+  uint32_t o = static_cast<uint32_t>(key >> 32);
+  return fmt::bitsToFloat((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);
+}
+__device__ inline int64_t indexKeyPosition(uint64_t key) {
+  return static_cast<int64_t>(~static_cast<uint32_t>(key));
+}
+
+/// A thread per entry i < end[b] - begin[b] of row b = blockIdx.y (slot
+/// (begin[b] + i) % capacity): its score sum_h w_h relu(q_h . key) as an
+/// index key at keys[b capacity + i]. `shared`: the row's q [heads dim]
+/// and weights [heads] in dynamic shared memory first.
+__global__ void indexScoresKernel(const float *q, const float *weights,
+                                  const float *cache, int64_t heads,
+                                  int64_t dim, int64_t capacity,
+                                  const int64_t *begin, const int64_t *end,
+                                  bool shared, uint64_t *keys) {
+  extern __shared__ float iq[];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  const int64_t b = blockIdx.y, n = end[b] - begin[b];
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * nt;
+  if (first >= n)
+    return; // the whole block (the grid is sized by the capacity)
+  const float *qb = q + b * heads * dim, *wb = weights + b * heads;
+  if (shared) {
+    for (int64_t i = tid; i < heads * dim; i += nt)
+      iq[i] = qb[i];
+    for (int64_t h = tid; h < heads; h += nt)
+      iq[heads * dim + h] = wb[h];
+    __syncthreads();
+    qb = iq;
+    wb = iq + heads * dim;
+  }
+  const int64_t i = first + tid;
+  if (i >= n)
+    return;
+  const float *k =
+      cache + (b * capacity + (begin[b] + i) % capacity) * (dim + 1);
+  float s = 0.0f;
+  for (int64_t h = 0; h < heads; ++h) {
+    float d = 0.0f;
+    for (int64_t j = 0; j < dim; ++j)
+      d += qb[h * dim + j] * k[j];
+    s += wb[h] * fmaxf(d, 0.0f);
+  }
+  keys[b * capacity + i] = indexKey(s, static_cast<int64_t>(k[dim]));
+}
+
+/// One block per row: the topK best of the row's index keys -- the
+/// topK-th largest found bit by bit from the top (a count per bit), the
+/// keys at or above it compacted in order of their chunks (a scan of the
+/// threads' counts), each then written at its rank among them -- as
+/// (score, position), the rest (-inf, -1). No atomics.
+__global__ void indexSelectKernel(const uint64_t *keys, int64_t capacity,
+                                  const int64_t *begin, const int64_t *end,
+                                  int64_t topK, uint64_t *chosenAll,
+                                  float *out) {
+  __shared__ long long lscratch[32];
+  __shared__ int64_t offsets[kThreads];
+  const int tid = threadIdx.x, nt = blockDim.x;
+  const int64_t b = blockIdx.x, n = end[b] - begin[b];
+  const uint64_t *kb = keys + b * capacity;
+  uint64_t *chosen = chosenAll + b * topK;
+  const int64_t sel = min(n, topK);
+  uint64_t kth = 0; // every key is above 0
+  if (n > topK) {
+    uint64_t prefix = 0;
+    long long need = topK;
+    for (int bit = 63; bit >= 0; --bit) {
+      uint64_t one = static_cast<uint64_t>(1) << bit;
+      uint64_t cand = prefix | one, mask = ~(one - 1);
+      long long c = 0;
+      for (int64_t i = tid; i < n; i += nt)
+        c += (kb[i] & mask) == cand;
+      c = blockCombine(c, 0LL, lscratch,
+                       [](long long x, long long y) { return x + y; });
+      if (c >= need)
+        prefix = cand;
+      else
+        need -= c;
+    }
+    kth = prefix;
+  }
+  const int64_t per = (n + nt - 1) / nt;
+  const int64_t lo = min(n, tid * per), hi = min(n, lo + per);
+  int64_t mine = 0;
+  for (int64_t i = lo; i < hi; ++i)
+    mine += kb[i] >= kth;
+  offsets[tid] = mine;
+  __syncthreads();
+  if (tid == 0) {
+    int64_t run = 0;
+    for (int t = 0; t < nt; ++t) {
+      int64_t c = offsets[t];
+      offsets[t] = run;
+      run += c;
+    }
+  }
+  __syncthreads();
+  int64_t at = offsets[tid];
+  for (int64_t i = lo; i < hi; ++i)
+    if (kb[i] >= kth)
+      chosen[at++] = kb[i];
+  __syncthreads(); // every chosen key, before the ranks
+  for (int64_t i = tid; i < sel; i += nt) {
+    uint64_t k = chosen[i];
+    int64_t rank = 0;
+    for (int64_t j = 0; j < sel; ++j)
+      rank += chosen[j] > k;
+    float *o = out + (b * topK + rank) * 2;
+    o[0] = indexKeyScore(k);
+    o[1] = static_cast<float>(indexKeyPosition(k));
+  }
+  for (int64_t i = sel + tid; i < topK; i += nt) {
+    out[(b * topK + i) * 2] = -CUDART_INF_F;
+    out[(b * topK + i) * 2 + 1] = -1.0f;
+  }
+}
+
+/// One block per (entry i, row b) of the destination: the source entry at
+/// slots[b dstCapacity + i] (every head), its bytes as stored.
+__global__ void kvGatherKernel(KVGatherArgs a) {
+  const int tid = threadIdx.x, nt = blockDim.x;
+  const int64_t i = blockIdx.x, b = blockIdx.y;
+  const int64_t slot = a.slots[b * a.dstCapacity + i];
+  if (slot < 0)
+    return;
+  auto copy = [&](const uint8_t *src, uint8_t *dst, int64_t n, DType dt) {
+    int64_t bytes = static_cast<int64_t>(dtypeBytes(dt, n));
+    const uint8_t *s = src + dtypeBytes(dt, (b * a.capacity + slot) * n);
+    uint8_t *d = dst + dtypeBytes(dt, (b * a.dstCapacity + i) * n);
+    for (int64_t j = tid; j < bytes; j += nt)
+      d[j] = s[j];
+  };
+  copy(a.keys, a.dstKeys, a.heads * a.keyDim, a.dtype);
+  if (a.values)
+    copy(a.values, a.dstValues, a.heads * a.valueDim, a.dtype);
+  if (a.keyScales)
+    copy(a.keyScales, a.dstKeyScales, a.heads * fmt::kvScalesPerHead(a.keyDim),
+         DType::U8);
+  if (a.valueScales)
+    copy(a.valueScales, a.dstValueScales,
+         a.heads * fmt::kvScalesPerHead(a.valueDim), DType::U8);
+}
+
 } // namespace
 
 int embedding(const void *table, DType dtype, int64_t vocab, int64_t hidden,
@@ -1473,6 +1773,53 @@ int moeCombine(const float *y, const int64_t *slotOf, const float *weights,
     return 0;
   moeCombineKernel<<<batch, kThreads, 0, stream>>>(y, slotOf, weights, k, cols,
                                                    out);
+  return 1;
+}
+
+int gatedDeltaNet(const GatedDeltaNetArgs &a, cudaStream_t stream) {
+  if (a.batch == 0)
+    return 0;
+  int64_t r = a.valueHeads / a.keyHeads;
+  size_t smem =
+      static_cast<size_t>(2 * a.keyDim + r * a.valueDim + a.valueDim) *
+      sizeof(float);
+  dim3 grid(static_cast<unsigned>(a.keyHeads), static_cast<unsigned>(a.batch));
+  gatedDeltaNetKernel<<<grid, kRecurrentThreads, smem, stream>>>(a);
+  return 1;
+}
+
+int indexerPrepare(const IndexerPrepareArgs &a, cudaStream_t stream) {
+  if (a.batch == 0)
+    return 0;
+  size_t smem = static_cast<size_t>(a.dim) * sizeof(float);
+  indexerPrepareKernel<<<a.batch, kRecurrentThreads, smem, stream>>>(a);
+  return 1;
+}
+
+int indexerTopK(const float *q, const float *weights, const float *cache,
+                int64_t batch, int64_t heads, int64_t dim, int64_t capacity,
+                const int64_t *begin, const int64_t *end, int64_t topK,
+                uint64_t *workspace, float *out, cudaStream_t stream) {
+  if (batch == 0)
+    return 0;
+  uint64_t *keys = workspace, *chosen = workspace + batch * capacity;
+  size_t qBytes = static_cast<size_t>(heads * dim + heads) * sizeof(float);
+  bool shared = qBytes <= kMaxDynamicShared;
+  dim3 grid(blocksFor(std::max<int64_t>(capacity, 1)),
+            static_cast<unsigned>(batch));
+  indexScoresKernel<<<grid, kThreads, shared ? qBytes : 0, stream>>>(
+      q, weights, cache, heads, dim, capacity, begin, end, shared, keys);
+  indexSelectKernel<<<batch, kThreads, 0, stream>>>(keys, capacity, begin, end,
+                                                    topK, chosen, out);
+  return 2;
+}
+
+int kvGather(const KVGatherArgs &a, cudaStream_t stream) {
+  if (a.batch == 0 || a.dstCapacity == 0)
+    return 0;
+  dim3 grid(static_cast<unsigned>(a.dstCapacity),
+            static_cast<unsigned>(a.batch));
+  kvGatherKernel<<<grid, kAttentionThreads, 0, stream>>>(a);
   return 1;
 }
 

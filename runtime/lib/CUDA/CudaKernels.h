@@ -185,6 +185,90 @@ int sumLeading(const float *x, int64_t s, int64_t n, float *out,
 int gatherRows(const float *x, int64_t cols, const int64_t *rows, int64_t n,
                float *out, cudaStream_t stream, const int64_t *live = nullptr);
 
+//===-- Long-context layers: Gated DeltaNet, DeepSeek Sparse Attention ----===//
+
+/// A small weight read as stored: F32 or BF16 (no scales).
+struct WeightRef {
+  const void *data = nullptr;
+  DType dtype = DType::F32;
+};
+
+/// gatedDeltaNet's arguments (Ops.h, gatedDeltaNetStep): proj [batch,
+/// keyHeads (2 keyDim + 2 r valueDim)], ba [batch, keyHeads 2 r], state
+/// [batch, stateValues] (updated), positions [batch] (0: a zero state),
+/// out [batch, valueHeads valueDim].
+struct GatedDeltaNetArgs {
+  const float *proj = nullptr, *ba = nullptr;
+  WeightRef convQ, convK, convV, aLog, dtBias, norm;
+  float *state = nullptr;
+  const int64_t *positions = nullptr;
+  int64_t batch = 0, keyHeads = 0, valueHeads = 0, keyDim = 0, valueDim = 0,
+          convKernel = 0;
+  float eps = 1e-6f;
+  float *out = nullptr;
+};
+/// One block per (key head, request): the convolution of the key head's
+/// channels (q, k, its value heads' v), the L2 norms, the gated delta rule
+/// of its value heads (a thread per column of each state), the gated
+/// RMSNorm. One launch.
+int gatedDeltaNet(const GatedDeltaNetArgs &a, cudaStream_t stream);
+
+/// indexerPrepare's arguments (Ops.h): q [batch, heads, dim] and weights
+/// [batch, heads] updated in place; key [batch, dim]; the index cache
+/// [batch, capacity (dim + 1)] written at slots[b] >= 0.
+struct IndexerPrepareArgs {
+  float *q = nullptr;
+  const float *key = nullptr;
+  WeightRef normWeight, normBias;
+  float normEps = 1e-6f;
+  float *weights = nullptr;
+  float weightScale = 1.0f;
+  float *cache = nullptr;
+  int64_t capacity = 0;
+  const int64_t *slots = nullptr, *positions = nullptr;
+  const float *invFreq = nullptr;
+  int64_t half = 0; // RoPE pairs
+  float attentionFactor = 1.0f;
+  bool interleaved = false;
+  int64_t batch = 0, heads = 0, dim = 0;
+};
+/// One block per request: the key's LayerNorm and RoPE, its append, q's
+/// RoPE, the head weights' scale. One launch.
+int indexerPrepare(const IndexerPrepareArgs &a, cudaStream_t stream);
+
+/// 64-bit words of workspace indexerTopK needs: a key per slot of every
+/// row (the scores), then topK per row (the selection).
+inline int64_t indexerTopKWorkspace(int64_t batch, int64_t capacity,
+                                    int64_t topK) {
+  return batch * (capacity + topK);
+}
+/// The scores of entries [begin[b], end[b]) of each row of the index cache
+/// (slot = entry % capacity) -- sum_h weights[b, h] relu(q[b, h] . key) --
+/// and their top-k by (score descending, position ascending) into out
+/// [batch, topK, 2] (score, position; padding (-inf, -1)). Two launches:
+/// the scores (a thread per entry, capacity-sized grid) and the selection
+/// (a block per row: a bitwise radix select of the topK-th best, then the
+/// chosen ones in order).
+int indexerTopK(const float *q, const float *weights, const float *cache,
+                int64_t batch, int64_t heads, int64_t dim, int64_t capacity,
+                const int64_t *begin, const int64_t *end, int64_t topK,
+                uint64_t *workspace, float *out, cudaStream_t stream);
+
+/// dst[b, i] = src[b, slots[b dstCapacity + i]] for slots >= 0: KV entries
+/// (every head; keys, values unless null, the F4E2M1 scales unless null)
+/// copied as stored. Caches [batch, capacity, heads, dim].
+struct KVGatherArgs {
+  const uint8_t *keys = nullptr, *keyScales = nullptr, *values = nullptr,
+                *valueScales = nullptr;
+  uint8_t *dstKeys = nullptr, *dstKeyScales = nullptr, *dstValues = nullptr,
+          *dstValueScales = nullptr;
+  DType dtype = DType::F32;
+  int64_t batch = 0, capacity = 0, dstCapacity = 0, heads = 0, keyDim = 0,
+          valueDim = 0;
+  const int64_t *slots = nullptr;
+};
+int kvGather(const KVGatherArgs &a, cudaStream_t stream);
+
 //===-- MoE on the device: route, dispatch, grouped GEMM, combine ---------===//
 
 /// RouterConfig (Ops.h) as kernel data, for E experts.

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "helix/Runtime/Codegen.h"
+#include "CodegenDetail.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,14 +16,13 @@ namespace helix {
 namespace rt {
 namespace cg {
 
-namespace {
-
-/// Positions below `n` that KVP rank `r` holds.
 int64_t ownedBelow(int64_t n, int64_t r, int64_t block, int64_t kvp) {
   int64_t round = block * kvp;
   return (n / round) * block +
          std::min(block, std::max<int64_t>(0, n % round - r * block));
 }
+
+namespace {
 
 /// The exact softmax over the union of two sets of entries from their
 /// partial attentions (out [B, H, d], lse [B, H]), on the device.
@@ -109,10 +108,8 @@ static AttentionPartial attendSpans(Context &ctx, const Tensor &q,
   return mergePartials(ctx, part, rest);
 }
 
-/// W_UV for MLA, then the packing [B, Hq * s, Dv / s + 1] (outputs, then
-/// each head's LSE).
-static Tensor packPartial(Context &ctx, const AttentionPartial &part,
-                          const Tensor &wUV, int64_t headSplit) {
+Tensor packPartial(Context &ctx, const AttentionPartial &part,
+                   const Tensor &wUV, int64_t headSplit) {
   Tensor out = part.out;
   int64_t B = out.dim(0), Hq = out.dim(1);
   if (wUV.defined())

@@ -14,6 +14,15 @@ Tensor sliceAxisOf(Context &ctx, const Tensor &x, int64_t axis, int64_t begin,
                    int64_t count);
 Ints sliceAxisOf(const Ints &x, int64_t axis, int64_t begin, int64_t count);
 
+/// Positions below `n` that KVP rank `r` holds (#helix.kv_placement:
+/// blocks of `block` positions round-robin over `kvp` ranks); position p's
+/// entry on its rank is ownedBelow(p + 1, ...) - 1.
+int64_t ownedBelow(int64_t n, int64_t r, int64_t block, int64_t kvp);
+/// W_UV for MLA (wUV defined), then helix.attention_partial's packing
+/// [B, Hq * headSplit, Dv / headSplit + 1] (outputs, then each head's LSE).
+Tensor packPartial(Context &ctx, const AttentionPartial &part,
+                   const Tensor &wUV, int64_t headSplit);
+
 /// A generated program's driver settings (name, ranks, vocabulary,
 /// context, default backend).
 DecodeProgram generatedProgram(const std::string &name, int worldSize,

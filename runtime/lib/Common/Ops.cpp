@@ -610,6 +610,220 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
   return out;
 }
 
+//===----------------------------------------------------------------------===//
+// Long-context layers
+//===----------------------------------------------------------------------===//
+
+/// A layer's small weight (convolution taps, gates, norm weights) as the
+/// backend takes it: BF16 as stored where it reads resident weights, else
+/// f32; of `shape` (or, with `alt`, of that shape).
+static Tensor smallWeight(Context &ctx, const Tensor &wIn, const char *op,
+                          const char *name, const std::vector<int64_t> &shape,
+                          const std::vector<int64_t> &alt = {}) {
+  need(wIn.defined(), op, std::string(name) + " is undefined");
+  bool asStored = wIn.dtype() == DType::BF16 && !wIn.scales() &&
+                  ctx.backend().readsResidentWeights();
+  Tensor w = asStored ? wIn : f32Of(ctx, wIn);
+  if (!asStored)
+    needF32(w, op, name);
+  need(w.shape() == shape || (!alt.empty() && w.shape() == alt), op,
+       std::string(name) + " " + w.str() + " must be " + shapeString(shape) +
+           (alt.empty() ? "" : " or " + shapeString(alt)));
+  return w.view(shape);
+}
+
+/// Positions of a batch of `rows`: one each, none negative.
+static void needPositions(const std::vector<int64_t> &positions, int64_t rows,
+                          const char *op) {
+  need(static_cast<int64_t>(positions.size()) == rows, op,
+       std::to_string(positions.size()) + " positions for " +
+           std::to_string(rows) + " rows");
+  for (int64_t p : positions)
+    need(p >= 0, op, "negative position " + std::to_string(p));
+}
+
+Tensor gatedDeltaNetStep(Context &ctx, const Tensor &proj, const Tensor &ba,
+                         const GatedDeltaNetWeights &wIn, Tensor &state,
+                         const std::vector<int64_t> &positions,
+                         const GatedDeltaNetDims &d, float eps) {
+  const char *op = "gatedDeltaNetStep";
+  need(d.keyHeads >= 1 && d.valueHeads >= 1 && d.keyDim >= 1 &&
+           d.valueDim >= 1 && d.convKernel >= 1,
+       op,
+       "key heads, value heads, their dims and the convolution kernel must "
+       "be positive");
+  need(d.valueHeads % d.keyHeads == 0, op,
+       std::to_string(d.valueHeads) + " value heads are not a multiple of " +
+           std::to_string(d.keyHeads) + " key heads");
+  int64_t r = d.ratio(), Hk = d.keyHeads, Hv = d.valueHeads;
+  needRank(proj, 2, op, "proj");
+  int64_t B = proj.dim(0);
+  int64_t perHead = 2 * d.keyDim + 2 * r * d.valueDim;
+  need(proj.dim(1) == Hk * perHead, op,
+       "proj " + proj.str() + " must hold " + std::to_string(Hk) +
+           " key heads of q, k, v, z (" + std::to_string(perHead) +
+           " values each)");
+  needRank(ba, 2, op, "ba");
+  need(ba.dim(0) == B && ba.dim(1) == Hk * 2 * r, op,
+       "ba " + ba.str() + " must be [" + std::to_string(B) + ", " +
+           std::to_string(Hk * 2 * r) + "] (b and a of every value head)");
+  int64_t K = d.convKernel, qkC = Hk * d.keyDim, vC = Hv * d.valueDim;
+  GatedDeltaNetWeights w;
+  w.convQ = smallWeight(ctx, wIn.convQ, op, "convQ", {qkC, K}, {qkC, 1, K});
+  w.convK = smallWeight(ctx, wIn.convK, op, "convK", {qkC, K}, {qkC, 1, K});
+  w.convV = smallWeight(ctx, wIn.convV, op, "convV", {vC, K}, {vC, 1, K});
+  w.aLog = smallWeight(ctx, wIn.aLog, op, "aLog", {Hv});
+  w.dtBias = smallWeight(ctx, wIn.dtBias, op, "dtBias", {Hv});
+  w.normWeight =
+      smallWeight(ctx, wIn.normWeight, op, "normWeight", {d.valueDim});
+  needRank(state, 2, op, "state");
+  need(state.dim(0) == B && state.dim(1) == d.stateValues(), op,
+       "state " + state.str() + " must be [" + std::to_string(B) + ", " +
+           std::to_string(d.stateValues()) + "] (" + std::to_string(Hv) +
+           " states of " + std::to_string(d.keyDim) + " x " +
+           std::to_string(d.valueDim) + ", then " +
+           std::to_string(d.convChannels()) + " channels of " +
+           std::to_string(K - 1) + " convolution inputs)");
+  needPositions(positions, B, op);
+  Tensor out = ctx.empty({B, Hv * d.valueDim});
+  ctx.backend().gatedDeltaNet(proj, ba, w, state, positions, d, eps, out);
+  return out;
+}
+
+/// The slots of an index cache [B, capacity (headDim + 1)].
+static int64_t indexCapacity(const Tensor &cache, int64_t B, int64_t headDim,
+                             const char *op) {
+  needRank(cache, 2, op, "index cache");
+  int64_t per = indexSlotValues(headDim);
+  need(cache.dim(0) == B && cache.dim(1) % per == 0, op,
+       "index cache " + cache.str() + " must be [" + std::to_string(B) +
+           ", capacity x " + std::to_string(per) + "] (a key of " +
+           std::to_string(headDim) + " and its position per slot)");
+  return cache.dim(1) / per;
+}
+
+void indexerPrepare(Context &ctx, Tensor &q, const Tensor &key,
+                    const Tensor &normWeightIn, const Tensor &normBiasIn,
+                    float normEps, Tensor &weights, float weightScale,
+                    Tensor &cache, const std::vector<int64_t> &slots,
+                    const std::vector<int64_t> &positions, const Rope &rope) {
+  const char *op = "indexerPrepare";
+  needRank(q, 3, op, "q");
+  int64_t B = q.dim(0), heads = q.dim(1), D = q.dim(2);
+  needRank(key, 2, op, "key");
+  need(key.dim(0) == B && key.dim(1) == D, op,
+       "key " + key.str() + " does not match q " + q.str() + " ([B, headDim])");
+  needRank(weights, 2, op, "weights");
+  need(weights.dim(0) == B && weights.dim(1) == heads, op,
+       "weights " + weights.str() + " must have one per head of q " + q.str());
+  Tensor nw = smallWeight(ctx, normWeightIn, op, "normWeight", {D});
+  Tensor nb = smallWeight(ctx, normBiasIn, op, "normBias", {D});
+  int64_t capacity = indexCapacity(cache, B, D, op);
+  int64_t rd = rope.config().rotaryDim;
+  need(rd <= D, op,
+       "rotary dim " + std::to_string(rd) + " exceeds the head dim " +
+           std::to_string(D));
+  needPositions(positions, B, op);
+  need(static_cast<int64_t>(slots.size()) == B, op,
+       std::to_string(slots.size()) + " slots for " + std::to_string(B) +
+           " rows");
+  for (size_t b = 0; b < slots.size(); ++b)
+    need(slots[b] >= -1 && slots[b] < capacity, op,
+         "row " + std::to_string(b) + ": slot " + std::to_string(slots[b]) +
+             " outside the index cache's " + std::to_string(capacity) +
+             " slots");
+  int64_t seqLen = 0;
+  for (int64_t p : positions)
+    seqLen = std::max(seqLen, p + 1);
+  ctx.backend().indexerPrepare(
+      q, key, nw, nb, normEps, weights, weightScale, cache, slots, positions,
+      rope.invFreq(seqLen), rope.attentionFactor(), rope.config().interleaved);
+}
+
+Tensor indexerTopK(Context &ctx, const Tensor &q, const Tensor &weights,
+                   const Tensor &cache, const std::vector<int64_t> &begin,
+                   const std::vector<int64_t> &end, int64_t topK) {
+  const char *op = "indexerTopK";
+  needRank(q, 3, op, "q");
+  int64_t B = q.dim(0), heads = q.dim(1), D = q.dim(2);
+  needRank(weights, 2, op, "weights");
+  need(weights.dim(0) == B && weights.dim(1) == heads, op,
+       "weights " + weights.str() + " must have one per head of q " + q.str());
+  int64_t capacity = indexCapacity(cache, B, D, op);
+  need(topK >= 1, op, "top-k " + std::to_string(topK) + " must be positive");
+  need(static_cast<int64_t>(begin.size()) == B &&
+           static_cast<int64_t>(end.size()) == B,
+       op, "entry ranges must have one entry per row");
+  for (int64_t b = 0; b < B; ++b)
+    need(begin[b] >= 0 && begin[b] <= end[b] && end[b] - begin[b] <= capacity,
+         op,
+         "row " + std::to_string(b) + ": entries [" + std::to_string(begin[b]) +
+             ", " + std::to_string(end[b]) + ") are more than the " +
+             std::to_string(capacity) + " slots of the index cache");
+  Tensor out = ctx.empty({B, topK, 2});
+  ctx.backend().indexerTopK(q, weights, cache, begin, end, topK, out);
+  return out;
+}
+
+std::vector<int64_t> topkMerge(Context &ctx, const Tensor &candidates,
+                               int64_t topK) {
+  const char *op = "topkMerge";
+  needRank(candidates, 4, op, "candidates");
+  need(candidates.dim(3) == 2, op,
+       "candidates " + candidates.str() +
+           " must be [ranks, B, k, 2] (score, position)");
+  need(topK >= 1, op, "top-k " + std::to_string(topK) + " must be positive");
+  int64_t P = candidates.dim(0), B = candidates.dim(1), k = candidates.dim(2);
+  std::vector<float> c = ctx.download(candidates);
+  std::vector<int64_t> out(B * topK, -1);
+  std::vector<std::pair<float, int64_t>> row;
+  for (int64_t b = 0; b < B; ++b) {
+    row.clear();
+    for (int64_t p = 0; p < P; ++p)
+      for (int64_t i = 0; i < k; ++i) {
+        const float *e = c.data() + ((p * B + b) * k + i) * 2;
+        if (e[1] >= 0)
+          row.push_back({e[0], static_cast<int64_t>(e[1])});
+      }
+    std::sort(row.begin(), row.end(), [](const auto &x, const auto &y) {
+      return x.first != y.first ? x.first > y.first : x.second < y.second;
+    });
+    for (int64_t i = 0; i < topK && i < static_cast<int64_t>(row.size()); ++i)
+      out[b * topK + i] = row[i].second;
+  }
+  return out;
+}
+
+KVCache kvGather(Context &ctx, const KVCache &src,
+                 const std::vector<int64_t> &slots, int64_t capacity) {
+  const KVCacheConfig &c = src.config;
+  need(capacity >= 1, "kvGather",
+       "capacity " + std::to_string(capacity) + " must be positive");
+  need(static_cast<int64_t>(slots.size()) == c.batch * capacity, "kvGather",
+       std::to_string(slots.size()) + " slots for " + std::to_string(c.batch) +
+           " rows of " + std::to_string(capacity));
+  for (size_t i = 0; i < slots.size(); ++i)
+    need(slots[i] >= -1 && slots[i] < c.capacity, "kvGather",
+         "row " + std::to_string(i / capacity) + ": slot " +
+             std::to_string(slots[i]) + " outside the " +
+             std::to_string(c.capacity) + " slots of the cache");
+  KVCache dst;
+  dst.config = c;
+  dst.config.capacity = capacity;
+  int64_t B = c.batch, H = c.heads;
+  dst.keys = ctx.empty({B, capacity, H, c.keyDim}, c.dtype);
+  if (!c.valueInKey)
+    dst.values = ctx.empty({B, capacity, H, c.valueDim}, c.dtype);
+  if (src.keyScales.defined())
+    dst.keyScales =
+        ctx.empty({B, capacity, H, fmt::kvScalesPerHead(c.keyDim)}, DType::U8);
+  if (src.valueScales.defined())
+    dst.valueScales = ctx.empty(
+        {B, capacity, H, fmt::kvScalesPerHead(c.valueDim)}, DType::U8);
+  ctx.backend().kvGather(src, slots, dst);
+  return dst;
+}
+
 Tensor add(Context &ctx, const Tensor &a, const Tensor &b) {
   needF32(a, "add", "a");
   needF32(b, "add", "b");

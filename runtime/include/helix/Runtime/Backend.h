@@ -191,6 +191,32 @@ public:
                                 const ExpertWeights &experts,
                                 int64_t firstExpert, const Activation &act,
                                 bool addDownBias, Tensor &out);
+  // Long-context layers (Ops.h): arguments checked, outputs allocated.
+  /// gatedDeltaNetStep: the small weights f32, or BF16 where the backend
+  /// reads resident weights; state [B, dims.stateValues()].
+  virtual void gatedDeltaNet(const Tensor &proj, const Tensor &ba,
+                             const GatedDeltaNetWeights &weights, Tensor &state,
+                             const std::vector<int64_t> &positions,
+                             const GatedDeltaNetDims &dims, float eps,
+                             Tensor &out) = 0;
+  /// indexerPrepare: RoPE on dims [0, 2 invFreq.size()) of q and of the
+  /// normed key.
+  virtual void indexerPrepare(Tensor &q, const Tensor &key,
+                              const Tensor &normWeight, const Tensor &normBias,
+                              float normEps, Tensor &weights, float weightScale,
+                              Tensor &cache, const std::vector<int64_t> &slots,
+                              const std::vector<int64_t> &positions,
+                              const std::vector<float> &invFreq,
+                              float attentionFactor, bool interleaved) = 0;
+  /// indexerTopK: out [B, topK, 2].
+  virtual void indexerTopK(const Tensor &q, const Tensor &weights,
+                           const Tensor &cache,
+                           const std::vector<int64_t> &begin,
+                           const std::vector<int64_t> &end, int64_t topK,
+                           Tensor &out) = 0;
+  /// kvGather: dst [B, capacity] of src's layout and format.
+  virtual void kvGather(const KVCache &src, const std::vector<int64_t> &slots,
+                        KVCache &dst) = 0;
   virtual void add(const Tensor &a, const Tensor &b, Tensor &out) = 0;
   /// log(exp(a) + exp(b)). Default: on the host (download, upload); the
   /// CUDA backend: a kernel (no host round trip in a step).

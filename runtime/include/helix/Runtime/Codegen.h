@@ -91,6 +91,9 @@ struct Async {
 struct RankState {
   std::vector<Tensor> weights;
   std::vector<KVCache> caches;
+  /// Recurrent-state shards (Gated DeltaNet's states, DSA's index caches):
+  /// [rows, values] f32, in the order allocState allocated them.
+  std::vector<Tensor> states;
   /// How the weights are kept ("as stored (fp8-block) in f8E4M3, ..." ->
   /// tensors), for the start-up log.
   std::map<std::string, int> formats;
@@ -136,6 +139,9 @@ std::string layerName(const char *name, int64_t layer);
 void allocKV(Context &ctx, RankState &state, int64_t rows, int64_t tokens,
              int64_t heads, int64_t keyDim, int64_t valueDim, bool latent,
              ElementType format);
+/// Allocates the rank's next recurrent-state shard: [rows, values] f32,
+/// zeroed (counted as KV cache memory).
+void allocState(Context &ctx, RankState &state, int64_t rows, int64_t values);
 /// Creates (collectively over the members) the communicator of a group;
 /// nothing on ranks outside it.
 void group(Context &ctx, Ranks members);
@@ -174,6 +180,8 @@ inline Tensor layerWeight(RankState &state, int64_t base, int64_t k) {
   return weight(state, base + k);
 }
 KVCache kvShard(RankState &state, int64_t slot);
+/// The shard allocated `slot`-th (a handle sharing its memory).
+Tensor stateShard(RankState &state, int64_t slot);
 /// An absent optional operand.
 inline Tensor none() { return Tensor(); }
 /// helix.keep_if: `t` where `keep`, else absent (a bias another rank adds).
@@ -284,6 +292,72 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
                         int64_t queries = 1);
 /// helix.lse_combine: [P, B, Hs, d + 1] (+ sinks [Hs]) -> [B, Hs * d].
 Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks);
+
+//===----------------------------------------------------------------------===//
+// Long-context layers (CodegenLongContext.cpp)
+//===----------------------------------------------------------------------===//
+
+/// helix.gdn_step: one decode step of a Gated DeltaNet layer (Hugging
+/// Face's Qwen3NextGatedDeltaNet) for the rank's keyHeads key heads and
+/// valueHeads value heads (r = valueHeads / keyHeads per key head):
+/// x [B, H]; wQKVZ [keyHeads, 2 keyDim + 2 r valueDim, H] (per key head
+/// q, k, v, z), wBA [keyHeads, 2 r, H] (per key head b, a; either also as
+/// its 2-D matrix [keyHeads rows, H]); the depthwise convolution convQ /
+/// convK [keyHeads keyDim, K], convV [valueHeads valueDim, K]; aLog /
+/// dtBias [valueHeads]; normWeight [valueDim]. Request b uses row rowBase
+/// + b of `state` [rows, GatedDeltaNetDims::stateValues()] (a request at
+/// position 0 starts from zeros). -> [B, valueHeads valueDim]. Two GEMMs,
+/// one kernel.
+Tensor gdnStep(Context &ctx, const Tensor &x, const Ints &positions,
+               const Tensor &wQKVZ, const Tensor &wBA, const Tensor &convQ,
+               const Tensor &convK, const Tensor &convV, const Tensor &aLog,
+               const Tensor &dtBias, const Tensor &normWeight,
+               const Tensor &state, int64_t rowBase, int64_t keyHeads,
+               int64_t valueHeads, int64_t keyDim, int64_t valueDim,
+               int64_t convKernel, double eps);
+
+/// helix.index_candidates (DeepSeek Sparse Attention's lightning indexer on
+/// one KVP rank): computes the new token's index query and key, appends the
+/// key at `slots` (its index-cache slot on this rank, -1: another rank's),
+/// scores the rank's cached index keys of `spans`, and returns its local
+/// top-k candidates [1, B, topK, 2] f32: (score, position) best first,
+/// padded with (-inf, -1). q = rmsNorm(x wqA^T, qNorm, qNormEps) wqB^T
+/// [B, heads, headDim] (wqB [heads, headDim, qLora] or its 2-D matrix;
+/// wqA undefined: q = x wqB^T); key = LayerNorm(x wk^T) (kNormWeight,
+/// kNormBias, eps 1e-6); RoPE (`rope`, rotaryDim = ropeDim) on the first
+/// ropeDim values of both; head weights x wProj^T (heads headDim)^-1/2; score
+/// sum_h w_h relu(q_h . key). `cache`: [rows, capacity (headDim + 1)]
+/// (allocState), row rowBase + batchOffset + b, each slot a key and its
+/// position; slots [1, B] or [B] and spans [1, B, 2] as attentionPartial
+/// takes them (a ring of capacity slots).
+Tensor indexCandidates(Context &ctx, const Tensor &x, const Ints &positions,
+                       const Tensor &wqA, const Tensor &qNorm,
+                       const Tensor &wqB, const Tensor &wk,
+                       const Tensor &kNormWeight, const Tensor &kNormBias,
+                       const Tensor &wProj, const Tensor &cache,
+                       const Ints &slots, const Ints &spans, int64_t rowBase,
+                       int64_t batchOffset, int64_t heads, int64_t headDim,
+                       int64_t ropeDim, int64_t topK, double qNormEps,
+                       const RopeConfig &rope);
+/// helix.topk_merge: the candidates of every KVP rank [P, B, k, 2] -> the
+/// selected positions [B, topK] (best first by score, then lower position;
+/// -1 padding), identical on every rank. The candidates go to the host.
+Ints topkMerge(Context &ctx, const Tensor &candidates, int64_t topK);
+/// helix.attention_partial over the selected tokens only (sparse MLA): as
+/// attentionPartial (the same packing of the result, the same append of k
+/// at slots; no v: a latent cache), but row b attends only to the
+/// positions of `selected` (row b: selected.data[b k ..], -1: none) that
+/// KVP rank kvpRank holds: position p is on rank (p / block) % kvp at local
+/// entry ownedBelow(p + 1, rank, block, kvp) - 1, slot that % capacity.
+/// The entries are gathered (as stored) into a scratch cache of k slots
+/// per row and attended there; a row with none yields the empty partial
+/// (zeros, LSE -inf).
+Tensor sparseAttentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
+                              KVCache cache, const Tensor &wUV,
+                              const Ints &slots, const Ints &selected,
+                              int64_t block, int64_t kvp, int64_t kvpRank,
+                              int64_t rowBase, int64_t batchOffset,
+                              int64_t headSplit, float scale);
 
 /// helix.moe_router -> (weights [B, k] f32, ids [B, k] i32). `bias` is the
 /// router's logit bias when `logitBias`, else the selection-only score

@@ -194,6 +194,96 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Routing &routing,
                   const ExpertWeights &experts, int64_t firstExpert,
                   const Activation &act, bool addDownBias = true);
 
+//===----------------------------------------------------------------------===//
+// Long-context layers: Gated DeltaNet, DeepSeek Sparse Attention
+//===----------------------------------------------------------------------===//
+
+/// A Gated DeltaNet layer's shape on this rank (Qwen3-Next): keyHeads key
+/// heads of keyDim, valueHeads value heads of valueDim (r = valueHeads /
+/// keyHeads value heads per key head), a depthwise causal convolution of
+/// convKernel taps.
+struct GatedDeltaNetDims {
+  int64_t keyHeads = 0, valueHeads = 0, keyDim = 0, valueDim = 0,
+          convKernel = 0;
+  /// Value heads per key head.
+  int64_t ratio() const { return keyHeads ? valueHeads / keyHeads : 0; }
+  /// Channels of the convolution: all q, all k, all v.
+  int64_t convChannels() const {
+    return 2 * keyHeads * keyDim + valueHeads * valueDim;
+  }
+  /// Values of one request's state row: the SSM states S_h [keyDim,
+  /// valueDim] of the value heads, then the convolution state
+  /// [convChannels, convKernel - 1] (oldest input first).
+  int64_t stateValues() const {
+    return valueHeads * keyDim * valueDim + convChannels() * (convKernel - 1);
+  }
+};
+
+/// The small weights of a Gated DeltaNet layer: the depthwise convolution
+/// of the q, k and v channels ([keyHeads keyDim, K], [keyHeads keyDim, K],
+/// [valueHeads valueDim, K]; tap K - 1 multiplies the newest input),
+/// A_log and dt_bias [valueHeads], the gated norm's weight [valueDim].
+struct GatedDeltaNetWeights {
+  Tensor convQ, convK, convV, aLog, dtBias, normWeight;
+};
+
+/// One decode step of a Gated DeltaNet layer after its projections
+/// (Hugging Face's Qwen3NextGatedDeltaNet, the recurrent path): proj [B,
+/// keyHeads (2 keyDim + 2 r valueDim)] (per key head: q, k, v of its r
+/// value heads, z of them), ba [B, keyHeads 2 r] (per key head: b, a of its
+/// r value heads); state [B, stateValues()] f32, row b the request's
+/// (updated in place; positions[b] == 0: it starts from zeros). The
+/// convolution with SiLU, the L2-normalised q (times keyDim^-1/2) and k, the
+/// gated delta rule, the gated RMSNorm (eps) -> [B, valueHeads valueDim].
+/// One kernel on the CUDA backend.
+Tensor gatedDeltaNetStep(Context &ctx, const Tensor &proj, const Tensor &ba,
+                         const GatedDeltaNetWeights &weights, Tensor &state,
+                         const std::vector<int64_t> &positions,
+                         const GatedDeltaNetDims &dims, float eps);
+
+/// The values per slot of an index cache of `headDim` keys: the key, then
+/// its position (as a float).
+inline int64_t indexSlotValues(int64_t headDim) { return headDim + 1; }
+
+/// DeepSeek Sparse Attention's lightning indexer, the new token's part, in
+/// place: q [B, heads, headDim] roped on its first rope.rotaryDim values;
+/// key [B, headDim] (x . wk^T) LayerNormed (normWeight, normBias [headDim],
+/// normEps; mean-centred, biased variance) and roped likewise, then
+/// written with its position at slot slots[b] (-1: another rank's) of row
+/// b of the index cache [B, capacity (headDim + 1)]; weights [B, heads]
+/// multiplied by weightScale. One kernel on the CUDA backend.
+void indexerPrepare(Context &ctx, Tensor &q, const Tensor &key,
+                    const Tensor &normWeight, const Tensor &normBias,
+                    float normEps, Tensor &weights, float weightScale,
+                    Tensor &cache, const std::vector<int64_t> &slots,
+                    const std::vector<int64_t> &positions, const Rope &rope);
+
+/// The indexer's scores and top-k over the cached index keys of each row:
+/// entries [begin[b], end[b]) of row b (slot = entry % capacity, a ring),
+/// score sum_h weights[b, h] relu(q[b, h] . key) -> [B, topK, 2]: (score,
+/// position) of the best topK by score (descending), then position
+/// (ascending); padded with (-inf, -1). Two kernels on the CUDA backend
+/// (the scores, the selection).
+Tensor indexerTopK(Context &ctx, const Tensor &q, const Tensor &weights,
+                   const Tensor &cache, const std::vector<int64_t> &begin,
+                   const std::vector<int64_t> &end, int64_t topK);
+
+/// The top-k of several ranks' candidates [P, B, k, 2] (as indexerTopK
+/// gives them): per row, every candidate with a position (>= 0), by score
+/// (descending), then position (ascending), the first topK positions ->
+/// host [B * topK], padded with -1. The candidates are downloaded: the
+/// same list on every rank that has the same candidates.
+std::vector<int64_t> topkMerge(Context &ctx, const Tensor &candidates,
+                               int64_t topK);
+
+/// A scratch cache [B, capacity] of `src`'s layout and format whose row b
+/// holds src's entries at slots[b * capacity + i] (-1: none; entries
+/// copied as stored, with their scales) from i = 0: the selected entries
+/// of a sparse attention, attended over [0, n_b). Entries without a slot
+/// are undefined.
+KVCache kvGather(Context &ctx, const KVCache &src,
+                 const std::vector<int64_t> &slots, int64_t capacity);
+
 /// `t` decoded into f32 (resident BF16 / FP8 / FP4 with block scales);
 /// `t` itself when it is f32 or i32. The ops taking weights call it.
 Tensor dequantize(Context &ctx, const Tensor &t);
