@@ -2,11 +2,13 @@
 
 #include "CheckpointNames.h"
 
+#include "helix/Common/Routing.h"
+
 namespace helix::sharding {
 
 bool hasRouterBias(llvm::StringRef modelType, bool sigmoid) {
   return modelType == "gpt_oss" ||
-         (sigmoid && (modelType == "deepseek_v3" || modelType == "kimi_k2"));
+         (sigmoid && routesAsDeepSeekV3(modelType.str()));
 }
 
 MoENames moeNames(llvm::StringRef modelType, llvm::StringRef prefix,

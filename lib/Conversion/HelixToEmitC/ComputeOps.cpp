@@ -7,6 +7,8 @@
 
 #include "Patterns.h"
 
+#include "helix/Common/Routing.h"
+
 #include "helix/Dialect/Helix/HelixOps.h"
 
 using namespace mlir;
@@ -197,7 +199,7 @@ struct MoERouterLowering : HelixPattern<MoERouterOp> {
     MoEConfigAttr c = op.getConfig();
     StringRef type = facts.modelType;
     bool grouped =
-        (type == "deepseek_v3" || type == "kimi_k2") && c.getNGroup() > 1;
+        ::helix::routesAsDeepSeekV3(type.str()) && c.getNGroup() > 1;
     MLIRContext *ctx = getContext();
     auto call = Call(rewriter, op.getLoc(), "moeRouter")
                     .operand(contextOf(op))
