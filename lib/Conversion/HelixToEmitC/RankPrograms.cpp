@@ -685,6 +685,14 @@ LogicalResult ProgramBuilder::build(StringRef programName) {
         emitc::OpaqueAttr::get(ctx, "{" + cppString(grid.getSymName()) + ", {" +
                                         shape + "}}"));
   }
+  // A step that reads device results on the host (DSA's top-k merge)
+  // cannot be captured as a CUDA graph: the program says so.
+  bool hostSync = false;
+  module.walk([&](TopkMergeOp) { hostSync = true; });
+  if (hostSync)
+    emitc::GlobalOp::create(b, loc, "helix_host_sync_step",
+                            opaque(ctx, "helix::rt::cg::HostSyncStep"),
+                            emitc::OpaqueAttr::get(ctx, "{}"));
   b.setInsertionPointToEnd(module.getBody());
   Type argv =
       emitc::PointerType::get(emitc::PointerType::get(opaque(ctx, "char")));

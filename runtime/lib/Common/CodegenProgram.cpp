@@ -188,6 +188,13 @@ GridDecl::GridDecl(const char *name, Dims shape) {
   grids().push_back({name, std::vector<int64_t>(shape)});
 }
 
+static bool &hostSyncStep() {
+  static bool syncs = false;
+  return syncs;
+}
+
+HostSyncStep::HostSyncStep() { hostSyncStep() = true; }
+
 int64_t coord(Context &ctx, const char *grid, int64_t axis) {
   const GridShape &g = gridNamed(grid);
   checkWorld(ctx, g);
@@ -429,6 +436,7 @@ DecodeProgram generatedProgram(const std::string &name, int worldSize,
   prog.vocabSize = vocab;
   prog.maxContext = maxContext;
   prog.defaultBackend = defaultBackend;
+  prog.capturable = !hostSyncStep();
   return prog;
 }
 

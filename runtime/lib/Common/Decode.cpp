@@ -438,6 +438,14 @@ int runDecode(int argc, char **argv, DecodeProgram &prog) {
 
   // Context, checkpoint and this rank's slices.
   try {
+    if (!prog.capturable) {
+      if (args.context.cudaGraphs == "on")
+        throw Error("--cuda-graphs on: this program's steps read device "
+                    "results on the host (DeepSeek sparse attention's top-k "
+                    "merge), so they cannot be captured as CUDA graphs; use "
+                    "--cuda-graphs off or auto");
+      args.context.cudaGraphs = "off";
+    }
     ctx = Context::create(args.context);
     SafetensorsCheckpoint ckpt = SafetensorsCheckpoint::open(args.weights);
     if (prog.load)

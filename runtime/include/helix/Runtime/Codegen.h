@@ -157,6 +157,13 @@ void gridGroup(Context &ctx, const char *grid, Dims axes);
 struct GridDecl {
   GridDecl(const char *name, Dims shape);
 };
+/// Declared by a program whose step reads device results on the host
+/// (DeepSeek Sparse Attention's top-k merge): its steps cannot be captured
+/// as CUDA graphs, so --cuda-graphs auto runs them uncaptured and
+/// --cuda-graphs on is refused.
+struct HostSyncStep {
+  HostSyncStep();
+};
 /// The rank's coordinate on `axis` of `grid` (shard.process_multi_index).
 int64_t coord(Context &ctx, const char *grid, int64_t axis);
 /// The rank's group over `axes` of `grid` (first axis major): the world

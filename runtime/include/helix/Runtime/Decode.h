@@ -71,6 +71,9 @@ struct DecodeProgram {
   int64_t batch = 0;
   /// Default backend when --backend is not given.
   std::string defaultBackend = "cpu";
+  /// Whether a step can be captured as a CUDA graph (false: it reads
+  /// device results on the host; --cuda-graphs auto runs it uncaptured).
+  bool capturable = true;
 
   /// Load this rank's weight slices and allocate KV caches for `batch` rows.
   /// Throw Error on bad checkpoints.
