@@ -23,6 +23,21 @@ int64_t attentionSmem(const LaunchDims &d) {
 int64_t routeSmem(const LaunchDims &d) {
   return (2 * d.experts + d.expertGroups) * 8 + (d.expertGroups + d.topK) * 4;
 }
+
+/// gatedDeltaNet(): one key head's q and k, its r value heads' v and one
+/// value head's output, floats; r = 1 here (Qwen3.5 has 2 to 4).
+int64_t gdnSmem(const LaunchDims &d) {
+  return (2 * d.keyDim + d.valueDim + d.valueDim) * 4;
+}
+
+/// indexerPrepare(): one index key (dim = keyDim here) as floats.
+int64_t indexKeySmem(const LaunchDims &d) { return d.keyDim * 4; }
+
+/// indexerTopK(): the index queries and head weights in shared memory when
+/// they fit (DeepSeek-V3.2: 64 heads of keyDim values, and 64 weights).
+int64_t indexQuerySmem(const LaunchDims &d) {
+  return (64 * d.keyDim + 64) * 4;
+}
 } // namespace
 
 const std::vector<Launcher> &launchers() {
@@ -65,6 +80,18 @@ const std::vector<Launcher> &launchers() {
       {"concatKernel", "concatColumns", 256, "0", "0", none, false},
       {"sumLeadingKernel", "sumLeading", 256, "0", "0", none, false},
       {"gatherRowsKernel", "gatherRows", 256, "0", "0", none, true},
+      // The long-context layers (docs/long-context-architectures.md).
+      {"gatedDeltaNetKernel", "gatedDeltaNet", 128,
+       "static_cast<size_t>(2 * a.keyDim + r * a.valueDim + a.valueDim) * "
+       "sizeof(float)",
+       "(2 * keyDim + 2 * valueDim) * 4 (r = 1)", gdnSmem, false},
+      {"indexerPrepareKernel", "indexerPrepare", 128,
+       "static_cast<size_t>(a.dim) * sizeof(float)", "keyDim * 4",
+       indexKeySmem, false},
+      {"indexScoresKernel", "indexerTopK", 256, "shared ? qBytes : 0",
+       "(64 * keyDim + 64) * 4", indexQuerySmem, false},
+      {"indexSelectKernel", "indexerTopK", 256, "0", "0", none, false},
+      {"kvGatherKernel", "kvGather", 128, "0", "0", none, false},
   };
   return table;
 }
