@@ -813,6 +813,30 @@ def Helix_TopkMergeOp : Helix_Op<"topk_merge", [Helix_UsesGrids, Pure]> {
   let hasVerifier = 1;
 }
 
+def Helix_OutputGateOp : Helix_Op<"output_gate", [Helix_UsesGrids, Pure]> {
+  let summary = "The sigmoid gate on the attention output (Qwen3-Next, Qwen3.5)";
+  let description = [{
+    `attention` [B, h * d] (the combined heads a rank holds) times
+    `sigmoid(input W_gate^T)`, `w_gate` [h, d, hidden] the gate rows of
+    those heads in q_proj (each head's second d rows: q_proj yields q and
+    the gate per head). The result feeds the output projection.
+
+    ```mlir
+    %g = helix.output_gate %o, %x weights(%wg)
+        : (tensor<4x64xf32>, tensor<4x128xf32>, tensor<2x32x128xbf16>) -> tensor<4x64xf32>
+    ```
+  }];
+  let arguments = (ins 2DTensorOf<[AnyFloat]>:$attention,
+                   2DTensorOf<[AnyFloat]>:$input,
+                   3DTensorOf<[AnyFloat]>:$w_gate);
+  let results = (outs 2DTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $attention `,` $input `weights` `(` $w_gate `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Helix_CollectiveOp : Helix_Op<"collective", [Helix_UsesGrids, Pure]> {
   let summary = "Global-view twin of an upstream shard collective";
   let description = [{

@@ -245,8 +245,9 @@ bool ModelSpec::onlyClassicLayers(std::string *firstOther) const {
                        : std::string("is ") + stringifyMixerKind(l.mixer);
     else if (!l.hasFFN)
       what = "has no FFN";
-    else if (!gdn && l.attention.outputGate)
-      what = "has a gated attention output";
+    else if (!gdn && l.attention.outputGate &&
+             l.attention.kind == AttentionKind::MLA)
+      what = "has a gated MLA output";
     else if (!gdn && l.attention.partialRotary != 1.0 &&
              l.attention.kind == AttentionKind::MLA)
       what = "has partial RoPE on MLA";

@@ -49,9 +49,8 @@ RankedTensorType withRows(RankedTensorType t, int64_t rows) {
 }
 
 /// Of the 2026 long-context layers, Mamba-2 (and KDA linear attention:
-/// shardLinearAttention) is planned and priced, not lowered yet; so are
-/// the attention output gate and the shared experts' sigmoid gate
-/// (Qwen3-Next, Qwen3.5).
+/// shardLinearAttention) is planned and priced, not lowered yet; so is the
+/// shared experts' sigmoid gate (Qwen3-Next, Qwen3.5-MoE).
 LogicalResult notLoweredYet(Operation *op) {
   return op->emitOpError()
          << "is planned and priced, but helix-insert-collectives does not "
@@ -61,8 +60,6 @@ LogicalResult notLoweredYet(Operation *op) {
 
 /// What of an op helix-insert-collectives cannot lower yet, or "".
 std::string unloweredPart(Operation *op) {
-  if (auto qkv = dyn_cast<QKVProjOp>(op); qkv && qkv.getConfig().getOutputGate())
-    return "the sigmoid gate on the attention output";
   if (auto moe = dyn_cast<MoEOp>(op); moe && moe.getConfig().getSharedExpertGate())
     return "the sigmoid gate on the shared expert";
   return "";

@@ -40,7 +40,14 @@ static LogicalResult shardGQA(ShardRewriter &r, QKVProjOp op) {
     return g.weight(join(p, name), {n * dim}, {n, dim}, r.act, g.attnGrid,
                     {heads});
   };
-  Value wq = perHead("q_proj.weight", hq, d);
+  // Gated attention output (Qwen3-Next, Qwen3.5): q_proj yields each
+  // head's query, then its gate; the query rows here, the gate rows at the
+  // output (shardAttentionOf).
+  Value wq = c.getOutputGate()
+                 ? g.weightBox(join(p, "q_proj.weight"), {hq * 2 * d, hidden},
+                               {hq, 2 * d, hidden}, {0, 0, 0}, {hq, d, hidden},
+                               r.act, g.attnGrid, {heads})
+                 : perHead("q_proj.weight", hq, d);
   Value wk = perHead("k_proj.weight", kv, d);
   Value wv = perHead("v_proj.weight", kv, dv);
   Value bq, bk, bv, qn, kn;
@@ -163,7 +170,23 @@ static LogicalResult shardAttentionOf(ShardRewriter &r, Operation *op,
                      {headAxes});
   auto outType = g.type({b, hq * dv}, r.act,
                         g.dist(g.attnGrid, {r.batchAxes(), headAxes}));
-  r.set(result, LSECombineOp::create(g.b, g.loc, outType, gathered, sinks));
+  Value out = LSECombineOp::create(g.b, g.loc, outType, gathered, sinks);
+  if (c.getOutputGate()) {
+    auto qkv = modelQ.getDefiningOp<QKVProjOp>();
+    if (!qkv)
+      return op->emitOpError() << "helix-insert-collectives: a gated "
+                                  "attention output needs the layer's "
+                                  "helix.qkv_proj (its input and q_proj)";
+    Value x = r.toStream(r.get(qkv.getInput()));
+    int64_t hidden = cast<RankedTensorType>(x.getType()).getDimSize(1),
+            d = c.getHeadDim();
+    Value wGate = g.weightBox(join(prefix, "q_proj.weight"),
+                              {hq * 2 * d, hidden}, {hq, 2 * d, hidden},
+                              {0, d, 0}, {hq, d, hidden}, r.act, g.attnGrid,
+                              {headAxes});
+    out = OutputGateOp::create(g.b, g.loc, outType, out, x, wGate);
+  }
+  r.set(result, out);
   return success();
 }
 

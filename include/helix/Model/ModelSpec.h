@@ -249,8 +249,8 @@ struct ModelSpec {
   int64_t numMoELayers() const;
   int64_t numDenseLayers() const;
   /// True when every layer is the program generator's and the runtime's:
-  /// softmax attention (DeepSeek's sparse indexer included; no output
-  /// gate; partial RoPE on GQA) or Gated DeltaNet linear attention, plus an
+  /// softmax attention (DeepSeek's sparse indexer included; output gate
+  /// and partial RoPE on GQA) or Gated DeltaNet linear attention, plus an
   /// FFN (no shared-expert
   /// gate, no latent MoE). helix compile refuses the others, naming them.
   bool onlyClassicLayers(std::string *firstOther = nullptr) const;

@@ -1,8 +1,8 @@
 //===- AttentionOps.cpp - Attention ops to adapter calls ------------------===//
 //
 // helix.qkv, helix.mla_qkv, helix.kv_slots, helix.attention_partial (and
-// its sparse form), helix.index_candidates, helix.topk_merge and
-// helix.lse_combine. RoPE is built from the layer's #helix.rope and the
+// its sparse form), helix.index_candidates, helix.topk_merge,
+// helix.lse_combine and helix.output_gate. RoPE is built from the layer's #helix.rope and the
 // model's max_position (one `helix::rt::cg::rope` call per use).
 //
 //===----------------------------------------------------------------------===//
@@ -277,6 +277,22 @@ struct TopkMergeLowering : HelixPattern<TopkMergeOp> {
   }
 };
 
+struct OutputGateLowering : HelixPattern<OutputGateOp> {
+  using HelixPattern::HelixPattern;
+  LogicalResult
+  matchAndRewrite(OutputGateOp op, OpAdaptor a,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value r = Call(rewriter, op.getLoc(), "outputGate")
+                  .operand(contextOf(op))
+                  .operand(a.getAttention())
+                  .operand(a.getInput())
+                  .operand(a.getWGate())
+                  .create1(tensorType(getContext()));
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 struct LSECombineLowering : HelixPattern<LSECombineOp> {
   using HelixPattern::HelixPattern;
   LogicalResult
@@ -299,7 +315,7 @@ void populateAttentionPatterns(RewritePatternSet &patterns,
                                const ModuleFacts &facts) {
   patterns.add<QKVLowering, MLAQKVLowering, KVSlotsLowering,
                AttentionPartialLowering, IndexCandidatesLowering,
-               TopkMergeLowering, LSECombineLowering>(
+               TopkMergeLowering, OutputGateLowering, LSECombineLowering>(
       converter, patterns.getContext(), facts);
 }
 

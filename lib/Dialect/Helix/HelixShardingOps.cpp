@@ -307,6 +307,15 @@ LogicalResult IndexCandidatesOp::verify() {
   return success();
 }
 
+LogicalResult OutputGateOp::verify() {
+  int64_t b = dim(getAttention(), 0), h = dim(getWGate(), 0),
+          d = dim(getWGate(), 1);
+  if (failed(expectShape(*this, "attention", getAttention(), {b, h * d})) ||
+      failed(expectShape(*this, "input", getInput(), {b, dim(getWGate(), 2)})))
+    return failure();
+  return expectShape(*this, "result", getResult(), {b, h * d});
+}
+
 LogicalResult TopkMergeOp::verify() {
   int64_t b = dim(getCandidates(), 1), k = getTopK();
   if (k < 1 || dim(getCandidates(), 2) != k || dim(getCandidates(), 3) != 2)

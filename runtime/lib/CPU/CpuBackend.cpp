@@ -32,6 +32,8 @@ double activate(const Activation &act, double g) {
     return 0.5 * g *
            (1.0 +
             std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
+  case Activation::Sigmoid:
+    return 1.0 / (1.0 + std::exp(-g));
   case Activation::GptOssSwiGLU:
     break;
   }

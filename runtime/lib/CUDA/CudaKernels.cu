@@ -1076,6 +1076,9 @@ __global__ void gatedKernel(const float *gate, const float *up, int64_t n,
     a = 0.5f * g *
         (1.0f + tanhf(0.79788456080286536f * (g + 0.044715f * g * g * g))) * u;
     break;
+  case 4: // Activation::Sigmoid: a sigmoid gate
+    a = u / (1.0f + expf(-g));
+    break;
   default:
     g = fminf(g, limit);
     u = fmaxf(fminf(u, limit), -limit);

@@ -162,7 +162,8 @@ int linearResidentParts(const float *x, int64_t M, int64_t K,
 /// [batch, heads, dim]; sinks (optional) join each head's denominator.
 int lseCombine(const float *values, const float *lse, const PartialsLayout &l,
                const float *sinks, float *out, cudaStream_t stream);
-/// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU.
+/// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU,
+/// 4 a sigmoid gate (sigmoid(gate) * up).
 /// liveRows (device, optional): only the first *liveRows rows of rowLen.
 int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
           float limit, float *out, cudaStream_t stream,

@@ -241,6 +241,22 @@ Tensor sparseAttentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
   return packed.view({1, R, packed.dim(1), packed.dim(2)});
 }
 
+Tensor outputGate(Context &ctx, const Tensor &attention, const Tensor &x,
+                  const Tensor &wGate) {
+  check(wGate.defined() && wGate.rank() == 3,
+        "output_gate: w_gate must be [heads, head_dim, hidden]");
+  int64_t B = batchOf(x, "output_gate");
+  check(attention.defined() && attention.rank() == 2 &&
+            attention.dim(0) == B &&
+            attention.dim(1) == wGate.dim(0) * wGate.dim(1),
+        "output_gate: attention " + attention.str() + " does not match the " +
+            std::to_string(wGate.dim(0)) + " heads of " +
+            std::to_string(wGate.dim(1)) + " values of w_gate for " +
+            std::to_string(B) + " rows");
+  Tensor gate = rt::linear(ctx, x, matrixOf(wGate));
+  return gatedActivation(ctx, gate, attention, Activation::sigmoidGate());
+}
+
 } // namespace cg
 } // namespace rt
 } // namespace helix

@@ -64,6 +64,12 @@ Activation Activation::fromName(const std::string &name) {
   return a;
 }
 
+Activation Activation::sigmoidGate() {
+  Activation a;
+  a.kind = Sigmoid;
+  return a;
+}
+
 Activation Activation::gptOss(float limit, float alpha) {
   Activation a;
   a.kind = GptOssSwiGLU;

@@ -508,3 +508,12 @@ func.func @f(%x: tensor<4x128xf32>, %pos: tensor<4xi64>, %wqa: tensor<64x128xf32
       -> tensor<1x4x16x2xf32>
   return
 }
+
+// -----
+
+func.func @f(%o: tensor<4x64xf32>, %x: tensor<4x128xf32>, %w: tensor<2x16x128xf32>) {
+  // expected-error@+1 {{attention must have shape [4, 32], got [4, 64]}}
+  %g = helix.output_gate %o, %x weights(%w)
+      : (tensor<4x64xf32>, tensor<4x128xf32>, tensor<2x16x128xf32>) -> tensor<4x64xf32>
+  return
+}

@@ -297,6 +297,10 @@ Tensor attentionPartial(Context &ctx, const Tensor &q, const Tensor &k,
                         const Ints &slots, const Ints &spans, int64_t rowBase,
                         int64_t batchOffset, int64_t headSplit, float scale,
                         int64_t queries = 1);
+/// helix.output_gate: attention [B, h * d] times sigmoid(x wGate^T), wGate
+/// [h, d, H] the heads' gate rows of q_proj (Qwen3-Next, Qwen3.5).
+Tensor outputGate(Context &ctx, const Tensor &attention, const Tensor &x,
+                  const Tensor &wGate);
 /// helix.lse_combine: [P, B, Hs, d + 1] (+ sinks [Hs]) -> [B, Hs * d].
 Tensor lseCombine(Context &ctx, const Tensor &packed, const Tensor &sinks);
 

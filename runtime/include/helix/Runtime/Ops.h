@@ -31,7 +31,9 @@ namespace rt {
 //===----------------------------------------------------------------------===//
 
 struct Activation {
-  enum Kind { SiLU, GELU, GELUTanh, GptOssSwiGLU };
+  /// Sigmoid: sigmoid(gate) * up, the sigmoid gates of Qwen3-Next's
+  /// attention output and shared expert (not a hidden_act).
+  enum Kind { SiLU, GELU, GELUTanh, GptOssSwiGLU, Sigmoid };
   Kind kind = SiLU;
   float alpha = 1.702f; // GptOssSwiGLU: gate * sigmoid(alpha * gate)
   float limit = 7.0f;   // GptOssSwiGLU: clamp of gate (above) and up (both)
@@ -40,6 +42,7 @@ struct Activation {
   /// gelu_new. Throws Error otherwise.
   static Activation fromName(const std::string &hiddenAct);
   static Activation gptOss(float limit = 7.0f, float alpha = 1.702f);
+  static Activation sigmoidGate();
 };
 
 struct RouterConfig {
