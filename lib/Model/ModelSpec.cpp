@@ -255,8 +255,6 @@ bool ModelSpec::onlyClassicLayers(std::string *firstOther) const {
       what = "has attention without RoPE";
     else if (l.hasFFN && l.isMoE && l.moe.latentSize > 0)
       what = "has a latent MoE";
-    else if (l.hasFFN && l.isMoE && l.moe.sharedExpertGate)
-      what = "has a sigmoid gate on its shared expert";
     else if (l.hasFFN &&
              !(l.isMoE ? l.moe.gated() : isGatedActivation(l.ffn.activation)))
       what = "has an ungated (relu2) MLP";

@@ -12,7 +12,7 @@ bool hasRouterBias(llvm::StringRef modelType, bool sigmoid) {
 }
 
 MoENames moeNames(llvm::StringRef modelType, llvm::StringRef prefix,
-                  bool routerBias) {
+                  bool routerBias, bool sharedExpertGate) {
   std::string p = prefix.str();
   MoENames n;
   if (modelType == "gpt_oss") {
@@ -36,9 +36,13 @@ MoENames moeNames(llvm::StringRef modelType, llvm::StringRef prefix,
   n.gateBias = expert + (mixtral ? "w1" : "gate_proj") + ".bias";
   n.upBias = expert + (mixtral ? "w3" : "up_proj") + ".bias";
   n.downBias = expert + (mixtral ? "w2" : "down_proj") + ".bias";
-  n.sharedGate = p + ".shared_experts.gate_proj.weight";
-  n.sharedUp = p + ".shared_experts.up_proj.weight";
-  n.sharedDown = p + ".shared_experts.down_proj.weight";
+  std::string shared = p + (sharedExpertGate ? ".shared_expert."
+                                             : ".shared_experts.");
+  n.sharedGate = shared + "gate_proj.weight";
+  n.sharedUp = shared + "up_proj.weight";
+  n.sharedDown = shared + "down_proj.weight";
+  if (sharedExpertGate)
+    n.sharedExpertGate = p + ".shared_expert_gate.weight";
   return n;
 }
 

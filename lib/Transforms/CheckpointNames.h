@@ -23,16 +23,20 @@ struct MoENames {
   std::string gateUp;             // fused
   std::string gateBias, upBias, gateUpBias, downBias;
   std::string sharedGate, sharedUp, sharedDown;
+  /// The shared expert's sigmoid gate [1, H] (empty: none).
+  std::string sharedExpertGate;
 };
 
 /// `modelType` is the Hugging Face model_type; `routerBias` says whether the
 /// router has a bias or score correction (gpt-oss, DeepSeek-V3 style
-/// sigmoid routing).
+/// sigmoid routing); `sharedExpertGate` that the block has one gated
+/// shared expert (Qwen3-Next's mlp.shared_expert.* and
+/// mlp.shared_expert_gate; DeepSeek's are mlp.shared_experts.*).
 MoENames moeNames(llvm::StringRef modelType, llvm::StringRef prefix,
-                  bool routerBias);
+                  bool routerBias, bool sharedExpertGate = false);
 
 /// Whether the family's router has a bias: gpt-oss, and sigmoid-scored
-/// DeepSeek-V3 / Kimi-K2 (e_score_correction_bias).
+/// DeepSeek-V3 / Kimi-K2 / DeepSeek-V3.2 / GLM-5 (e_score_correction_bias).
 bool hasRouterBias(llvm::StringRef modelType, bool sigmoid);
 
 } // namespace helix::sharding

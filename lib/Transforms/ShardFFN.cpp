@@ -85,7 +85,8 @@ LogicalResult shardMoE(ShardRewriter &r, MoEOp op) {
           b = g.plan.batch, k = c.getTopK();
   MoENames n = moeNames(
       g.plan.modelType, op.getPrefix(),
-      hasRouterBias(g.plan.modelType, c.getScoring() == ScoringFunc::sigmoid));
+      hasRouterBias(g.plan.modelType, c.getScoring() == ScoringFunc::sigmoid),
+      c.getSharedExpertGate());
 
   // Router: replicated, every token.
   Value wr = g.weight(n.router, {experts, hidden}, r.act);
@@ -129,6 +130,10 @@ LogicalResult shardMoE(ShardRewriter &r, MoEOp op) {
     sharedWeights = {whole(n.sharedGate, {shared, hidden}, {all}),
                      whole(n.sharedUp, {shared, hidden}, {all}),
                      whole(n.sharedDown, {hidden, shared}, {{}, all})};
+    // Qwen3-Next's sigmoid gate on the shared expert: [1, H], replicated.
+    if (c.getSharedExpertGate())
+      sharedWeights.push_back(
+          whole(n.sharedExpertGate, {1, hidden}, {}));
   }
 
   // Helix with EP > 1: each group's sum in its slot of [EP, B, H].

@@ -251,8 +251,7 @@ struct ModelSpec {
   /// True when every layer is the program generator's and the runtime's:
   /// softmax attention (DeepSeek's sparse indexer included; output gate
   /// and partial RoPE on GQA) or Gated DeltaNet linear attention, plus an
-  /// FFN (no shared-expert
-  /// gate, no latent MoE). helix compile refuses the others, naming them.
+  /// FFN (no latent MoE). helix compile refuses the others, naming them.
   bool onlyClassicLayers(std::string *firstOther = nullptr) const;
   /// Total parameter count (embedding, layers, final norm, LM head).
   int64_t parameterCount() const;

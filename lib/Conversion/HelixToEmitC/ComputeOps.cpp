@@ -232,7 +232,7 @@ struct MoEExpertsLowering : HelixPattern<MoEExpertsOp> {
       return i < r.size() ? r[i] : Value();
     };
     if (w.size() != (fused ? 2u : 3u) ||
-        (!shared.empty() && shared.size() != 3))
+        (!shared.empty() && shared.size() != 3 && shared.size() != 4))
       return op.emitOpError("convert-helix-to-emitc: unexpected expert weight "
                             "operands"),
              failure();
@@ -268,6 +268,7 @@ struct MoEExpertsLowering : HelixPattern<MoEExpertsOp> {
                   .optional(at(shared, 0))
                   .optional(at(shared, 1))
                   .optional(at(shared, 2))
+                  .optional(at(shared, 3))
                   .indexOr0(a.getExpertOffset())
                   .str(act)
                   .boolean(fused)

@@ -744,13 +744,20 @@ LogicalResult MoEExpertsOp::verify() {
     return emitOpError() << "the MoE config has no shared experts";
   if (!sh.empty()) {
     int64_t is = dim(sh[0], 0);
-    if (sh.size() != 3 ||
-        failed(expectShape(*this, "shared gate", sh[0], {is, h})) ||
+    bool gated = c.getSharedExpertGate();
+    size_t want = gated ? 4 : 3;
+    if (sh.size() != want)
+      return emitOpError() << "expects " << want
+                           << " shared-expert weights (gate, up, down"
+                           << (gated ? ", and the sigmoid gate's [1, hidden]"
+                                     : "")
+                           << "), got " << sh.size();
+    if (failed(expectShape(*this, "shared gate", sh[0], {is, h})) ||
         failed(expectShape(*this, "shared up", sh[1], {is, h})) ||
-        failed(expectShape(*this, "shared down", sh[2], {h, is})))
-      return sh.size() != 3 ? emitOpError() << "expects 3 shared-expert "
-                                               "weights (gate, up, down)"
-                            : failure();
+        failed(expectShape(*this, "shared down", sh[2], {h, is})) ||
+        (gated &&
+         failed(expectShape(*this, "shared expert gate", sh[3], {1, h}))))
+      return failure();
   }
   std::optional<int64_t> known =
       getExpertOffset() ? getConstantIntValue(getExpertOffset()) : 0;

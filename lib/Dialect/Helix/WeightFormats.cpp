@@ -34,6 +34,11 @@ bool isLayerLinearWeight(WeightOp w) {
     if (auto gdn = dyn_cast<GDNStepOp>(user))
       if (w.getResult() != gdn.getWqkvz() && w.getResult() != gdn.getWba())
         return false;
+    // The shared expert's sigmoid gate [1, H] is kept like a router.
+    if (auto moe = dyn_cast<MoEExpertsOp>(user))
+      if (moe.getSharedWeights().size() == 4 &&
+          w.getResult() == moe.getSharedWeights()[3])
+        return false;
     // DSA's head weights stay as DeepSeek-V3.2 keeps them (BF16).
     if (auto index = dyn_cast<IndexCandidatesOp>(user))
       if (w.getResult() == index.getWProj())

@@ -371,8 +371,11 @@ public:
 
   void gatedActivation(const Tensor &gate, const Tensor &up,
                        const Activation &act, Tensor &out) override {
-    for (int64_t i = 0; i < gate.numel(); ++i)
-      out.f32()[i] = static_cast<float>(gated(act, gate.f32()[i], up.f32()[i]));
+    // A gate of one value per row broadcasts over the row.
+    int64_t div = gate.numel() == up.numel() ? 1 : up.dim(-1);
+    for (int64_t i = 0; i < up.numel(); ++i)
+      out.f32()[i] =
+          static_cast<float>(gated(act, gate.f32()[i / div], up.f32()[i]));
   }
 
   void moeExperts(const Tensor &x, const std::vector<int32_t> &indices,

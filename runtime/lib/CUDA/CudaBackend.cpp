@@ -631,9 +631,11 @@ public:
     count("gatedActivation", KernelKind::Activation, 0, 0, 3 * f32Bytes(gate));
     if (skip())
       return;
-    kernels_ += cuda::gated(gate.f32(), up.f32(), gate.numel(),
+    // A gate of one value per row broadcasts over the row.
+    int64_t div = gate.numel() == up.numel() ? 1 : up.dim(-1);
+    kernels_ += cuda::gated(gate.f32(), up.f32(), up.numel(),
                             static_cast<int>(act.kind), act.alpha, act.limit,
-                            out.f32(), s_.compute);
+                            out.f32(), s_.compute, nullptr, 0, div);
     launched("gatedActivation");
   }
 

@@ -1060,11 +1060,11 @@ __global__ void lseCombineKernel(const float *values, const float *lse,
 __global__ void gatedKernel(const float *gate, const float *up, int64_t n,
                             int kind, float alpha, float limit,
                             const int64_t *liveRows, int64_t rowLen,
-                            float *out) {
+                            int64_t gateDiv, float *out) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= n || (liveRows && i >= *liveRows * rowLen))
     return;
-  float g = gate[i], u = up[i], a;
+  float g = gate[i / gateDiv], u = up[i], a;
   switch (kind) {
   case 0:
     a = g / (1.0f + expf(-g)) * u;
@@ -1677,9 +1677,9 @@ int lseCombine(const float *values, const float *lse, const PartialsLayout &l,
 
 int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
           float limit, float *out, cudaStream_t stream, const int64_t *liveRows,
-          int64_t rowLen) {
+          int64_t rowLen, int64_t gateDiv) {
   gatedKernel<<<blocksFor(n), kThreads, 0, stream>>>(
-      gate, up, n, kind, alpha, limit, liveRows, rowLen, out);
+      gate, up, n, kind, alpha, limit, liveRows, rowLen, gateDiv, out);
   return 1;
 }
 

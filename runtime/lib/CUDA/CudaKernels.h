@@ -165,9 +165,12 @@ int lseCombine(const float *values, const float *lse, const PartialsLayout &l,
 /// kind: 0 SiLU, 1 GELU (erf), 2 GELU (tanh), 3 gpt-oss clamped SwiGLU,
 /// 4 a sigmoid gate (sigmoid(gate) * up).
 /// liveRows (device, optional): only the first *liveRows rows of rowLen.
+/// gateDiv: element i of up takes gate element i / gateDiv (1: the same
+/// shape; a row's length: one gate value per row, broadcast).
 int gated(const float *gate, const float *up, int64_t n, int kind, float alpha,
           float limit, float *out, cudaStream_t stream,
-          const int64_t *liveRows = nullptr, int64_t rowLen = 0);
+          const int64_t *liveRows = nullptr, int64_t rowLen = 0,
+          int64_t gateDiv = 1);
 int add(const float *a, const float *b, int64_t n, float *out,
         cudaStream_t stream);
 /// out = log(exp(a) + exp(b)) (in double; -inf where both are).

@@ -197,8 +197,9 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
                   const Tensor &down, const Tensor &gateBias,
                   const Tensor &upBias, const Tensor &downBias,
                   const Tensor &sharedGate, const Tensor &sharedUp,
-                  const Tensor &sharedDown, int64_t expertOffset,
-                  const char *activation, bool fused, bool groupDim) {
+                  const Tensor &sharedDown, const Tensor &sharedExpertGate,
+                  int64_t expertOffset, const char *activation, bool fused,
+                  bool groupDim) {
   Activation act = activationFromName(activation);
   ExpertWeights w;
   auto half = [](const Tensor &t, int64_t i) {
@@ -227,7 +228,13 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
     std::vector<Tensor> gu =
         linearMany(ctx, x, {sharedGate, sharedUp}, {nullptr, nullptr});
     Tensor h = gatedActivation(ctx, gu[0], gu[1], act);
-    addInPlace(ctx, y, linear(ctx, h, sharedDown));
+    Tensor out = linear(ctx, h, sharedDown);
+    // The rank's slice of the shared output times the token's gate (one
+    // scalar per token: it commutes with the sum over the slices).
+    if (sharedExpertGate.defined())
+      out = gatedActivation(ctx, linear(ctx, x, sharedExpertGate), out,
+                            Activation::sigmoidGate());
+    addInPlace(ctx, y, out);
   }
   if (groupDim)
     y = y.view({1, y.dim(0), y.dim(1)});

@@ -445,9 +445,13 @@ Tensor gatedActivation(Context &ctx, const Tensor &gate, const Tensor &up,
                        const Activation &act) {
   needF32(gate, "gatedActivation", "gate");
   needF32(up, "gatedActivation", "up");
-  need(gate.shape() == up.shape(), "gatedActivation",
-       "gate " + gate.str() + " and up " + up.str() + " differ");
-  Tensor out = ctx.empty(gate.shape());
+  // Or one gate value per row of up ([.., 1]), broadcast over the row.
+  bool perRow = gate.rank() == up.rank() && up.rank() >= 1 &&
+                gate.dim(-1) == 1 && gate.numel() * up.dim(-1) == up.numel();
+  need(gate.shape() == up.shape() || perRow, "gatedActivation",
+       "gate " + gate.str() + " and up " + up.str() +
+           " differ (a gate broadcasts with one value per row)");
+  Tensor out = ctx.empty(up.shape());
   ctx.backend().gatedActivation(gate, up, act, out);
   return out;
 }

@@ -383,14 +383,16 @@ std::tuple<Tensor, Tensor> moeRouter(Context &ctx, const Tensor &x,
 /// `fused` (gpt-oss) `gate` holds both as [2, E, I, H] (SplitGateUpTransposed)
 /// and `up` is none(). Biases: gate/up [E, I] (fused: [2, E, I] in
 /// `gateBias`), down [E, H], each may be none(). Shared experts gate/up
-/// [S, H], down [H, S] or none(). The result is [1, B, H] when `groupDim`,
-/// else [B, H].
+/// [S, H], down [H, S] or none(); `sharedExpertGate` [1, H] (or none())
+/// scales their output by sigmoid(x . gate) (Qwen3-Next). The result is
+/// [1, B, H] when `groupDim`, else [B, H].
 Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
                   const Tensor &ids, const Tensor &gate, const Tensor &up,
                   const Tensor &down, const Tensor &gateBias,
                   const Tensor &upBias, const Tensor &downBias,
                   const Tensor &sharedGate, const Tensor &sharedUp,
-                  const Tensor &sharedDown, int64_t expertOffset,
+                  const Tensor &sharedDown, const Tensor &sharedExpertGate,
+                  int64_t expertOffset,
                   const char *activation, bool fused, bool groupDim);
 
 //===----------------------------------------------------------------------===//

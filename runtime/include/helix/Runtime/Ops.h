@@ -178,7 +178,8 @@ Tensor lseCombine(Context &ctx, const Tensor &partials, const Tensor &lse,
 Tensor lseCombinePacked(Context &ctx, const Tensor &packed,
                         const Tensor *sinks = nullptr);
 
-/// act(gate) * up elementwise (GptOssSwiGLU: clamped, (up + 1) * glu).
+/// act(gate) * up elementwise (GptOssSwiGLU: clamped, (up + 1) * glu); a
+/// gate of one value per row ([.., 1]) broadcasts over up's rows.
 Tensor gatedActivation(Context &ctx, const Tensor &gate, const Tensor &up,
                        const Activation &act);
 
