@@ -238,11 +238,10 @@ bool ModelSpec::onlyClassicLayers(std::string *firstOther) const {
     bool gdn = l.mixer == MixerKind::LinearAttention &&
                l.linear.variant == LinearAttentionSpec::Variant::GatedDeltaNet;
     if (l.mixer != MixerKind::Attention && !gdn)
-      what = l.mixer == MixerKind::None
-                 ? "has no token mixer"
-                 : l.mixer == MixerKind::LinearAttention
-                       ? "is KDA linear attention"
-                       : std::string("is ") + stringifyMixerKind(l.mixer);
+      what = l.mixer == MixerKind::None ? "has no token mixer"
+             : l.mixer == MixerKind::LinearAttention
+                 ? "is KDA linear attention"
+                 : std::string("is ") + stringifyMixerKind(l.mixer);
     else if (!l.hasFFN)
       what = "has no FFN";
     else if (!gdn && l.attention.outputGate &&

@@ -292,8 +292,7 @@ func::FuncOp ModelIRBuilder::stepFunction(ModuleOp module,
                                spec.quantMethod, spec.quantFormat,
                                llvm::join(spec.quantExclude, ","),
                                spec.maxPositionEmbeddings,
-                               spec.tieWordEmbeddings,
-                               spec.zeroCenteredNorms));
+                               spec.tieWordEmbeddings, spec.zeroCenteredNorms));
   func.setArgAttr(0, ::mlir::helix::attrs::name, b.getStringAttr("tokens"));
   func.setArgAttr(1, ::mlir::helix::attrs::name, b.getStringAttr("positions"));
   if (results.size() > 1)

@@ -36,8 +36,8 @@ MoENames moeNames(llvm::StringRef modelType, llvm::StringRef prefix,
   n.gateBias = expert + (mixtral ? "w1" : "gate_proj") + ".bias";
   n.upBias = expert + (mixtral ? "w3" : "up_proj") + ".bias";
   n.downBias = expert + (mixtral ? "w2" : "down_proj") + ".bias";
-  std::string shared = p + (sharedExpertGate ? ".shared_expert."
-                                             : ".shared_experts.");
+  std::string shared =
+      p + (sharedExpertGate ? ".shared_expert." : ".shared_experts.");
   n.sharedGate = shared + "gate_proj.weight";
   n.sharedUp = shared + "up_proj.weight";
   n.sharedDown = shared + "down_proj.weight";

@@ -57,8 +57,6 @@ LogicalResult notLoweredYet(Operation *op) {
             "Mamba-2 layers (docs/long-context-architectures.md)";
 }
 
-
-
 LogicalResult rewriteOp(ShardRewriter &r, Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](EmbedOp o) { return shardEmbed(r, o); })

@@ -280,15 +280,14 @@ FailureOr<Type> StageBuilder::indexCacheType(BlockArgument cache) {
       rowsDist = DistAttr::getFromAxes(
           b.getContext(), xDist.getGrid(),
           {SmallVector<int16_t>(xDist.getSplitAxes(0))}, {}, xDist.getStage());
-    FailureOr<SplitPart> rows = split(
-        index, RankedTensorType::get({int64_t(index.getCacheRows())},
-                                     x.getElementType(), rowsDist));
+    FailureOr<SplitPart> rows =
+        split(index, RankedTensorType::get({int64_t(index.getCacheRows())},
+                                           x.getElementType(), rowsDist));
     if (failed(rows))
       return failure();
-    return Type(StateShardType::get(
-        b.getContext(), rows->type.getDimSize(0),
-        index.getPlacement()->getCapacity() *
-            (index.getConfig().getHeadDim() + 1)));
+    return Type(StateShardType::get(b.getContext(), rows->type.getDimSize(0),
+                                    index.getPlacement()->getCapacity() *
+                                        (index.getConfig().getHeadDim() + 1)));
   }
   return Type();
 }

@@ -127,9 +127,9 @@ static FailureOr<int64_t> headSplit(ShardRewriter &r, Operation *op,
   if (l.kvp % local == 0 && c.getVHeadDim() % s == 0)
     return s;
   return op->emitOpError() << "helix-insert-collectives: the " << local
-                          << " query heads of a TPA slice cannot be spread "
-                             "over the "
-                          << l.kvp << " KVP ranks of the all-to-all";
+                           << " query heads of a TPA slice cannot be spread "
+                              "over the "
+                           << l.kvp << " KVP ranks of the all-to-all";
 }
 
 /// The partials of each KV shard, exchanged and combined: helix.attention,
@@ -180,10 +180,10 @@ static LogicalResult shardAttentionOf(ShardRewriter &r, Operation *op,
     Value x = r.toStream(r.get(qkv.getInput()));
     int64_t hidden = cast<RankedTensorType>(x.getType()).getDimSize(1),
             d = c.getHeadDim();
-    Value wGate = g.weightBox(join(prefix, "q_proj.weight"),
-                              {hq * 2 * d, hidden}, {hq, 2 * d, hidden},
-                              {0, d, 0}, {hq, d, hidden}, r.act, g.attnGrid,
-                              {headAxes});
+    Value wGate =
+        g.weightBox(join(prefix, "q_proj.weight"), {hq * 2 * d, hidden},
+                    {hq, 2 * d, hidden}, {0, d, 0}, {hq, d, hidden}, r.act,
+                    g.attnGrid, {headAxes});
     out = OutputGateOp::create(g.b, g.loc, outType, out, x, wGate);
   }
   r.set(result, out);
@@ -198,8 +198,8 @@ LogicalResult shardAttention(ShardRewriter &r, AttentionOp op) {
 
 LogicalResult shardSparseAttention(ShardRewriter &r, SparseAttentionOp op) {
   Value selected = r.get(op.getSelected());
-  return shardAttentionOf(r, op, op.getConfig(), op.getQ(), op.getK(),
-                          Value(), op.getCache(), selected, op.getLayerAttr(),
+  return shardAttentionOf(r, op, op.getConfig(), op.getQ(), op.getK(), Value(),
+                          op.getCache(), selected, op.getLayerAttr(),
                           op.getPrefix(), op.getResult());
 }
 
@@ -250,8 +250,8 @@ LogicalResult shardIndexer(ShardRewriter &r, DSAIndexerOp op) {
       r.rowBase, c, mla.getRope(), g.b.getF64FloatAttr(eps), op.getLayerAttr(),
       g.b.getI64IntegerAttr(g.plan.cacheRows), KVPlacementAttr());
   Value all = g.allGather(candidates, g.attnGrid, kvp, 0);
-  auto selType = g.type({b, c.getTopK()}, g.b.getI64Type(),
-                        g.dist(g.attnGrid, {batch}));
+  auto selType =
+      g.type({b, c.getTopK()}, g.b.getI64Type(), g.dist(g.attnGrid, {batch}));
   r.set(op.getSelected(),
         TopkMergeOp::create(g.b, g.loc, selType, all,
                             g.b.getI64IntegerAttr(c.getTopK())));

@@ -132,8 +132,7 @@ LogicalResult shardMoE(ShardRewriter &r, MoEOp op) {
                      whole(n.sharedDown, {hidden, shared}, {{}, all})};
     // Qwen3-Next's sigmoid gate on the shared expert: [1, H], replicated.
     if (c.getSharedExpertGate())
-      sharedWeights.push_back(
-          whole(n.sharedExpertGate, {1, hidden}, {}));
+      sharedWeights.push_back(whole(n.sharedExpertGate, {1, hidden}, {}));
   }
 
   // Helix with EP > 1: each group's sum in its slot of [EP, B, H].

@@ -60,9 +60,8 @@ LogicalResult shardLinearAttention(ShardRewriter &r, LinearAttentionOp op) {
   std::string p = op.getPrefix().str();
   int64_t perKey = 2 * dk + 2 * rv * dv, channels = 2 * hk * dk + hv * dv;
   Type act = r.act;
-  Value wqkvz =
-      g.weight(p + ".in_proj_qkvz.weight", {hk * perKey, hidden},
-               {hk, perKey, hidden}, act, g.attnGrid, {heads});
+  Value wqkvz = g.weight(p + ".in_proj_qkvz.weight", {hk * perKey, hidden},
+                         {hk, perKey, hidden}, act, g.attnGrid, {heads});
   Value wba = g.weight(p + ".in_proj_ba.weight", {2 * hv, hidden},
                        {hk, 2 * rv, hidden}, act, g.attnGrid, {heads});
   // conv1d.weight [C, 1, K] seen as [C, K]: the q, k and v channels.

@@ -67,7 +67,8 @@ mlir::LogicalResult shardLinear(ShardRewriter &r, mlir::helix::LinearOp op);
 /// DeepSeek Sparse Attention (ShardAttention.cpp): the indexer's candidates
 /// per KV shard, gathered and merged into the exact top-k, and the MLA
 /// partials over the selected tokens.
-mlir::LogicalResult shardIndexer(ShardRewriter &r, mlir::helix::DSAIndexerOp op);
+mlir::LogicalResult shardIndexer(ShardRewriter &r,
+                                 mlir::helix::DSAIndexerOp op);
 mlir::LogicalResult shardSparseAttention(ShardRewriter &r,
                                          mlir::helix::SparseAttentionOp op);
 /// A Gated DeltaNet layer (ShardRecurrent.cpp): its heads over TPA.

@@ -35,9 +35,7 @@ int64_t indexKeySmem(const LaunchDims &d) { return d.keyDim * 4; }
 
 /// indexerTopK(): the index queries and head weights in shared memory when
 /// they fit (DeepSeek-V3.2: 64 heads of keyDim values, and 64 weights).
-int64_t indexQuerySmem(const LaunchDims &d) {
-  return (64 * d.keyDim + 64) * 4;
-}
+int64_t indexQuerySmem(const LaunchDims &d) { return (64 * d.keyDim + 64) * 4; }
 } // namespace
 
 const std::vector<Launcher> &launchers() {
@@ -86,8 +84,8 @@ const std::vector<Launcher> &launchers() {
        "sizeof(float)",
        "(2 * keyDim + 2 * valueDim) * 4 (r = 1)", gdnSmem, false},
       {"indexerPrepareKernel", "indexerPrepare", 128,
-       "static_cast<size_t>(a.dim) * sizeof(float)", "keyDim * 4",
-       indexKeySmem, false},
+       "static_cast<size_t>(a.dim) * sizeof(float)", "keyDim * 4", indexKeySmem,
+       false},
       {"indexScoresKernel", "indexerTopK", 256, "shared ? qBytes : 0",
        "(64 * keyDim + 64) * 4", indexQuerySmem, false},
       {"indexSelectKernel", "indexerTopK", 256, "0", "0", none, false},

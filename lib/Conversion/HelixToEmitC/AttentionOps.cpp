@@ -2,8 +2,9 @@
 //
 // helix.qkv, helix.mla_qkv, helix.kv_slots, helix.attention_partial (and
 // its sparse form), helix.index_candidates, helix.topk_merge,
-// helix.lse_combine and helix.output_gate. RoPE is built from the layer's #helix.rope and the
-// model's max_position (one `helix::rt::cg::rope` call per use).
+// helix.lse_combine and helix.output_gate. RoPE is built from the layer's
+// #helix.rope and the model's max_position (one `helix::rt::cg::rope` call per
+// use).
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,9 +83,8 @@ struct QKVLowering : HelixPattern<QKVOp> {
     AttentionConfigAttr c = op.getConfig();
     // Partial RoPE (Qwen3-Next, Qwen3.5) rotates the first values of each
     // head (a whole even number of them: the importer checks).
-    int64_t rotary = static_cast<int64_t>(
-        std::lround(double(c.getHeadDim()) *
-                   c.getPartialRotary().convertToDouble()));
+    int64_t rotary = static_cast<int64_t>(std::lround(
+        double(c.getHeadDim()) * c.getPartialRotary().convertToDouble()));
     Value rope = ropeConfig(rewriter, loc, op.getRope(), facts.maxPosition,
                             rotary, /*interleaved=*/false);
     Type t = tensorType(getContext());

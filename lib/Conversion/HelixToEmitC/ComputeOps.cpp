@@ -198,8 +198,7 @@ struct MoERouterLowering : HelixPattern<MoERouterOp> {
                   ConversionPatternRewriter &rewriter) const override {
     MoEConfigAttr c = op.getConfig();
     StringRef type = facts.modelType;
-    bool grouped =
-        ::helix::routesAsDeepSeekV3(type.str()) && c.getNGroup() > 1;
+    bool grouped = ::helix::routesAsDeepSeekV3(type.str()) && c.getNGroup() > 1;
     MLIRContext *ctx = getContext();
     auto call = Call(rewriter, op.getLoc(), "moeRouter")
                     .operand(contextOf(op))

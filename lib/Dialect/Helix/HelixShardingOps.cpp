@@ -257,7 +257,7 @@ StateShardType::verify(function_ref<InFlightDiagnostic()> emitError,
 /// heads and `hv` value heads: the delta-rule states, then the
 /// convolution's last conv_kernel - 1 inputs of its q, k and v channels.
 int64_t mlir::helix::gdnStateValues(LinearAttentionConfigAttr c, int64_t hk,
-                                     int64_t hv) {
+                                    int64_t hv) {
   int64_t channels = 2 * hk * c.getKeyHeadDim() + hv * c.getValueHeadDim();
   return hv * c.getKeyHeadDim() * c.getValueHeadDim() +
          channels * (c.getConvKernel() - 1);
@@ -272,8 +272,7 @@ LogicalResult IndexCandidatesOp::verify() {
                             "selection has no indexer of its own";
   if (c.getRopeDim() < 0 || c.getRopeDim() > d || c.getRopeDim() % 2 != 0)
     return emitOpError() << "rope_dim " << c.getRopeDim()
-                         << " must be an even number of at most head_dim "
-                         << d;
+                         << " must be an even number of at most head_dim " << d;
   if (failed(expectShape(*this, "positions", getPositions(), {b})) ||
       failed(expectShape(*this, "wq_a", getWqA(), {ql, h})) ||
       failed(expectShape(*this, "q_norm", getQNorm(), {ql})) ||
@@ -282,8 +281,8 @@ LogicalResult IndexCandidatesOp::verify() {
       failed(expectShape(*this, "k_norm", getKNorm(), {d})) ||
       failed(expectShape(*this, "k_norm_bias", getKNormBias(), {d})) ||
       failed(expectShape(*this, "w_proj", getWProj(), {nh, h})) ||
-      failed(expectShape(*this, "result", getResult(),
-                         {kAny, b, c.getTopK(), 2})))
+      failed(
+          expectShape(*this, "result", getResult(), {kAny, b, c.getTopK(), 2})))
     return failure();
   if (bool(getSlots()) != bool(getPlacement()))
     return emitOpError() << "takes kv(slots, spans) with its placement";
@@ -302,8 +301,9 @@ LogicalResult IndexCandidatesOp::verify() {
   if (getPlacement() &&
       shard.getValues() != getPlacement()->getCapacity() * (d + 1))
     return emitOpError() << "index-key shard rows of " << shard.getValues()
-                         << " values do not hold " << getPlacement()->getCapacity()
-                         << " keys of " << d << " values and their positions";
+                         << " values do not hold "
+                         << getPlacement()->getCapacity() << " keys of " << d
+                         << " values and their positions";
   return success();
 }
 

@@ -246,8 +246,7 @@ Tensor outputGate(Context &ctx, const Tensor &attention, const Tensor &x,
   check(wGate.defined() && wGate.rank() == 3,
         "output_gate: w_gate must be [heads, head_dim, hidden]");
   int64_t B = batchOf(x, "output_gate");
-  check(attention.defined() && attention.rank() == 2 &&
-            attention.dim(0) == B &&
+  check(attention.defined() && attention.rank() == 2 && attention.dim(0) == B &&
             attention.dim(1) == wGate.dim(0) * wGate.dim(1),
         "output_gate: attention " + attention.str() + " does not match the " +
             std::to_string(wGate.dim(0)) + " heads of " +

@@ -392,8 +392,8 @@ Tensor moeExperts(Context &ctx, const Tensor &x, const Tensor &weights,
                   const Tensor &upBias, const Tensor &downBias,
                   const Tensor &sharedGate, const Tensor &sharedUp,
                   const Tensor &sharedDown, const Tensor &sharedExpertGate,
-                  int64_t expertOffset,
-                  const char *activation, bool fused, bool groupDim);
+                  int64_t expertOffset, const char *activation, bool fused,
+                  bool groupDim);
 
 //===----------------------------------------------------------------------===//
 // Layout (tensor dialect)
