@@ -76,6 +76,41 @@ Value rowsOf(OpBuilder &b, Location loc, Value v, int64_t offset,
                                         strides);
 }
 
+/// One helix.kv_slots per (placement, positions, distribution of the
+/// slots): the slots of the KV shards of `placement` for `positions`, split
+/// like `partials` over KV shards and like `rows` over DP replicas.
+class SlotsCache {
+public:
+  KVSlotsOp get(Operation *user, KVPlacementAttr placement, Value positions,
+                Value partials, Value rows) {
+    DistAttr pd = distOf(partials), rd = distOf(rows);
+    Attribute dist;
+    if (pd) {
+      SmallVector<SmallVector<int16_t>> split = {
+          SmallVector<int16_t>(pd.getSplitAxes(0)),
+          SmallVector<int16_t>(rd ? rd.getSplitAxes(0) : ArrayRef<int16_t>())};
+      dist = DistAttr::getFromAxes(user->getContext(), pd.getGrid(), split, {},
+                                   pd.getStage());
+    }
+    KVSlotsOp &slots = cache[{placement, positions, dist}];
+    if (slots)
+      return slots;
+    OpBuilder b(user);
+    b.setInsertionPointAfterValue(positions);
+    int64_t kvp = placement.getKvp(),
+            n = cast<RankedTensorType>(positions.getType()).getDimSize(0);
+    auto i64 = b.getI64Type();
+    slots = KVSlotsOp::create(
+        b, user->getLoc(), RankedTensorType::get({kvp, n}, i64, dist),
+        RankedTensorType::get({kvp, n, 2}, i64, dist), positions,
+        /*rank_offset=*/Value(), placement);
+    return slots;
+  }
+
+private:
+  llvm::DenseMap<std::tuple<Attribute, Value, Attribute>, KVSlotsOp> cache;
+};
+
 struct KVPlacement
     : public mlir::helix::impl::HelixKVPlacementBase<KVPlacement> {
   using Base::Base;
@@ -118,8 +153,7 @@ struct KVPlacement
       func->setAttr(
           ::mlir::helix::attrs::plan,
           ::helix::planWithProgram(plan, plan.getSlices(), blockSize));
-    // One kv_slots per (placement, positions, distribution of the slots).
-    llvm::DenseMap<std::tuple<Attribute, Value, Attribute>, KVSlotsOp> slotsOf;
+    SlotsCache slotsOf;
     WalkResult walk = func.walk([&](AttentionPartialOp op) {
       if (op.getPlacement())
         return WalkResult::advance();
@@ -141,31 +175,9 @@ struct KVPlacement
       auto placement = KVPlacementAttr::get(
           op.getContext(), blockSize, kvp,
           capacityOf(tokens, window, blockSize, kvp), window);
-      // The slots are split like the partials over KV shards and like the
-      // requests over DP replicas.
-      DistAttr pd = distOf(op.getResult()), qd = distOf(op.getQ());
-      Attribute dist;
-      if (pd) {
-        SmallVector<SmallVector<int16_t>> split = {
-            SmallVector<int16_t>(pd.getSplitAxes(0)),
-            SmallVector<int16_t>(qd ? qd.getSplitAxes(0)
-                                    : ArrayRef<int16_t>())};
-        dist = DistAttr::getFromAxes(op.getContext(), pd.getGrid(), split, {},
-                                     pd.getStage());
-      }
-      KVSlotsOp &slots = slotsOf[{placement, positions, dist}];
+      KVSlotsOp slots =
+          slotsOf.get(op, placement, positions, op.getResult(), op.getQ());
       OpBuilder b(op);
-      if (!slots) {
-        b.setInsertionPointAfterValue(positions);
-        int64_t rows =
-            cast<RankedTensorType>(positions.getType()).getDimSize(0);
-        auto i64 = b.getI64Type();
-        slots = KVSlotsOp::create(
-            b, op.getLoc(), RankedTensorType::get({kvp, rows}, i64, dist),
-            RankedTensorType::get({kvp, rows, 2}, i64, dist), positions,
-            /*rank_offset=*/Value(), placement);
-        b.setInsertionPoint(op);
-      }
       int64_t rows = cast<RankedTensorType>(op.getQ().getType()).getDimSize(0);
       int64_t offset = op.getBatchOffset();
       op.getSlotsMutable().assign(
@@ -186,29 +198,8 @@ struct KVPlacement
       auto placement = KVPlacementAttr::get(
           op.getContext(), blockSize, kvp,
           capacityOf(tokens, /*window=*/0, blockSize, kvp), /*window=*/0);
-      DistAttr pd = distOf(op.getResult()), xd = distOf(op.getInput());
-      Attribute dist;
-      if (pd) {
-        SmallVector<SmallVector<int16_t>> split = {
-            SmallVector<int16_t>(pd.getSplitAxes(0)),
-            SmallVector<int16_t>(xd ? xd.getSplitAxes(0)
-                                    : ArrayRef<int16_t>())};
-        dist = DistAttr::getFromAxes(op.getContext(), pd.getGrid(), split, {},
-                                     pd.getStage());
-      }
-      Value positions = op.getPositions();
-      KVSlotsOp &slots = slotsOf[{placement, positions, dist}];
-      OpBuilder b(op);
-      if (!slots) {
-        b.setInsertionPointAfterValue(positions);
-        int64_t rows =
-            cast<RankedTensorType>(positions.getType()).getDimSize(0);
-        auto i64 = b.getI64Type();
-        slots = KVSlotsOp::create(
-            b, op.getLoc(), RankedTensorType::get({kvp, rows}, i64, dist),
-            RankedTensorType::get({kvp, rows, 2}, i64, dist), positions,
-            /*rank_offset=*/Value(), placement);
-      }
+      KVSlotsOp slots = slotsOf.get(op, placement, op.getPositions(),
+                                    op.getResult(), op.getInput());
       op.getSlotsMutable().assign(slots.getSlots());
       op.getSpansMutable().assign(slots.getSpans());
       op.setPlacementAttr(placement);
