@@ -50,6 +50,8 @@ cd "$build"
 # programs), gpt-oss's sliding-window Helix (gpt-oss-mxfp4 runs the same
 # model and layout), four of the nine memory-accounting runs (every
 # format runs in the other five), Qwen2 on TP 4 without the overlap and Llama without HOP-B
-# (their overlapping and HOP-B twins run here).
-skip='^(codegen-e2e-deepseek-mtp3-helix-kvp4-tpf2-ep2|codegen-e2e-gpt-oss-per-layer|codegen-e2e-deepseek-helix-kvp4-tpf2-ep2|codegen-e2e-gpt-oss-helix-kvp4-tpa2-tpf2-ep4|EstimateCost\.EqualsEvaluateForEveryStrategyAndModel|codegen-e2e-deepseek-nvfp4-fp4kv|codegen-e2e-qwen3-moe-kvp2-tpa2|codegen-e2e-gpt-oss-swa-helix-kvp2-tpa2-ep4|codegen-e2e-memory-(bf16-bf16|bf16-fp8|fp4-fp8|fp8-fp8)|codegen-e2e-qwen2-swa-tp4|codegen-e2e-llama-helix-kvp2-tpa2-nohopb)$'
+# (their overlapping and HOP-B twins run here), and the two Qwen3.5 variants
+# (their Gated DeltaNet, output-gate and MoE paths run here in Qwen3-Next's
+# program).
+skip='^(codegen-e2e-deepseek-mtp3-helix-kvp4-tpf2-ep2|codegen-e2e-gpt-oss-per-layer|codegen-e2e-deepseek-helix-kvp4-tpf2-ep2|codegen-e2e-gpt-oss-helix-kvp4-tpa2-tpf2-ep4|EstimateCost\.EqualsEvaluateForEveryStrategyAndModel|codegen-e2e-deepseek-nvfp4-fp4kv|codegen-e2e-qwen3-moe-kvp2-tpa2|codegen-e2e-gpt-oss-swa-helix-kvp2-tpa2-ep4|codegen-e2e-memory-(bf16-bf16|bf16-fp8|fp4-fp8|fp8-fp8)|codegen-e2e-qwen2-swa-tp4|codegen-e2e-llama-helix-kvp2-tpa2-nohopb|codegen-e2e-qwen35-hybrid-per-layer|codegen-e2e-qwen35-dense-gated-attention)$'
 ctest --output-on-failure -j "$(nproc)" -L '^(quick|e2e)$' -E "$skip" "$@"
