@@ -38,6 +38,14 @@ LogicalResult shardLinearAttention(ShardRewriter &r, LinearAttentionOp op) {
               "only Gated DeltaNet linear attention to rank IR yet, not "
            << stringifyLinearAttnVariant(c.getVariant())
            << " (docs/long-context-architectures.md)";
+  if (g.plan.queries > 1)
+    return op.emitOpError()
+           << "helix-insert-collectives: speculative decoding (a verify step "
+              "of "
+           << g.plan.queries
+           << " query rows per request) is not lowered for recurrent layers: "
+              "each draft row would need the request's state in turn, and a "
+              "rejected draft its rollback";
   Value positions = stepPositions(op);
   if (!positions)
     return op.emitOpError() << "helix-insert-collectives: the decode step has "
