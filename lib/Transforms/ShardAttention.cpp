@@ -172,6 +172,16 @@ static LogicalResult shardAttentionOf(ShardRewriter &r, Operation *op,
                         g.dist(g.attnGrid, {r.batchAxes(), headAxes}));
   Value out = LSECombineOp::create(g.b, g.loc, outType, gathered, sinks);
   if (c.getOutputGate()) {
+    // The gate rows of a head are one box of q_proj; a rank holding a
+    // piece of each head (head_split > 1) would need strided boxes.
+    if (s > 1)
+      return op->emitOpError()
+             << "helix-insert-collectives: the gated attention output is not "
+                "lowered when the all-to-all cuts each head into "
+             << s
+             << " pieces (fewer query heads per TPA slice than KVP ranks); "
+                "choose a layout whose KVP divides the query heads of a TPA "
+                "slice";
     auto qkv = modelQ.getDefiningOp<QKVProjOp>();
     if (!qkv)
       return op->emitOpError() << "helix-insert-collectives: a gated "
