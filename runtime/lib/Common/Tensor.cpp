@@ -38,16 +38,20 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, std::vector<int64_t> shape,
     : storage_(std::move(storage)), shape_(std::move(shape)), dtype_(dtype),
       offset_(byteOffset) {
   for (int64_t d : shape_)
-    check(d >= 0, "tensor: negative dimension in " + shapeString(shape_));
-  check(!storage_ || offset_ + bytes() <= storage_->bytes,
-        "tensor: " + shapeString(shape_) + " does not fit its storage");
+    check(d >= 0, [&] {
+      return "tensor: negative dimension in " + shapeString(shape_);
+    });
+  check(!storage_ || offset_ + bytes() <= storage_->bytes, [&] {
+    return "tensor: " + shapeString(shape_) + " does not fit its storage";
+  });
 }
 
 int64_t Tensor::dim(int i) const {
   int r = rank();
   int j = i < 0 ? i + r : i;
-  check(j >= 0 && j < r,
-        "tensor " + str() + ": no dimension " + std::to_string(i));
+  check(j >= 0 && j < r, [&] {
+    return "tensor " + str() + ": no dimension " + std::to_string(i);
+  });
   return shape_[j];
 }
 
@@ -64,35 +68,41 @@ const void *Tensor::raw() const {
 }
 
 float *Tensor::f32() {
-  check(dtype_ == DType::F32, "tensor " + str() + ": expected f32");
+  check(dtype_ == DType::F32,
+        [&] { return "tensor " + str() + ": expected f32"; });
   return static_cast<float *>(raw());
 }
 const float *Tensor::f32() const {
-  check(dtype_ == DType::F32, "tensor " + str() + ": expected f32");
+  check(dtype_ == DType::F32,
+        [&] { return "tensor " + str() + ": expected f32"; });
   return static_cast<const float *>(raw());
 }
 int32_t *Tensor::i32() {
-  check(dtype_ == DType::I32, "tensor " + str() + ": expected i32");
+  check(dtype_ == DType::I32,
+        [&] { return "tensor " + str() + ": expected i32"; });
   return static_cast<int32_t *>(raw());
 }
 const int32_t *Tensor::i32() const {
-  check(dtype_ == DType::I32, "tensor " + str() + ": expected i32");
+  check(dtype_ == DType::I32,
+        [&] { return "tensor " + str() + ": expected i32"; });
   return static_cast<const int32_t *>(raw());
 }
 
 Tensor Tensor::rows(int64_t begin, int64_t end) const {
-  check(defined() && rank() >= 1, "tensor rows: needs a defined tensor of "
-                                  "rank >= 1, got " +
-                                      str());
-  check(0 <= begin && begin <= end && end <= shape_[0],
-        "tensor rows: [" + std::to_string(begin) + ", " + std::to_string(end) +
-            ") outside " + str());
+  check(defined() && rank() >= 1, [&] {
+    return "tensor rows: needs a defined tensor of rank >= 1, got " + str();
+  });
+  check(0 <= begin && begin <= end && end <= shape_[0], [&] {
+    return "tensor rows: [" + std::to_string(begin) + ", " +
+           std::to_string(end) + ") outside " + str();
+  });
   std::vector<int64_t> s = shape_;
   s[0] = end - begin;
   int64_t rowElems = shapeNumel(shape_) / (shape_[0] ? shape_[0] : 1);
-  check(dtypeBits(dtype_) % 8 == 0 || (begin * rowElems) % 2 == 0,
-        "tensor rows: row " + std::to_string(begin) + " of " + str() +
-            " starts inside a byte");
+  check(dtypeBits(dtype_) % 8 == 0 || (begin * rowElems) % 2 == 0, [&] {
+    return "tensor rows: row " + std::to_string(begin) + " of " + str() +
+           " starts inside a byte";
+  });
   Tensor t(storage_, s, dtype_, offset_ + dtypeBytes(dtype_, begin * rowElems));
   t.scales_ = scales_;
   return t;
@@ -113,20 +123,23 @@ Tensor Tensor::view(std::vector<int64_t> shape) const {
   int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      check(infer < 0,
-            "tensor view: more than one -1 in " + shapeString(shape));
+      check(infer < 0, [&] {
+        return "tensor view: more than one -1 in " + shapeString(shape);
+      });
       infer = static_cast<int>(i);
     } else {
       known *= shape[i];
     }
   }
   if (infer >= 0) {
-    check(known > 0 && numel() % known == 0,
-          "tensor view: cannot view " + str() + " as " + shapeString(shape));
+    check(known > 0 && numel() % known == 0, [&] {
+      return "tensor view: cannot view " + str() + " as " + shapeString(shape);
+    });
     shape[infer] = numel() / known;
   }
-  check(shapeNumel(shape) == numel(),
-        "tensor view: cannot view " + str() + " as " + shapeString(shape));
+  check(shapeNumel(shape) == numel(), [&] {
+    return "tensor view: cannot view " + str() + " as " + shapeString(shape);
+  });
   Tensor t(storage_, shape, dtype_, offset_);
   t.scales_ = scales_;
   return t;

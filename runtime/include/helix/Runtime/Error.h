@@ -12,6 +12,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace helix {
 namespace rt {
@@ -25,6 +26,24 @@ public:
 inline void check(bool condition, const std::string &message) {
   if (!condition)
     throw Error(message);
+}
+
+/// The same for a fixed message: no std::string is built unless it fails.
+inline void check(bool condition, const char *message) {
+  if (!condition)
+    throw Error(message);
+}
+
+/// Throws Error(makeMessage()) when `condition` is false; the message is
+/// built only then. For checks on the decode loop's path (a tensor's data
+/// accessors run for every operand of every op), where building the text
+/// on every call is most of the cost of the check.
+template <typename MakeMessage,
+          typename =
+              std::enable_if_t<std::is_invocable_r_v<std::string, MakeMessage>>>
+inline void check(bool condition, MakeMessage &&makeMessage) {
+  if (!condition)
+    throw Error(makeMessage());
 }
 
 } // namespace rt
