@@ -62,21 +62,18 @@ bool parseReal(const std::string &name, const std::string &text, double min,
   return true;
 }
 
-bool checkInteger(const std::string &name, int64_t value, int64_t min,
-                  int64_t max, std::string &error) {
-  if (value >= min && value <= max)
-    return true;
-  error = name + ": expected an integer " + describeRange(min, max) +
-          ", got '" + std::to_string(value) + "'";
-  return false;
+std::string integerRangeError(std::string_view name, int64_t value, int64_t min,
+                              int64_t max) {
+  return std::string(name) + ": expected an integer " +
+         describeRange(min, max) + ", got '" + std::to_string(value) + "'";
 }
 
-bool checkReal(const std::string &name, double value, double min, double max,
+bool checkReal(std::string_view name, double value, double min, double max,
                std::string &error) {
   if (std::isfinite(value) && value >= min && value <= max)
     return true;
-  error = name + ": expected a number " + describeRealRange(min, max) +
-          ", got '" + realText(value) + "'";
+  error = std::string(name) + ": expected a number " +
+          describeRealRange(min, max) + ", got '" + realText(value) + "'";
   return false;
 }
 

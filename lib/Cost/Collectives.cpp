@@ -86,10 +86,8 @@ static double measuredTime(const Hardware &hw, CollectiveKind kind,
     return lo->seconds +
            busBandwidthFactor(kind, n) * (bytes - lo->bytes) / busbw;
   }
-  double t = (std::log(bytes) - std::log(lo->bytes)) /
-             (std::log(hi->bytes) - std::log(lo->bytes));
-  return std::exp(std::log(lo->seconds) +
-                  t * (std::log(hi->seconds) - std::log(lo->seconds)));
+  double t = (std::log(bytes) - lo->logBytes) / (hi->logBytes - lo->logBytes);
+  return std::exp(lo->logSeconds + t * (hi->logSeconds - lo->logSeconds));
 }
 
 /// A collective over `n` GPUs spanning several NVLink domains, with no

@@ -6,6 +6,7 @@
 
 #include "helix/Cost/PerLayer.h"
 
+#include <algorithm>
 #include <array>
 
 #include "helix/Common/Numbers.h"
@@ -14,13 +15,9 @@ namespace helix {
 
 static std::string str(int64_t v) { return std::to_string(v); }
 
-/// Whether `layer` repeats the previous layer's figures the checks below
-/// read (the checks would say the same): models are runs of like layers.
-static bool repeatsPrevious(const std::vector<LayerSpec> &layers,
-                            const LayerSpec &layer) {
-  if (&layer == &layers.front())
-    return false;
-  const LayerSpec &prev = (&layer)[-1];
+/// Whether two layers have the same figures the checks below read (the
+/// checks would say the same of both).
+static bool sameChecks(const LayerSpec &prev, const LayerSpec &layer) {
   const AttentionSpec &a = prev.attention, &b = layer.attention;
   return prev.mixer == layer.mixer && prev.hasFFN == layer.hasFFN &&
          a.kind == b.kind && a.numHeads == b.numHeads &&
@@ -76,12 +73,12 @@ static std::string checkAttention(const Config &c, const AttentionSpec &a,
 
 /// Checks the FFN widths of the layout against the strategy.
 static std::string checkFFN(const Config &c, const ModelSpec &m,
-                            const Why &why) {
+                            const std::vector<const LayerSpec *> &layers,
+                            bool moe, const Why &why) {
   const Layout &l = c.layout;
   int64_t g = l.gpusPerStage();
   // Built only for a message: the search validates every candidate layout.
   auto grid = [&] { return "tpf x ep = " + str(l.tpf) + " x " + str(l.ep); };
-  bool moe = m.numMoELayers() > 0;
   if (!moe && l.ep != 1)
     return why([&] {
       return "ep=" + str(l.ep) + " but " + m.name + " has no experts";
@@ -115,12 +112,11 @@ static std::string checkFFN(const Config &c, const ModelSpec &m,
                (l.pp > 1 ? " per stage)" : ")");
       });
   }
-  for (const LayerSpec &layer : m.layers)
-    if (!repeatsPrevious(m.layers, layer) && layer.hasFFN && layer.isMoE &&
-        layer.moe.numExperts % l.ep != 0)
+  for (const LayerSpec *layer : layers)
+    if (layer->hasFFN && layer->isMoE && layer->moe.numExperts % l.ep != 0)
       return why([&] {
         return "ep=" + str(l.ep) + " does not divide the " +
-               str(layer.moe.numExperts) + " experts";
+               str(layer->moe.numExperts) + " experts";
       });
   return "";
 }
@@ -128,12 +124,12 @@ static std::string checkFFN(const Config &c, const ModelSpec &m,
 /// Checks that every sharded matrix splits evenly: the output projection
 /// over its TP width (the heads x v_head_dim rows each rank holds after the
 /// exchange), dense FFNs over their width and experts over TPF.
-static std::string checkEvenSplits(const Config &c, const ModelSpec &m,
+static std::string checkEvenSplits(const Config &c,
+                                   const std::vector<const LayerSpec *> &layers,
                                    const Why &why) {
   detail::Placement pl = detail::placementFor(c);
-  for (const LayerSpec &layer : m.layers) {
-    if (repeatsPrevious(m.layers, layer))
-      continue;
+  for (const LayerSpec *layerPtr : layers) {
+    const LayerSpec &layer = *layerPtr;
     const AttentionSpec &a = layer.attention;
     int64_t rows = a.numHeads * a.vHeadDim;
     if (layer.hasAttention() && rows % pl.oprojWidth != 0)
@@ -169,11 +165,27 @@ static std::string checkEvenSplits(const Config &c, const ModelSpec &m,
   return "";
 }
 
-static std::string validate(const ModelSpec &model, const Hardware &hw,
-                            const Workload &workload, const Config &config,
-                            const Why &why) {
+ConfigValidator::ConfigValidator(const ModelSpec &model, const Hardware &hw,
+                                 const Workload &workload)
+    : model(model), hw(hw), workload(workload), moe(model.numMoELayers() > 0) {
+  for (const LayerSpec &layer : model.layers)
+    if (std::none_of(distinct.begin(), distinct.end(),
+                     [&](const LayerSpec *d) { return sameChecks(*d, layer); }))
+      distinct.push_back(&layer);
+}
+
+std::string ConfigValidator::why(const Config &config) const {
+  return check(config, true);
+}
+
+bool ConfigValidator::valid(const Config &config) const {
+  return check(config, false).empty();
+}
+
+std::string ConfigValidator::check(const Config &config, bool explain) const {
+  const Why why{explain};
   const Layout &l = config.layout;
-  std::string name = stringifyStrategy(config.strategy).str();
+  llvm::StringRef name = stringifyStrategy(config.strategy);
   if (model.numLayers() == 0 || model.hiddenSize <= 0)
     return "model '" + model.name + "' has no layers";
   if (l.kvp < 1 || l.tpa < 1 || l.tpf < 1 || l.ep < 1 || l.pp < 1 || l.dp < 1)
@@ -230,25 +242,25 @@ static std::string validate(const ModelSpec &model, const Hardware &hw,
   if (l.dp > 1 && config.strategy != Strategy::EP)
     return std::string(name) +
            " has no data-parallel attention (dp=" + str(l.dp) + "); use ep";
-  for (const LayerSpec &layer : model.layers) {
-    if (repeatsPrevious(model.layers, layer) || !layer.hasAttention())
+  for (const LayerSpec *layer : distinct) {
+    if (!layer->hasAttention())
       continue;
-    std::string err = checkAttention(config, layer.attention, why);
+    std::string err = checkAttention(config, layer->attention, why);
     if (!err.empty())
       return err;
   }
-  std::string err = checkFFN(config, model, why);
-  return err.empty() ? checkEvenSplits(config, model, why) : err;
+  std::string err = checkFFN(config, model, distinct, moe, why);
+  return err.empty() ? checkEvenSplits(config, distinct, why) : err;
 }
 
 std::string validateConfig(const ModelSpec &model, const Hardware &hw,
                            const Workload &workload, const Config &config) {
-  return validate(model, hw, workload, config, Why{true});
+  return ConfigValidator(model, hw, workload).why(config);
 }
 
 bool isValidConfig(const ModelSpec &model, const Hardware &hw,
                    const Workload &workload, const Config &config) {
-  return validate(model, hw, workload, config, Why{false}).empty();
+  return ConfigValidator(model, hw, workload).valid(config);
 }
 
 /// The Evaluation of priced layer costs (`perClass`, each class's cost at

@@ -104,8 +104,13 @@ KernelPoint KernelCurve::at(double x) const {
 /// byFormat[format], else the nearest wider format with a curve.
 static const KernelCurve &widerFallback(const KernelCurve *byFormat,
                                         DType format) {
+  // Widths in bits, as Precision::bytesPerValue orders them (without the
+  // block scales, which change no order).
+  auto bits = [](DType d) {
+    return d == DType::FP4 ? 4 : d == DType::FP8 ? 8 : 16;
+  };
   for (DType d : {format, DType::FP8, DType::BF16}) {
-    if (Precision().bytesPerValue(d) < Precision().bytesPerValue(format))
+    if (bits(d) < bits(format))
       continue;
     if (!byFormat[static_cast<int>(d)].empty())
       return byFormat[static_cast<int>(d)];
@@ -280,11 +285,10 @@ public:
         return fail(at + ".value", "must be a positive time in microseconds "
                                    "(at most 1e9), got " +
                                        p["value"].dump());
-      c.seconds *= 1e-6;
       if (!checkSource(at, p["source"]))
         return false;
       setSource(at, p["source"].get<std::string>());
-      points.push_back(c);
+      points.push_back(CollectivePoint(c.gpus, c.bytes, c.seconds * 1e-6));
     }
     std::sort(points.begin(), points.end(),
               [](const CollectivePoint &a, const CollectivePoint &b) {

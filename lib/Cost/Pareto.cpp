@@ -3,6 +3,7 @@
 #include "helix/Cost/Pareto.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace helix {
 
@@ -38,6 +39,23 @@ std::vector<PlanPoint> paretoFront(std::vector<PlanPoint> points) {
     if (front.empty() || k.gpu > front.back().tokensPerSecPerGPU)
       front.push_back(points[k.index]);
   return front;
+}
+
+void FrontBound::reset(const std::vector<PlanPoint> &front) {
+  steps.clear();
+  steps.reserve(front.size());
+  for (const PlanPoint &p : front)
+    steps.push_back({p.tokensPerSecPerUser, p.tokensPerSecPerGPU});
+}
+
+bool FrontBound::beats(const PlanPoint &p) const {
+  // The points with more tokens/s/user are a prefix; its last has the most
+  // tokens/s/GPU of them.
+  auto end =
+      std::partition_point(steps.begin(), steps.end(), [&](const Step &s) {
+        return s.user > p.tokensPerSecPerUser;
+      });
+  return end != steps.begin() && std::prev(end)->gpu >= p.tokensPerSecPerGPU;
 }
 
 } // namespace helix

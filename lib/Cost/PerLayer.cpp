@@ -457,6 +457,8 @@ struct PerLayerReuse::Impl {
   using GroupKey = std::array<int64_t, 4>; // kind, width, tpf, ep
   std::map<GroupKey, std::shared_ptr<const Prepared>> prepared;
   std::map<std::pair<GroupKey, int64_t>, Priced> priced;
+  /// classifyLayers of the search's model, found once.
+  std::shared_ptr<const detail::LayerClasses> classes;
 };
 
 PerLayerReuse::PerLayerReuse() : impl(std::make_unique<Impl>()) {}
@@ -485,14 +487,14 @@ struct PerLayerSearch::Impl {
 
   PerLayerReuse::Impl *reuse;
   /// The model's layer classes, for every candidate's prepare().
-  detail::LayerClasses layerClasses;
+  std::shared_ptr<const detail::LayerClasses> layerClasses;
 
   Impl(const ModelSpec &m, const Hardware &h, const Workload &w, int64_t n,
        PerLayerReuse::Impl *r, std::optional<PerLayerChoice> fixed = {},
        int64_t hopbSlices = 0)
       : model(m), hw(h), workload(w), gpus(n), only(std::move(fixed)),
         slices(hopbSlices), reuse(only ? nullptr : r),
-        layerClasses(detail::classifyLayers(m)) {
+        layerClasses(classesOf(m, reuse)) {
     if (m.numLayers() == 0 || n < 1) {
       fail("no layers, or no GPUs");
       return;
@@ -529,6 +531,19 @@ struct PerLayerSearch::Impl {
       classHasMixer.push_back(mixerKindOf(l).has_value());
       classHasFFN.push_back(l.hasFFN);
     }
+  }
+
+  /// classifyLayers(m), from `reuse` when it has them (one search, one
+  /// model).
+  static std::shared_ptr<const detail::LayerClasses>
+  classesOf(const ModelSpec &m, PerLayerReuse::Impl *reuse) {
+    if (reuse && reuse->classes)
+      return reuse->classes;
+    auto classes =
+        std::make_shared<const detail::LayerClasses>(detail::classifyLayers(m));
+    if (reuse)
+      reuse->classes = classes;
+    return classes;
   }
 
   void fail(const std::string &why) {
@@ -616,7 +631,7 @@ struct PerLayerSearch::Impl {
         auto prepared = std::make_shared<Prepared>();
         detail::prepare(model, hw, workload, kindConfig(k, gpus, attn, slices),
                         kindPlacement(k, gpus, attn, slices), *prepared,
-                        &layerClasses);
+                        layerClasses.get());
         cand.prepared = std::move(prepared);
         if (slot)
           *slot = cand.prepared;

@@ -65,20 +65,31 @@ static std::vector<int64_t> divisors(int64_t n) {
   return low;
 }
 
-std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
-                                     const Workload &workload,
-                                     Strategy strategy, int64_t gpus) {
-  bool moe = model.numMoELayers() > 0;
-  std::vector<Layout> candidates;
-  // FFN grids TPF x EP over `width` GPUs.
+/// enumerateLayouts with the model's validator (one for a whole search).
+static void layoutsOf(const ConfigValidator &validator, bool moe,
+                      Strategy strategy, int64_t gpus,
+                      std::vector<Layout> &valid) {
+  valid.clear();
+  const std::vector<int64_t> divs = divisors(gpus);
+  auto add = [&](const Layout &l) {
+    Config c;
+    c.strategy = strategy;
+    c.layout = l;
+    if (validator.valid(c))
+      valid.push_back(l);
+  };
+  // FFN grids TPF x EP over `width` GPUs (width divides gpus, so its
+  // divisors are those of gpus that divide it).
   auto addGrids = [&](Layout l, int64_t width) {
-    for (int64_t ep : moe ? divisors(width) : std::vector<int64_t>{1}) {
+    for (int64_t ep : divs) {
+      if (ep > width || width % ep != 0 || (!moe && ep != 1))
+        continue;
       l.ep = ep;
       l.tpf = width / ep;
-      candidates.push_back(l);
+      add(l);
     }
   };
-  for (int64_t tpa : divisors(gpus)) {
+  for (int64_t tpa : divs) {
     Layout l;
     switch (strategy) {
     case Strategy::Helix:
@@ -107,18 +118,18 @@ std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
       l.dp = gpus / tpa;
       l.ep = moe ? gpus : 1;
       l.tpf = moe ? 1 : gpus;
-      candidates.push_back(l);
+      add(l);
       break;
     }
   }
+}
+
+std::vector<Layout> enumerateLayouts(const ModelSpec &model, const Hardware &hw,
+                                     const Workload &workload,
+                                     Strategy strategy, int64_t gpus) {
   std::vector<Layout> valid;
-  for (const Layout &l : candidates) {
-    Config c;
-    c.strategy = strategy;
-    c.layout = l;
-    if (isValidConfig(model, hw, workload, c))
-      valid.push_back(l);
-  }
+  layoutsOf(ConfigValidator(model, hw, workload), model.numMoELayers() > 0,
+            strategy, gpus, valid);
   return valid;
 }
 
@@ -218,8 +229,9 @@ private:
   std::vector<LayerCost> scratch;
 };
 
-/// Points gathered before they are reduced to their Pareto front.
-constexpr size_t kPruneAt = 4096;
+/// Points gathered before they are reduced to their Pareto front (the
+/// points the last front beats are not gathered: FrontBound).
+constexpr size_t kPruneAt = 1024;
 
 /// Searches one strategy; collects its fitting points and, under a budget,
 /// the largest batch per layout.
@@ -229,7 +241,8 @@ public:
                  const Workload &workload, const SearchOptions &options,
                  const std::vector<int64_t> &batches)
       : model(model), hw(hw), workload(workload), options(options),
-        batches(batches), classes(detail::classifyLayers(model)) {}
+        batches(batches), classes(detail::classifyLayers(model)),
+        validator(model, hw, workload), moe(model.numMoELayers() > 0) {}
 
   void run(Strategy strategy, std::vector<PlanPoint> &points,
            Frontier &frontier) {
@@ -241,11 +254,13 @@ public:
     else
       overlaps = {true, false};
     reuse = LayerCostReuse();
+    bound.clear();
     Prepared p; // its buffers serve every layout
+    std::vector<Layout> layouts;
     for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
       reuse.nextGPUCount(strategy == Strategy::TPPP);
-      for (const Layout &l :
-           enumerateLayouts(model, hw, workload, strategy, g)) {
+      layoutsOf(validator, moe, strategy, g, layouts);
+      for (const Layout &l : layouts) {
         for (bool hopb : overlaps) {
           Config c;
           c.strategy = strategy;
@@ -302,6 +317,7 @@ public:
   void runPerLayer(std::vector<PlanPoint> &points, Frontier &frontier,
                    std::vector<PerLayerChoice> &choices) {
     PerLayerReuse reuseFFN;
+    bound.clear();
     for (int64_t g = options.minGPUs; g <= options.maxGPUs; ++g) {
       PerLayerSearch per(model, hw, workload, g, &reuseFFN);
       if (!per.valid())
@@ -335,7 +351,7 @@ private:
         missedBudget = b;
         break; // memory only grows with the batch
       }
-      points.push_back(point);
+      keep(point, points);
       if (budget > 0 && point.ttlS <= budget)
         metBudget = b;
       else if (budget > 0 && !missedBudget)
@@ -343,8 +359,10 @@ private:
     }
     // Only the front is kept: the front of the points so far and the rest
     // is the front of all of them (as for the baseline below).
-    if (points.size() >= kPruneAt)
+    if (points.size() >= kPruneAt) {
       points = paretoFront(std::move(points));
+      bound.reset(points);
+    }
     if (budget <= 0 || metBudget == 0)
       return;
     // TTL and memory grow with the batch: bisect between the last sweep
@@ -363,7 +381,7 @@ private:
     }
     price(lo, point);
     if (lo != metBudget)
-      points.push_back(point);
+      keep(point, points);
     BudgetChoice &bc = frontier.budget;
     if (!bc.found || lo > bc.largestBatch.config.batch ||
         (lo == bc.largestBatch.config.batch &&
@@ -373,13 +391,22 @@ private:
     }
   }
 
+  /// Gathers `point` unless the last front beats it (no front keeps it).
+  void keep(const PlanPoint &point, std::vector<PlanPoint> &points) {
+    if (!bound.beats(point))
+      points.push_back(point);
+  }
+
   const ModelSpec &model;
   const Hardware &hw;
   const Workload &workload;
   const SearchOptions &options;
   const std::vector<int64_t> &batches;
   const detail::LayerClasses classes;
+  const ConfigValidator validator;
+  const bool moe;
   LayerCostReuse reuse;
+  FrontBound bound;
 };
 
 /// Fills the best configuration under the budget from the front.

@@ -204,12 +204,17 @@ Totals totalsFrom(const Prepared &p, int64_t batch,
   // the step's own work. The pipeline's time as pipelineTTL gives it.
   double sum = 0; // the stages' times and the transfers between them
   double slowest = 0, firstStage = 0, lastStage = 0;
+  // Each class's time once (a tp-pp plan reads it in every stage).
+  thread_local std::vector<double> classS;
+  classS.resize(costs.size());
+  for (size_t c = 0; c < costs.size(); ++c)
+    classS[c] = costs[c].timeS();
   for (size_t i = 0; i < p.distinctStages.size(); ++i) {
     const int64_t st = p.distinctStages[i];
     double layers = 0;
     for (size_t c = 0; c < costs.size(); ++c)
       if (int64_t n = p.stageCount(st, c))
-        layers += n * costs[c].timeS();
+        layers += n * classS[c];
     sum += layers * double(p.distinctStageCount[i]);
     if (p.distinctInMiddle[i])
       slowest = std::max(slowest, layers);

@@ -7,6 +7,8 @@
 
 #include "gtest/gtest.h"
 
+#include <random>
+
 using namespace helix;
 
 namespace {
@@ -30,6 +32,43 @@ TEST(Pareto, KeepsOnlyUndominatedPoints) {
   EXPECT_EQ(front[1].gpus, 1); // equal points: fewer GPUs kept
   EXPECT_EQ(front[2].tokensPerSecPerUser, 5);
   EXPECT_EQ(front[3].tokensPerSecPerUser, 2);
+}
+
+// Points the last front beats are dropped as they come (FrontBound); the
+// front of what is kept, pruned now and then, is the front of all points,
+// ties included (equal throughputs, equal points on more GPUs).
+TEST(Pareto, FrontBoundDropsOnlyPointsNoFrontKeeps) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    // Coarse values: many equal throughputs and exact duplicates.
+    std::uniform_int_distribution<int> value(1, 12), gpus(1, 4);
+    std::vector<PlanPoint> all, kept;
+    FrontBound bound;
+    size_t dropped = 0;
+    for (int i = 0; i < 400; ++i) {
+      PlanPoint p = point(value(rng), value(rng), gpus(rng));
+      p.config.batch = value(rng);
+      all.push_back(p);
+      if (bound.beats(p)) {
+        ++dropped;
+        continue;
+      }
+      kept.push_back(p);
+      if (kept.size() >= 16) {
+        kept = paretoFront(std::move(kept));
+        bound.reset(kept);
+      }
+    }
+    std::vector<PlanPoint> want = paretoFront(all), got = paretoFront(kept);
+    ASSERT_EQ(got.size(), want.size()) << "trial " << trial;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].tokensPerSecPerUser, want[i].tokensPerSecPerUser);
+      EXPECT_EQ(got[i].tokensPerSecPerGPU, want[i].tokensPerSecPerGPU);
+      EXPECT_EQ(got[i].gpus, want[i].gpus);
+      EXPECT_EQ(got[i].config.batch, want[i].config.batch);
+    }
+    EXPECT_GT(dropped, 0u); // the bound did drop points
+  }
 }
 
 TEST(Search, BatchSweep) {

@@ -137,6 +137,29 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
 bool isValidConfig(const ModelSpec &model, const Hardware &hw,
                    const Workload &workload, const Config &config);
 
+/// validateConfig and isValidConfig for many configurations of one model,
+/// hardware and workload (the search: some 100,000 candidate layouts). The
+/// checks read each kind of layer once; the model's kinds are found here,
+/// once. The three must outlive the validator.
+class ConfigValidator {
+public:
+  ConfigValidator(const ModelSpec &model, const Hardware &hw,
+                  const Workload &workload);
+  std::string why(const Config &config) const;
+  bool valid(const Config &config) const;
+
+private:
+  std::string check(const Config &config, bool explain) const;
+  const ModelSpec &model;
+  const Hardware &hw;
+  const Workload &workload;
+  /// The first layer of each set with the same figures the checks read, in
+  /// model order (so the first failing layer is the one a walk over every
+  /// layer finds).
+  std::vector<const LayerSpec *> distinct;
+  bool moe;
+};
+
 /// Prices one decode step. Invalid configurations come back with `error` set;
 /// configurations that do not fit in HBM come back with fits == false.
 Evaluation evaluate(const ModelSpec &model, const Hardware &hw,

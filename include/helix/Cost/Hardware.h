@@ -12,6 +12,7 @@
 
 #include "helix/Cost/Precision.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -38,9 +39,16 @@ const char *stringifyCollectiveKind(CollectiveKind kind);
 /// One measured time of a collective: `gpus` GPUs, a message of `bytes`
 /// (nccl-tests size), `seconds`.
 struct CollectivePoint {
+  CollectivePoint() = default;
+  CollectivePoint(int64_t gpus, double bytes, double seconds)
+      : gpus(gpus), bytes(bytes), seconds(seconds), logBytes(std::log(bytes)),
+        logSeconds(std::log(seconds)) {}
   int64_t gpus = 0;
   double bytes = 0;
   double seconds = 0;
+  /// log(bytes) and log(seconds), for the log-log interpolation between
+  /// points (collectiveTime: the search reads these curves some 10^5 times).
+  double logBytes = 0, logSeconds = 0;
 };
 
 /// Latency and achieved bandwidth of one collective kind.

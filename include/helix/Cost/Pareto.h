@@ -34,6 +34,27 @@ struct PlanPoint {
 /// kept.
 std::vector<PlanPoint> paretoFront(std::vector<PlanPoint> points);
 
+/// A front's staircase, to drop points early that no front would keep: a
+/// search gathers points, reduces them to their front now and then, and
+/// asks the last front before it keeps a new point.
+class FrontBound {
+public:
+  /// `front` is a paretoFront result.
+  void reset(const std::vector<PlanPoint> &front);
+  void clear() { steps.clear(); }
+  /// Whether a point of the front has more tokens/s/user than `p` and at
+  /// least its tokens/s/GPU. paretoFront then drops `p` from any set that
+  /// holds that point, which sorts before `p` and before every point `p`
+  /// would hide: not keeping `p` changes no front.
+  bool beats(const PlanPoint &p) const;
+
+private:
+  struct Step {
+    double user, gpu;
+  };
+  std::vector<Step> steps; // user decreasing, gpu increasing
+};
+
 } // namespace helix
 
 #endif // HELIX_COST_PARETO_H
