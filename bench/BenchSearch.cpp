@@ -13,10 +13,10 @@
 // Kimi-K3.json: the hybrid KDA + MLA model whose per-layer search has the
 // most kinds).
 //
-// Measured on one core of a 2-vCPU Intel Xeon VM (15 runs): 1..64 GPUs
-// 22,228 configurations in a median 0.014 s; 1..576 GPUs with per-layer
-// layouts 142,045 in 0.096 s (0.011 s of it per-layer); Kimi-K3 over
-// 1..576 GPUs 165,689 in 0.125 s (docs/long-context-architectures.md).
+// Measured on one core of a 2-vCPU Intel Xeon VM (medians of 15 runs):
+// 1..64 GPUs 22,228 configurations in 0.014 s; 1..576 GPUs with per-layer
+// layouts 142,045 in 0.065-0.078 s; Kimi-K3 over 1..576 GPUs 165,689 in
+// 0.090-0.097 s (docs/long-context-architectures.md, "Search speed").
 //
 //===----------------------------------------------------------------------===//
 

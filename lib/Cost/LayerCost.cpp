@@ -234,11 +234,13 @@ void costAttentionComm(const Prepared &p, const LayerShape &s, int64_t batch,
   }
   }
   if (s.sparse && pl.kvp > 1 && s.indexKeyBytes > 0) {
-    // Exact top-k under KVP: every rank's k best scores (fp32) are
-    // all-gathered over the KVP group, whose k-th best is the threshold
-    // each rank selects by; it precedes the attention, so nothing hides it.
+    // Exact top-k under KVP: every rank's k best candidates are
+    // all-gathered over the KVP group and merged into the global top-k;
+    // it precedes the attention, so nothing hides it. A candidate is a
+    // (score, position) pair of two 4-byte values, as the program sends it
+    // (helix.index_candidates: [1, B, k, 2] f32).
     double g = collectiveTime(hw, CollectiveKind::AllGather, pl.kvp,
-                              double(pl.kvp) * t * s.topK * 4.0);
+                              double(pl.kvp) * t * s.topK * 8.0);
     c.exchange.timeS += g;
     c.exchange.exposedS += g;
   }

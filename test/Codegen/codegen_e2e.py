@@ -238,6 +238,10 @@ KNOWN_GAPS = {
              "fused with the W_UK BMM"),
     "experts": ("moe", "the program's routed-expert block is several "
                 "launches; the table: one grouped-GEMM unit"),
+    "recurrent": ("all", "the program fuses a Gated DeltaNet layer's "
+                  "convolution, state update and gated norm into one "
+                  "launch; the table: three, as FLA-based engines launch "
+                  "them"),
 }
 
 

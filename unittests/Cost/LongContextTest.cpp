@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "helix/Cost/Collectives.h"
 #include "helix/Cost/Evaluate.h"
 #include "helix/Cost/PerLayer.h"
 
@@ -95,6 +96,14 @@ TEST(LongContext, ExactSelectionUnderKVPPaysAnAllGather) {
               eightDense.valid());
   EXPECT_DOUBLE_EQ(one.layers[5].comm.timeS, oneDense.layers[5].comm.timeS);
   EXPECT_GT(eight.layers[5].comm.exposedS, eightDense.layers[5].comm.exposedS);
+  // What the program gathers: each rank's k (score, position) pairs of two
+  // 4-byte values for each of the 16 requests (helix.index_candidates'
+  // [1, B, k, 2] f32 result; test/Transforms/insert-collectives-dsa.test).
+  ASSERT_EQ(v32.layers[5].attention.indexer.topK, 2048);
+  EXPECT_NEAR(
+      eight.layers[5].comm.exposedS - eightDense.layers[5].comm.exposedS,
+      collectiveTime(hw, CollectiveKind::AllGather, 8, 8.0 * 16 * 2048 * 8.0),
+      1e-12);
 }
 
 TEST(LongContext, RecurrentStateDoesNotGrowWithTheContext) {
