@@ -21,8 +21,8 @@ static bool sameChecks(const LayerSpec &prev, const LayerSpec &layer) {
   const AttentionSpec &a = prev.attention, &b = layer.attention;
   return prev.mixer == layer.mixer && prev.hasFFN == layer.hasFFN &&
          a.kind == b.kind && a.numHeads == b.numHeads &&
-         a.numKVHeads == b.numKVHeads && a.vHeadDim == b.vHeadDim &&
-         prev.isMoE == layer.isMoE &&
+         a.outputGate == b.outputGate && a.numKVHeads == b.numKVHeads &&
+         a.vHeadDim == b.vHeadDim && prev.isMoE == layer.isMoE &&
          prev.ffn.intermediate == layer.ffn.intermediate &&
          prev.moe.numExperts == layer.moe.numExperts &&
          prev.moe.expertIntermediate == layer.moe.expertIntermediate &&
@@ -38,6 +38,33 @@ struct Why {
     return explain ? std::string(message()) : std::string("-");
   }
 };
+
+/// Checks that Helix's all-to-all can spread a TPA slice's `local` query
+/// heads over `kvp` ranks as the program does (helixHeadSplit), and that a
+/// gated output's heads stay whole (the program loads each head's gate
+/// rows as one box of q_proj).
+static std::string checkHeadSpread(int64_t local, int64_t kvp,
+                                   const AttentionSpec &a, const Why &why) {
+  const int64_t pieces = helixHeadSplit(local, kvp, a.vHeadDim);
+  if (pieces == 0)
+    return why([&] {
+      return "the " + str(local) +
+             " query heads of a TPA slice cannot be spread over the " +
+             str(kvp) +
+             " KVP ranks of the all-to-all (kvp must divide them, or be a "
+             "multiple of them that cuts v_head_dim " +
+             str(a.vHeadDim) + " evenly)";
+    });
+  if (pieces > 1 && a.outputGate)
+    return why([&] {
+      return "the gated attention output needs whole heads on each KVP "
+             "rank, but kvp=" +
+             str(kvp) + " cuts each of a TPA slice's " + str(local) +
+             " query heads into " + str(pieces) +
+             " pieces; choose kvp dividing " + str(local);
+    });
+  return "";
+}
 
 /// Checks the attention widths against one layer's heads.
 static std::string checkAttention(const Config &c, const AttentionSpec &a,
@@ -250,7 +277,15 @@ std::string ConfigValidator::check(const Config &config, bool explain) const {
       return err;
   }
   std::string err = checkFFN(config, model, distinct, moe, why);
-  return err.empty() ? checkEvenSplits(config, distinct, why) : err;
+  if (err.empty())
+    err = checkEvenSplits(config, distinct, why);
+  const bool helix = config.strategy == Strategy::Helix ||
+                     config.strategy == Strategy::HelixNoHopB;
+  for (const LayerSpec *layer : distinct)
+    if (err.empty() && helix && l.kvp > 1 && layer->hasAttention())
+      err = checkHeadSpread(layer->attention.numHeads / l.tpa, l.kvp,
+                            layer->attention, why);
+  return err;
 }
 
 std::string validateConfig(const ModelSpec &model, const Hardware &hw,

@@ -122,4 +122,15 @@ bool parseLayout(const std::string &text, Layout &layout, std::string &error) {
   return true;
 }
 
+int64_t helixHeadSplit(int64_t localHeads, int64_t kvp, int64_t vHeadDim) {
+  if (localHeads < 1 || kvp < 1)
+    return 0;
+  if (localHeads % kvp == 0)
+    return 1;
+  if (kvp % localHeads != 0)
+    return 0;
+  const int64_t pieces = kvp / localHeads;
+  return vHeadDim % pieces == 0 ? pieces : 0;
+}
+
 } // namespace helix

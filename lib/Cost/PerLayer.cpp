@@ -217,6 +217,20 @@ std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
         return what + ": the output projection's " +
                text(a.numHeads * a.vHeadDim) + " inputs must split over the " +
                text(gpus) + " GPUs";
+      // The all-to-all's spread of a TPA slice's heads (helixHeadSplit);
+      // a gated output keeps whole heads (validateConfig says the same).
+      const int64_t local = a.numHeads / k.tpa;
+      const int64_t pieces =
+          k.kvp > 1 ? helixHeadSplit(local, k.kvp, a.vHeadDim) : 1;
+      if (pieces == 0)
+        return what + ": the " + text(local) +
+               " query heads of a TPA slice cannot be spread over the " +
+               text(k.kvp) + " KVP ranks of the all-to-all";
+      if (pieces > 1 && a.outputGate)
+        return what +
+               ": the gated attention output needs whole heads on "
+               "each KVP rank (kvp must divide the " +
+               text(local) + " query heads of a TPA slice)";
     }
     return "";
   }

@@ -121,10 +121,7 @@ static FailureOr<int64_t> headSplit(ShardRewriter &r, Operation *op,
   if (!r.g.plan.allToAll())
     return int64_t(1);
   int64_t local = c.getHeads() / l.tpa;
-  if (local % l.kvp == 0)
-    return int64_t(1);
-  int64_t s = l.kvp / local;
-  if (l.kvp % local == 0 && c.getVHeadDim() % s == 0)
+  if (int64_t s = helixHeadSplit(local, l.kvp, c.getVHeadDim()))
     return s;
   return op->emitOpError() << "helix-insert-collectives: the " << local
                            << " query heads of a TPA slice cannot be spread "

@@ -73,6 +73,14 @@ struct Layout {
 /// pp, dp; omitted keys are 1). Errors name the offending item.
 bool parseLayout(const std::string &text, Layout &layout, std::string &error);
 
+/// How Helix's all-to-all spreads the `localHeads` query heads of a TPA
+/// slice over its `kvp` ranks: whole heads (1 when kvp divides them), or
+/// every head cut into kvp / localHeads pieces of its `vHeadDim` outputs
+/// (when localHeads divides kvp and the pieces are even); 0 when neither.
+/// helix-insert-collectives lowers the exchange so, and the search checks
+/// its layouts with it.
+int64_t helixHeadSplit(int64_t localHeads, int64_t kvp, int64_t vHeadDim);
+
 /// One point of the search space.
 struct Config {
   Strategy strategy = Strategy::Helix;
