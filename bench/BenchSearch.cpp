@@ -15,8 +15,8 @@
 //
 // Measured on one core of a 2-vCPU Intel Xeon VM (medians of 15 runs):
 // 1..64 GPUs 22,228 configurations in 0.014 s; 1..576 GPUs with per-layer
-// layouts 142,045 in 0.065-0.078 s; Kimi-K3 over 1..576 GPUs 165,689 in
-// 0.090-0.097 s (docs/long-context-architectures.md, "Search speed").
+// layouts 142,045 in 0.061-0.091 s; Kimi-K3 over 1..576 GPUs 162,424 in
+// 0.066-0.076 s (docs/long-context-architectures.md, "Search speed").
 //
 //===----------------------------------------------------------------------===//
 

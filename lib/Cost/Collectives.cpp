@@ -42,14 +42,17 @@ static int64_t nearestMeasuredGroup(const Hardware &hw,
                                     const std::vector<CollectivePoint> &pts,
                                     int64_t n) {
   bool inside = n <= hw.nvlinkDomain;
-  int64_t best = 0, last = 0;
+  int64_t best = 0;
   double bestD = 0;
-  for (const CollectivePoint &c : pts) {
-    // Points come in runs of one group size: weigh each size once.
-    if ((c.gpus <= hw.nvlinkDomain) != inside || c.gpus == best ||
-        c.gpus == last)
+  // Points come in runs of one group size (sorted by size, then bytes):
+  // weigh each size once, jumping from run to run.
+  for (auto it = pts.begin(); it != pts.end();
+       it = std::upper_bound(
+           it, pts.end(), it->gpus,
+           [](int64_t g, const CollectivePoint &c) { return g < c.gpus; })) {
+    const CollectivePoint &c = *it;
+    if ((c.gpus <= hw.nvlinkDomain) != inside)
       continue;
-    last = c.gpus;
     // |log2(gpus) - log2(n)| is log2 of this ratio (>= 1): compare ratios,
     // no logarithm per point.
     double d =
@@ -70,13 +73,15 @@ static double measuredTime(const Hardware &hw, CollectiveKind kind,
                            const std::vector<CollectivePoint> &pts, int64_t n,
                            double bytes) {
   const CollectivePoint *lo = nullptr, *hi = nullptr;
-  for (const CollectivePoint &c : pts) {
-    if (c.gpus != n)
-      continue;
-    if (c.bytes <= bytes)
-      lo = &c;
+  // The run of group size n (points sorted by size, then bytes).
+  for (auto it = std::lower_bound(
+           pts.begin(), pts.end(), n,
+           [](const CollectivePoint &c, int64_t g) { return c.gpus < g; });
+       it != pts.end() && it->gpus == n; ++it) {
+    if (it->bytes <= bytes)
+      lo = &*it;
     else if (!hi)
-      hi = &c;
+      hi = &*it;
   }
   if (!lo)
     return hi->seconds;
