@@ -39,30 +39,21 @@ struct Why {
   }
 };
 
-/// Checks that Helix's all-to-all can spread a TPA slice's `local` query
-/// heads over `kvp` ranks as the program does (helixHeadSplit), and that a
-/// gated output's heads stay whole (the program loads each head's gate
-/// rows as one box of q_proj).
-static std::string checkHeadSpread(int64_t local, int64_t kvp,
-                                   const AttentionSpec &a, const Why &why) {
-  const int64_t pieces = helixHeadSplit(local, kvp, a.vHeadDim);
+std::string helixHeadSpreadError(int64_t localHeads, int64_t kvp,
+                                 const AttentionSpec &a) {
+  const int64_t pieces = helixHeadSplit(localHeads, kvp, a.vHeadDim);
   if (pieces == 0)
-    return why([&] {
-      return "the " + str(local) +
-             " query heads of a TPA slice cannot be spread over the " +
-             str(kvp) +
-             " KVP ranks of the all-to-all (kvp must divide them, or be a "
-             "multiple of them that cuts v_head_dim " +
-             str(a.vHeadDim) + " evenly)";
-    });
+    return "the " + str(localHeads) +
+           " query heads of a TPA slice cannot be spread over the " + str(kvp) +
+           " KVP ranks of the all-to-all (kvp must divide them, or be a "
+           "multiple of them that cuts v_head_dim " +
+           str(a.vHeadDim) + " evenly)";
   if (pieces > 1 && a.outputGate)
-    return why([&] {
-      return "the gated attention output needs whole heads on each KVP "
-             "rank, but kvp=" +
-             str(kvp) + " cuts each of a TPA slice's " + str(local) +
-             " query heads into " + str(pieces) +
-             " pieces; choose kvp dividing " + str(local);
-    });
+    return "the gated attention output needs whole heads on each KVP rank, "
+           "but kvp=" +
+           str(kvp) + " cuts each of a TPA slice's " + str(localHeads) +
+           " query heads into " + str(pieces) +
+           " pieces; choose kvp dividing " + str(localHeads);
   return "";
 }
 
@@ -281,10 +272,16 @@ std::string ConfigValidator::check(const Config &config, bool explain) const {
     err = checkEvenSplits(config, distinct, why);
   const bool helix = config.strategy == Strategy::Helix ||
                      config.strategy == Strategy::HelixNoHopB;
-  for (const LayerSpec *layer : distinct)
-    if (err.empty() && helix && l.kvp > 1 && layer->hasAttention())
-      err = checkHeadSpread(layer->attention.numHeads / l.tpa, l.kvp,
-                            layer->attention, why);
+  for (const LayerSpec *layer : distinct) {
+    if (!err.empty() || !helix || l.kvp == 1 || !layer->hasAttention())
+      continue;
+    // The message only for a failed check (helixHeadSplit is the cheap part).
+    const AttentionSpec &a = layer->attention;
+    const int64_t local = a.numHeads / l.tpa;
+    const int64_t pieces = helixHeadSplit(local, l.kvp, a.vHeadDim);
+    if (pieces == 0 || (pieces > 1 && a.outputGate))
+      err = why([&] { return helixHeadSpreadError(local, l.kvp, a); });
+  }
   return err;
 }
 

@@ -3,6 +3,7 @@
 #include "helix/Cost/PerLayer.h"
 
 #include "helix/Cost/Collectives.h"
+#include "helix/Cost/Evaluate.h"
 
 #include "Engine.h"
 
@@ -217,20 +218,11 @@ std::string validateKindLayout(const ModelSpec &model, const Hardware &hw,
         return what + ": the output projection's " +
                text(a.numHeads * a.vHeadDim) + " inputs must split over the " +
                text(gpus) + " GPUs";
-      // The all-to-all's spread of a TPA slice's heads (helixHeadSplit);
-      // a gated output keeps whole heads (validateConfig says the same).
-      const int64_t local = a.numHeads / k.tpa;
-      const int64_t pieces =
-          k.kvp > 1 ? helixHeadSplit(local, k.kvp, a.vHeadDim) : 1;
-      if (pieces == 0)
-        return what + ": the " + text(local) +
-               " query heads of a TPA slice cannot be spread over the " +
-               text(k.kvp) + " KVP ranks of the all-to-all";
-      if (pieces > 1 && a.outputGate)
-        return what +
-               ": the gated attention output needs whole heads on "
-               "each KVP rank (kvp must divide the " +
-               text(local) + " query heads of a TPA slice)";
+      if (k.kvp > 1) {
+        std::string spread = helixHeadSpreadError(a.numHeads / k.tpa, k.kvp, a);
+        if (!spread.empty())
+          return what + ": " + spread;
+      }
     }
     return "";
   }

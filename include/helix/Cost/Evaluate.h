@@ -137,6 +137,14 @@ std::string validateConfig(const ModelSpec &model, const Hardware &hw,
 bool isValidConfig(const ModelSpec &model, const Hardware &hw,
                    const Workload &workload, const Config &config);
 
+/// Why Helix's all-to-all cannot exchange an attention layer's partial
+/// outputs with `localHeads` query heads per TPA slice over `kvp` ranks as
+/// helix-insert-collectives lowers it (helixHeadSplit; a gated output needs
+/// whole heads on each rank); "" when it can. validateConfig and
+/// validateKindLayout both check it.
+std::string helixHeadSpreadError(int64_t localHeads, int64_t kvp,
+                                 const AttentionSpec &a);
+
 /// validateConfig and isValidConfig for many configurations of one model,
 /// hardware and workload (the search: some 100,000 candidate layouts). The
 /// checks read each kind of layer once; the model's kinds are found here,
